@@ -1,0 +1,54 @@
+# One verb set: `make run` builds the bundled sample end to end, `make test` runs every test.
+# Both start by running the (idempotent, cached) set-up, so they work on a fresh machine.
+
+SHELL := /bin/bash
+VENV  := .venv/bin
+CONFIG ?= config/config.yaml
+CORES ?= 2
+export PATH := $(CURDIR)/.venv/bin:$(PATH)
+export LITPATH_CACHE ?= $(HOME)/.cache/litpath
+
+.PHONY: setup run test test-python test-solver lint servers-start servers-stop bench bench-solver clean
+
+setup:
+	@scripts/setup.sh
+
+## run: set up, start the local MongoDB-wire and Neo4j servers, run the workflow on the sample
+run: setup servers-start
+	@source <($(VENV)/python -m services.local.servers env) && \
+	  $(VENV)/snakemake -s workflow/Snakefile --configfile $(CONFIG) --cores $(CORES) \
+	    --workflow-profile config/profiles/local && \
+	  $(VENV)/litpath describe --config $(CONFIG)
+
+## test: set up, then the solver's CTest suite and the Python suite (servers are started by the tests)
+test: setup test-solver test-python
+
+test-solver:
+	@cd solver/build && ctest --output-on-failure -j2
+
+test-python:
+	@$(VENV)/pytest -q -ra
+
+lint:
+	@$(VENV)/ruff check pipeline services tests bench
+	@$(VENV)/snakemake -s workflow/Snakefile --configfile $(CONFIG) --lint
+	@$(VENV)/snakefmt --check workflow
+
+servers-start:
+	@$(VENV)/python -m services.local.servers start mongo
+	@$(VENV)/python -m services.local.servers start neo4j
+
+servers-stop:
+	@$(VENV)/python -m services.local.servers stop mongo || true
+	@$(VENV)/python -m services.local.servers stop neo4j || true
+
+## bench: every benchmark script; each records its numbers under bench/results/
+bench: setup bench-solver
+	@$(VENV)/python bench/graph_build.py
+	@$(VENV)/python bench/spoke_load.py
+
+bench-solver: setup
+	@$(VENV)/python bench/solver/run_all.py
+
+clean:
+	rm -rf results .snakemake solver/build

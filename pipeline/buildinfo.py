@@ -1,0 +1,175 @@
+"""Build identity: which input files a run reads, their checksums, and the build id.
+
+Every per-file ingest output is keyed by the file's content hash, so a rerun that adds
+a dump file ingests only that file. A build folder is keyed by the hash of all input
+checksums and of the configuration sections that change its results, so a rerun with
+new dumps or new settings writes a new build and never overwrites an earlier one.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+INPUT_KINDS = (
+    "semmeddb_predication",
+    "semmeddb_sentence",
+    "semmeddb_citations",
+    "semmeddb_entity",
+    "pubmed_xml",
+    "cord19_metadata",
+    "citations_table",
+)
+
+# Config sections whose values change what a build contains.
+BUILD_SECTIONS = ("graph", "solver")
+
+
+@dataclass(frozen=True)
+class InputFile:
+    kind: str
+    path: Path
+    sha256: str
+    order: int  # position among the inputs of its kind (PubMed updates apply in this order)
+
+    @property
+    def key(self) -> str:
+        """Stable folder name of this file's ingest output: readable name + content hash."""
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", self.path.name)
+        return f"{stem}-{self.sha256[:12]}"
+
+
+def sha256_of_file(path: Path, cache: dict[str, Any] | None = None) -> str:
+    """Content hash, reusing ``cache`` entries whose size and mtime still match."""
+    stat = path.stat()
+    ident = f"{path.resolve()}"
+    if cache is not None:
+        hit = cache.get(ident)
+        if hit and hit["size"] == stat.st_size and hit["mtime_ns"] == stat.st_mtime_ns:
+            return hit["sha256"]
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    value = digest.hexdigest()
+    if cache is not None:
+        cache[ident] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": value}
+    return value
+
+
+def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> list[InputFile]:
+    """Expand the configured paths/globs; a pattern that matches nothing is an error."""
+    cache: dict[str, Any] = {}
+    if cache_file is not None and cache_file.exists():
+        try:
+            cache = json.loads(cache_file.read_text())
+        except json.JSONDecodeError:
+            cache = {}
+    files: list[InputFile] = []
+    for kind in INPUT_KINDS:
+        paths: list[Path] = []
+        for pattern in config.get("inputs", {}).get(kind, []):
+            matches = sorted(glob.glob(os.path.expanduser(pattern)))
+            if not matches:
+                raise FileNotFoundError(f"inputs.{kind}: no file matches {pattern!r}")
+            paths.extend(Path(m) for m in matches)
+        if kind == "pubmed_xml":
+            # Baseline files sort before update files in NLM's naming (pubmed26n0001 <
+            # pubmed26n1335); the documented order is file-name order.
+            paths.sort(key=lambda p: p.name)
+        seen: set[Path] = set()
+        for order, path in enumerate(p for p in paths if not (p in seen or seen.add(p))):
+            files.append(InputFile(kind, path, sha256_of_file(path, cache), order))
+    if cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(cache, indent=0))
+        tmp.replace(cache_file)
+    return files
+
+
+def build_id(inputs: list[InputFile], config: dict[str, Any]) -> str:
+    """Hash of the inputs' content and of the build-relevant configuration."""
+    payload = {
+        "inputs": [[f.kind, f.order, f.sha256] for f in inputs],
+        "config": {section: config.get(section, {}) for section in BUILD_SECTIONS},
+        "format": 1,
+    }
+    text = json.dumps(payload, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def write_build_config(path: str | Path, config: dict[str, Any], inputs: list[list[str]]) -> None:
+    """The resolved configuration of one build, with its inputs; stages read this file."""
+    import yaml
+
+    document = dict(config)
+    document["resolved_inputs"] = [{"kind": k, "path": p, "sha256": s} for k, p, s in inputs]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def finish_build(build_dir: Path) -> dict[str, Any]:
+    """Write ``build.json`` (provenance, counts, timings) and point ``<results>/latest`` here.
+
+    The pointer moves only after every stage's output exists, so ``latest`` always names a
+    complete build; it is replaced atomically (a new symlink renamed over the old one).
+    """
+    import datetime
+
+    import yaml
+
+    config = yaml.safe_load((build_dir / "config.yaml").read_text())
+    record = {
+        "build_id": build_dir.name,
+        "completed": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "inputs": config.get("resolved_inputs", []),
+        "config": {k: v for k, v in config.items() if k != "resolved_inputs"},
+        "ingest": _read_json(build_dir / "tables" / "counts.json"),
+        "graph": _read_json(build_dir / "graph" / "graph_counts.json"),
+        "solve": _read_json(build_dir / "solve_summary.json"),
+        "mongo": _read_json(build_dir / "mongo_load.json"),
+    }
+    (build_dir / "build.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    latest = build_dir.parent.parent / "latest"
+    tmp = latest.with_name(".latest.tmp")
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    tmp.symlink_to(Path("builds") / build_dir.name)
+    tmp.replace(latest)
+    return record
+
+
+def describe_latest(config: dict[str, Any]) -> str:
+    """A short, human-readable account of the latest build and what to do next."""
+    latest = Path(config["results_dir"]) / "latest"
+    if not latest.exists():
+        return f"No completed build under {config['results_dir']}/ yet."
+    record = _read_json(latest / "build.json") or {}
+    graph = record.get("graph") or {}
+    solve = record.get("solve") or {}
+    build_dir = latest.resolve()
+    lines = [
+        "",
+        f"litpath build {record.get('build_id')} is complete: {build_dir}",
+        f"  graph:      {build_dir / 'graph' / 'graph.bp'}  "
+        f"(vertices: {graph.get('n_vertices', '?')}, edges: {graph.get('n_edges', '?')})",
+        f"  tables:     {build_dir / 'tables'}/*.parquet, {build_dir / 'graph'}/vertices.parquet, edges.parquet",
+        f"  distances:  {build_dir / 'distances.bp'}  (solve: {solve.get('total_seconds', '?')} s)",
+        f"  record:     {build_dir / 'build.json'}",
+    ]
+    for extra in ("mapping/coverage.md", "compare/report.html"):
+        if (build_dir / extra).exists():
+            lines.append(f"  {extra.split('/')[0]:<11} {build_dir / extra}")
+    return "\n".join(lines)

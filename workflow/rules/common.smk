@@ -1,0 +1,35 @@
+# Shared wiring: which input files exist, the build id, and the targets `all` asks for.
+
+from pipeline.buildinfo import build_id, resolve_inputs
+
+RESULTS = Path(config["results_dir"])
+INPUTS = resolve_inputs(config, cache_file=RESULTS / ".checksums.json")
+INPUT_BY_KEY = {(f.kind, f.key): f for f in INPUTS}
+BUILD = build_id(INPUTS, config)
+BUILD_DIR = RESULTS / "builds" / BUILD
+LOGS = RESULTS / "logs"
+
+if not INPUTS:
+    raise ValueError("config inputs: no input files configured (see config/config.yaml, section inputs)")
+
+
+def ingest_outputs(kind=None):
+    """counts.json of every per-file ingest job (in input order), optionally of one kind."""
+    return [
+        RESULTS / "ingest" / f.kind / f.key / "counts.json"
+        for f in INPUTS
+        if kind is None or f.kind == kind
+    ]
+
+
+def all_targets():
+    targets = [
+        BUILD_DIR / "graph" / "graph.bp",
+        BUILD_DIR / "distances.bp",
+        BUILD_DIR / "build.json",
+    ]
+    if config["mongo"]["enabled"]:
+        targets.append(BUILD_DIR / "mongo_load.json")
+    if config["spoke"]["enabled"]:
+        targets.append(BUILD_DIR / "mapping" / "coverage.md")
+    return targets

@@ -1,0 +1,60 @@
+# The weighted concept-abstract graph, its MongoDB load and the build record.
+
+
+rule build_config:
+    output:
+        BUILD_DIR / "config.yaml",
+    params:
+        config=config,
+        inputs=[[f.kind, str(f.path), f.sha256] for f in INPUTS],
+    log:
+        LOGS / BUILD / "build_config.log",
+    run:
+        from pipeline.buildinfo import write_build_config
+
+        write_build_config(output[0], params.config, params.inputs)
+
+
+rule build_graph:
+    input:
+        tables=BUILD_DIR / "tables" / "counts.json",
+        config=BUILD_DIR / "config.yaml",
+    output:
+        graph=directory(BUILD_DIR / "graph" / "graph.bp"),
+        counts=BUILD_DIR / "graph" / "graph_counts.json",
+    log:
+        LOGS / BUILD / "build_graph.log",
+    benchmark:
+        LOGS / BUILD / "build_graph.benchmark.tsv"
+    resources:
+        mem_mb=4000,
+    shell:
+        "litpath build-graph --tables $(dirname {input.tables}) "
+        "--out $(dirname {output.graph}) --config {input.config} > {log} 2>&1"
+
+
+rule load_mongo:
+    input:
+        tables=BUILD_DIR / "tables" / "counts.json",
+        graph=BUILD_DIR / "graph" / "graph_counts.json",
+        config=BUILD_DIR / "config.yaml",
+    output:
+        BUILD_DIR / "mongo_load.json",
+    log:
+        LOGS / BUILD / "load_mongo.log",
+    shell:
+        "litpath load-mongo --build-dir {BUILD_DIR} --config {input.config} "
+        "--out {output} > {log} 2>&1"
+
+
+rule build_record:
+    input:
+        graph=BUILD_DIR / "graph" / "graph_counts.json",
+        distances=BUILD_DIR / "distances.bp",
+        config=BUILD_DIR / "config.yaml",
+    output:
+        BUILD_DIR / "build.json",
+    log:
+        LOGS / BUILD / "build_record.log",
+    shell:
+        "litpath finish-build --build-dir {BUILD_DIR} > {log} 2>&1"

@@ -1,0 +1,29 @@
+# One job per input dump file: adding an update file to a rerun ingests only that file.
+
+
+rule ingest_file:
+    input:
+        lambda wc: INPUT_BY_KEY[(wc.kind, wc.key)].path,
+    output:
+        RESULTS / "ingest" / "{kind}" / "{key}" / "counts.json",
+    log:
+        LOGS / "ingest" / "{kind}" / "{key}.log",
+    resources:
+        mem_mb=2000,
+    shell:
+        "litpath ingest --kind {wildcards.kind} --input {input} "
+        "--out-dir $(dirname {output}) > {log} 2>&1"
+
+
+rule merge_tables:
+    input:
+        ingest_outputs(),
+    output:
+        BUILD_DIR / "tables" / "counts.json",
+    log:
+        LOGS / BUILD / "merge_tables.log",
+    resources:
+        mem_mb=4000,
+    shell:
+        "litpath merge --out-dir $(dirname {output}) "
+        "$(for f in {input}; do dirname $f; done) > {log} 2>&1"
