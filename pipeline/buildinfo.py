@@ -28,7 +28,7 @@ INPUT_KINDS = (
 )
 
 # Config sections whose values change what a build contains.
-BUILD_SECTIONS = ("graph", "solver")
+BUILD_SECTIONS = ("ingest", "graph", "solver")
 
 
 @dataclass(frozen=True)

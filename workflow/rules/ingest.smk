@@ -17,7 +17,8 @@ rule ingest_file:
 
 rule merge_tables:
     input:
-        ingest_outputs(),
+        files=ingest_outputs(),
+        config=BUILD_DIR / "config.yaml",
     output:
         BUILD_DIR / "tables" / "counts.json",
     log:
@@ -25,5 +26,5 @@ rule merge_tables:
     resources:
         mem_mb=4000,
     shell:
-        "litpath merge --out-dir $(dirname {output}) "
-        "$(for f in {input}; do dirname $f; done) > {log} 2>&1"
+        "litpath merge --out-dir $(dirname {output}) --config {input.config} "
+        "$(for f in {input.files}; do dirname $f; done) > {log} 2>&1"
