@@ -1,0 +1,98 @@
+"""Click commands of the ingest stage: ``ingest`` (one file), ``merge`` and ``synth``.
+
+The lead wires them into the ``litpath`` group (``cli.add_command(ingest)`` ...).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import yaml
+
+from pipeline.ingest.common import KINDS, IngestError, ingest_file
+from pipeline.ingest.merge import MENTION_SOURCES, merge_ingested
+
+
+@click.command("ingest")
+@click.option("--kind", type=click.Choice(KINDS), required=True, help="Input format of the file.")
+@click.option(
+    "--input",
+    "input_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="One input file (.gz allowed).",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder for this file's tables.",
+)
+def ingest(kind: str, input_path: Path, out_dir: Path) -> None:
+    """Read ONE literature dump file into Parquet tables, quarantine.parquet and counts.json."""
+    try:
+        counts = ingest_file(kind, input_path, out_dir)
+    except IngestError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(
+        f"{counts.source_file}: read {counts.rows_read}, accepted {counts.rows_accepted}, "
+        f"quarantined {counts.rows_quarantined} ({counts.seconds:.2f} s)"
+    )
+
+
+@click.command("merge")
+@click.option(
+    "--out-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder for the merged tables.",
+)
+@click.option("--config", "config_path", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
+              help="YAML config; its 'ingest' section (or the top level) is passed to the merge.")  # fmt: skip
+@click.option(
+    "--mention-source",
+    type=click.Choice(MENTION_SOURCES),
+    default=None,
+    help="Overrides the config's mention_source.",
+)
+@click.argument(
+    "file_dirs", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True, file_okay=False)
+)
+def merge(
+    out_dir: Path, config_path: Path | None, mention_source: str | None, file_dirs: tuple[Path, ...]
+) -> None:
+    """Merge per-file ingest folders FILE_DIRS (in input order) into build-level tables."""
+    config: dict = {}
+    if config_path is not None:
+        loaded = yaml.safe_load(config_path.read_text()) or {}
+        config = dict(loaded.get("ingest", loaded))
+    if mention_source:
+        config["mention_source"] = mention_source
+    try:
+        counts = merge_ingested(list(file_dirs), out_dir, config)
+    except IngestError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(json.dumps({"tables": counts["tables"], "merge": counts["merge"]}, indent=2))
+
+
+@click.command("synth")
+@click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), required=True, help="Output folder."
+)
+@click.option(
+    "--scale", type=click.IntRange(min=1), default=2000, show_default=True, help="Number of predications."
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--update-files", type=click.IntRange(min=0), default=1, show_default=True, help="PubMed update files."
+)
+def synth(out_dir: Path, scale: int, seed: int, update_files: int) -> None:
+    """Write a synthetic corpus in the real dump layouts (SemMedDB, PubMed, CORD-19, OCC)."""
+    from pipeline.synth import generate_corpus
+
+    manifest = generate_corpus(out_dir, scale, seed=seed, n_update_files=update_files)
+    click.echo(
+        f"wrote {len(manifest['files'])} files to {out_dir} (manifest.json lists them in ingest order)"
+    )

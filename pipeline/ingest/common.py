@@ -1,0 +1,341 @@
+"""The common reader interface: one input file in, Parquet tables + quarantine + counts out.
+
+Every source module (``semmeddb``, ``pubmed``, ``cord19``, ``citations``) exposes reader
+functions ``read_<kind>(source: InputFile, run: IngestRun) -> None`` that stream their file
+and hand rows to ``run``. :func:`ingest_file` dispatches on ``kind`` and, for that ONE
+input file, writes into ``out_dir``:
+
+* ``<table>.parquet`` for each table the kind produces (schemas from
+  :mod:`pipeline.tables`, or the ingest-internal :data:`SENTENCES` /
+  :data:`ENTITY_MENTIONS` that :mod:`pipeline.ingest.merge` joins), always present even
+  when empty;
+* ``quarantine.parquet`` (schema ``QUARANTINE``), always present;
+* ``counts.json`` = ``{source_file, kind, sha256, rows_read, rows_accepted,
+  rows_quarantined, seconds, tables}`` where ``rows_read == rows_accepted +
+  rows_quarantined`` is asserted before writing.
+
+What a "row" is depends on the format and is stated by each reader (a CSV record; for
+PubMed XML an article, a deleted PMID or a cited PMID). Bad rows are quarantined with the
+1-based line (or record index), the field and the reason; a file that cannot be read at
+all raises :class:`IngestError` naming the file and position.
+
+Tables are written in batches with ``pyarrow.parquet.ParquetWriter`` so memory is bounded
+by the batch size, not the input.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline import tables
+
+BATCH_ROWS = 100_000
+
+# Ingest-internal tables (not build-level tables): SemMedDB SENTENCE gives sentence -> paper,
+# ENTITY gives concept mentions per sentence; the merge step joins the two into MENTIONS.
+SENTENCES = pa.schema(
+    [
+        pa.field("sentence_id", pa.int64(), nullable=False),
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("type", pa.string()),  # ti | ab
+        pa.field("number", pa.int32()),
+    ]
+)
+ENTITY_MENTIONS = pa.schema(
+    [
+        pa.field("sentence_id", pa.int64(), nullable=False),
+        pa.field("cui", pa.string(), nullable=False),
+        pa.field("count", pa.int32(), nullable=False),
+    ]
+)
+
+SCHEMAS: dict[str, pa.Schema] = {
+    **tables.ALL_TABLES,
+    "sentences": SENTENCES,
+    "entity_mentions": ENTITY_MENTIONS,
+}
+
+
+class IngestError(Exception):
+    """A whole input file cannot be read; the message names the file and position."""
+
+
+@dataclass
+class IngestCounts:
+    source_file: str
+    kind: str
+    sha256: str
+    rows_read: int
+    rows_accepted: int
+    rows_quarantined: int
+    seconds: float
+    tables: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _HashingReader(io.RawIOBase):
+    """Binary reader that feeds every byte it passes on into a SHA-256."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self.digest = hashlib.sha256()
+        self.position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._raw.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        self.digest.update(data)
+        self.position += n
+        return n
+
+    def drain(self) -> None:
+        while chunk := self._raw.read(1 << 20):
+            self.digest.update(chunk)
+            self.position += len(chunk)
+
+    def close_file(self) -> None:
+        self._raw.close()
+
+
+class InputFile:
+    """One input file opened for streaming: transparent gzip (by magic bytes), SHA-256 of the
+    file's bytes as stored, and a clear :class:`IngestError` for a truncated gzip stream."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.name = self.path.name
+        if not self.path.is_file():
+            raise IngestError(f"{self.path}: no such input file")
+        with open(self.path, "rb") as probe:
+            self.is_gzip = probe.read(2) == b"\x1f\x8b"
+        self._hasher = _HashingReader(open(self.path, "rb"))  # noqa: SIM115 - closed in close()
+        buffered = io.BufferedReader(self._hasher, buffer_size=1 << 20)
+        self._stream: BinaryIO = gzip.GzipFile(fileobj=buffered, mode="rb") if self.is_gzip else buffered
+
+    def binary(self) -> BinaryIO:
+        return _GzipGuard(self._stream, self) if self.is_gzip else self._stream
+
+    def head(self, n: int = 4) -> bytes:
+        """First ``n`` decompressed bytes, read from a separate handle."""
+        opener = gzip.open if self.is_gzip else open
+        try:
+            with opener(self.path, "rb") as fh:
+                return fh.read(n)
+        except (EOFError, OSError) as exc:
+            raise IngestError(f"{self.path}: cannot read ({exc})") from exc
+
+    def sha256(self) -> str:
+        self._hasher.drain()
+        return self._hasher.digest.hexdigest()
+
+    @property
+    def compressed_offset(self) -> int:
+        return self._hasher.position
+
+    def close(self) -> None:
+        self._stream.close()
+        self._hasher.close_file()
+
+
+class _GzipGuard(io.RawIOBase):
+    """Turns gzip's EOFError/BadGzipFile into an IngestError naming the file and offset."""
+
+    def __init__(self, stream: BinaryIO, source: InputFile) -> None:
+        self._stream = stream
+        self._source = source
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            data = self._stream.read(len(buffer))
+        except (EOFError, gzip.BadGzipFile, OSError) as exc:
+            raise IngestError(
+                f"{self._source.path}: corrupt or truncated gzip stream near compressed byte "
+                f"{self._source.compressed_offset} ({exc})"
+            ) from exc
+        n = len(data)
+        buffer[:n] = data
+        return n
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            chunks = []
+            while chunk := self.read(1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        buf = bytearray(size)
+        n = self.readinto(buf)
+        return bytes(buf[:n])
+
+
+def reject_utf16(source: InputFile) -> None:
+    """UTF-16/32 files decode "successfully" as latin-1 into garbage; refuse them up front."""
+    head = source.head(4)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) >= 2 and (head[0] == 0 or head[1] == 0)):
+        raise IngestError(
+            f"{source.path}: line 1: file looks UTF-16/32 encoded (BOM or NUL bytes); re-export it as text"
+        )
+
+
+class _TableSink:
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.writer = pq.ParquetWriter(path, schema)
+        self.columns: dict[str, list[Any]] = {name: [] for name in schema.names}
+        self._lists = list(self.columns.values())
+        self.rows = 0
+        self.pending = 0
+
+    def append(self, row: dict[str, Any]) -> None:
+        for name, values in self.columns.items():
+            values.append(row.get(name))
+        self.pending += 1
+        if self.pending >= BATCH_ROWS:
+            self.flush()
+
+    def append_values(self, values: tuple[Any, ...]) -> None:
+        """Append one row given in schema column order (the fast path for hot loops)."""
+        for column, value in zip(self._lists, values, strict=True):
+            column.append(value)
+        self.pending += 1
+        if self.pending >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.writer.write_table(pa.Table.from_pydict(self.columns, schema=self.schema))
+            self.rows += self.pending
+            self.pending = 0
+            for values in self.columns.values():
+                values.clear()
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+class IngestRun:
+    """Collects the output of one reader on one file: table rows, quarantine and counts."""
+
+    def __init__(self, out_dir: Path, source_file: str, produces: tuple[str, ...]) -> None:
+        self.source_file = source_file
+        self.rows_read = 0
+        self.rows_accepted = 0
+        self.rows_quarantined = 0
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self._sinks = {name: _TableSink(out_dir / f"{name}.parquet", SCHEMAS[name]) for name in produces}
+        self._sinks["quarantine"] = _TableSink(out_dir / "quarantine.parquet", tables.QUARANTINE)
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        self._sinks[table].append(row)
+
+    def add_values(self, table: str, values: tuple[Any, ...]) -> None:
+        self._sinks[table].append_values(values)
+
+    def accept(self) -> None:
+        self.rows_read += 1
+        self.rows_accepted += 1
+
+    def quarantine(self, line: int, field: str | None, reason: str, raw: str | None) -> None:
+        self.rows_read += 1
+        self.rows_quarantined += 1
+        if raw is not None and len(raw) > 2000:
+            raw = raw[:2000] + "..."
+        self._sinks["quarantine"].append(
+            {"source_file": self.source_file, "line": line, "field": field, "reason": reason, "raw": raw}
+        )
+
+    def close(self) -> dict[str, int]:
+        for sink in self._sinks.values():
+            sink.close()
+        return {name: sink.rows for name, sink in self._sinks.items()}
+
+
+Reader = Callable[[InputFile, IngestRun], None]
+
+
+def _registry() -> dict[str, tuple[Reader, tuple[str, ...]]]:
+    from pipeline.ingest import citations, cord19, pubmed, semmeddb
+
+    return {
+        "semmeddb_predication": (semmeddb.read_predication, ("predications", "mentions", "concepts")),
+        "semmeddb_sentence": (semmeddb.read_sentence, ("sentences",)),
+        "semmeddb_citations": (semmeddb.read_citations, ("documents",)),
+        "semmeddb_entity": (semmeddb.read_entity, ("entity_mentions", "concepts")),
+        "pubmed_xml": (pubmed.read_pubmed_xml, ("documents", "citations", "deletions")),
+        "cord19_metadata": (cord19.read_metadata, ("documents",)),
+        "citations_table": (citations.read_citations_table, ("citations",)),
+    }
+
+
+KINDS = (
+    "semmeddb_predication",
+    "semmeddb_sentence",
+    "semmeddb_citations",
+    "semmeddb_entity",
+    "pubmed_xml",
+    "cord19_metadata",
+    "citations_table",
+)
+
+
+def ingest_file(kind: str, path: Path, out_dir: Path) -> IngestCounts:
+    """Read one input file of ``kind`` and write its tables, quarantine and counts.json."""
+    registry = _registry()
+    if kind not in registry:
+        raise ValueError(f"unknown ingest kind {kind!r}; expected one of {', '.join(KINDS)}")
+    reader, produces = registry[kind]
+    path = Path(path)
+    out_dir = Path(out_dir)
+    started = time.perf_counter()
+    source = InputFile(path)
+    run = IngestRun(out_dir, path.name, produces)
+    try:
+        reader(source, run)
+        digest = source.sha256()
+    finally:
+        rows = run.close()
+        source.close()
+    assert run.rows_read == run.rows_accepted + run.rows_quarantined, (
+        f"{path}: counts invariant broken: read {run.rows_read} != accepted {run.rows_accepted} "
+        f"+ quarantined {run.rows_quarantined}"
+    )
+    assert rows["quarantine"] == run.rows_quarantined, f"{path}: quarantine rows != quarantined count"
+    counts = IngestCounts(
+        source_file=path.name,
+        kind=kind,
+        sha256=digest,
+        rows_read=run.rows_read,
+        rows_accepted=run.rows_accepted,
+        rows_quarantined=run.rows_quarantined,
+        seconds=round(time.perf_counter() - started, 3),
+        tables=rows,
+    )
+    (out_dir / "counts.json").write_text(json.dumps(counts.to_dict(), indent=2) + "\n")
+    return counts
+
+
+def parse_int(value: str | None) -> int | None:
+    """Digits only (no sign, no blanks) -> int; anything else -> None."""
+    if value is None or not value.isascii() or not value.isdigit():
+        return None
+    return int(value)
