@@ -42,9 +42,15 @@ rule load_mongo:
         BUILD_DIR / "mongo_load.json",
     log:
         LOGS / BUILD / "load_mongo.log",
+    params:
+        # The URI comes from $LITPATH_MONGO_URI (credentials stay out of logs) unless the
+        # config names one.
+        uri=lambda wc: f"--uri {config['mongo']['uri']}" if config["mongo"]["uri"] else "",
+        database=config["mongo"]["database"],
     shell:
-        "litpath load-mongo --build-dir {BUILD_DIR} --config {input.config} "
-        "--out {output} > {log} 2>&1"
+        "litpath load-mongo {params.uri} --database {params.database} --build-id {BUILD} "
+        "--tables $(dirname {input.tables}) --graph $(dirname {input.graph}) "
+        "--build-record {input.config} --out {output} > {log} 2>&1"
 
 
 rule build_record:

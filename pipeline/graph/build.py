@@ -1,0 +1,641 @@
+"""Build the weighted concept--abstract graph from a build's Parquet tables.
+
+Reads ``predications``, ``mentions``, ``citations`` (only those the selected edge kinds
+need), ``concepts`` and ``documents`` from ``tables_dir`` -- each either ``<name>.parquet``
+or a folder ``<name>/`` of Parquet parts -- and writes to ``out_dir``:
+
+* ``vertices.parquet`` and ``edges.parquet`` (schemas in :mod:`pipeline.tables`; edges once,
+  ``src < dst``, sorted by (src, dst));
+* ``graph.bp`` -- the symmetric CSR of costs (:func:`pipeline.store.adios.write_graph_bp`);
+* ``graph_counts.json`` -- input rows, the effect of every filter, graph sizes per edge
+  kind, the graph digest and stage timings.
+
+Memory scales with the graph, not the raw input: tables are streamed in record batches,
+CUIs and doc_ids are coded to integers once per distinct value, and only per-concept
+counts and per-pair counts (keyed by two packed 32-bit codes) are kept between batches.
+
+Counting rules (the formulas themselves live in :mod:`pipeline.graph.weights`):
+
+* A *predication* is one ``predication_id``. The ingest may split one SemMedDB
+  predication into several argument-pair rows; those rows are adjacent in the table, and a
+  concept or a pair is counted once per predication. Rows whose ids are out of order are
+  counted in ``predication_rows_out_of_order`` (each such run is treated as its own
+  predication).
+* Row filters run first, in this order, each counted: self pairs (subject == object),
+  ``novelty_only`` (both arguments flagged novel; a missing flag counts as not novel),
+  ``exclude_semtypes`` (either argument has an excluded semantic type). Removed rows count
+  nowhere -- neither in pair counts nor in a concept's predication count. Then
+  ``min_support`` drops concept pairs seen in fewer predications; it does not change any
+  other edge's weight.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from pipeline.graph import weights
+from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
+from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
+from pipeline.store.adios import write_graph_bp
+from pipeline.tables import EDGE_KINDS, EDGES
+
+DEFAULT_GRAPH_CONFIG: dict[str, Any] = {
+    "edge_kinds": list(EDGE_KINDS),
+    "min_support": 1,
+    "novelty_only": False,
+    "exclude_semtypes": [],
+}
+CONCEPT_CONCEPT, CONCEPT_ABSTRACT, ABSTRACT_ABSTRACT = EDGE_KINDS
+_LOW32 = np.int64(0xFFFFFFFF)
+
+
+def graph_config(config: dict[str, Any] | None) -> dict[str, Any]:
+    """The graph section of a config with defaults filled in and values checked.
+
+    Accepts either the whole workflow config (its ``graph`` section is used) or the section
+    itself. Extra keys understood here: ``batch_rows`` (rows per streamed record batch).
+    """
+    config = dict(config or {})
+    if isinstance(config.get("graph"), dict):
+        config = dict(config["graph"])
+    unknown = set(config) - set(DEFAULT_GRAPH_CONFIG) - {"batch_rows"}
+    if unknown:
+        raise ValueError(f"unknown graph config keys: {sorted(unknown)}")
+    merged = {**DEFAULT_GRAPH_CONFIG, "batch_rows": 1 << 19, **config}
+    kinds = list(merged["edge_kinds"])
+    bad = [k for k in kinds if k not in EDGE_KINDS]
+    if not kinds or bad or len(set(kinds)) != len(kinds):
+        raise ValueError(f"edge_kinds must be a non-empty subset of {list(EDGE_KINDS)}, got {kinds}")
+    merged["edge_kinds"] = [k for k in EDGE_KINDS if k in kinds]  # canonical order
+    if not isinstance(merged["min_support"], int) or merged["min_support"] < 1:
+        raise ValueError(f"min_support must be an integer >= 1, got {merged['min_support']!r}")
+    if not isinstance(merged["novelty_only"], bool):
+        raise ValueError(f"novelty_only must be true or false, got {merged['novelty_only']!r}")
+    merged["exclude_semtypes"] = sorted({str(s) for s in merged["exclude_semtypes"]})
+    if not isinstance(merged["batch_rows"], int) or merged["batch_rows"] < 1:
+        raise ValueError(f"batch_rows must be a positive integer, got {merged['batch_rows']!r}")
+    return merged
+
+
+def table_path(tables_dir: Path, name: str) -> Path | None:
+    """``<name>.parquet`` or a ``<name>/`` folder of parts under ``tables_dir``; None if neither."""
+    for candidate in (tables_dir / f"{name}.parquet", tables_dir / name):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _require_table(tables_dir: Path, name: str, why: str) -> Path:
+    path = table_path(tables_dir, name)
+    if path is None:
+        raise FileNotFoundError(f"{tables_dir / (name + '.parquet')} not found (needed for {why})")
+    return path
+
+
+def _batches(
+    path: Path, columns: list[str], batch_rows: int, dictionary_columns: tuple[str, ...] = ()
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of ``columns``; ``dictionary_columns`` come dictionary-encoded straight from
+    Parquet's own dictionary pages, so string keys are not hashed once per row."""
+    parquet = ds.ParquetFileFormat(
+        read_options=ds.ParquetReadOptions(dictionary_columns=list(dictionary_columns))
+    )
+    dataset = ds.dataset(str(path), format=parquet)
+    missing = [c for c in columns if c not in dataset.schema.names]
+    if missing:
+        raise ValueError(f"{path}: missing columns {missing}")
+    yield from dataset.to_batches(columns=columns, batch_size=batch_rows)
+
+
+def _numpy(column: pa.Array, dtype) -> np.ndarray:
+    return column.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+
+
+class KeyEncoder:
+    """Dense int64 codes for string keys, in first-seen order.
+
+    Each batch arrives dictionary-encoded, so only its distinct keys are looked up: in C++
+    (``index_in`` against all keys so far) when the batch's dictionary is large next to
+    them, else in a Python dict. A key costs one Python step when it is first seen.
+    ``flagged`` (optional) is a set of keys to mark: :meth:`encode` also returns, per row,
+    whether its key is in that set (used for excluded semantic types).
+    """
+
+    def __init__(self, flagged: pa.Array | None = None):
+        self._codes: dict[str, int] = {}
+        self._new_keys: list[pa.Array] = []
+        self._all_keys: pa.Array = pa.array([], pa.string())
+        self._flagged = flagged if flagged is not None and len(flagged) else None
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def _add(self, keys: pa.Array) -> np.ndarray:
+        """Codes for keys not seen before (distinct)."""
+        start = len(self._codes)
+        self._codes.update(zip(keys.to_pylist(), range(start, start + len(keys)), strict=True))
+        self._new_keys.append(keys)
+        return np.arange(start, start + len(keys), dtype=np.int64)
+
+    def keys(self) -> pa.Array:
+        """The keys in code order."""
+        if self._new_keys:
+            self._all_keys = pa.concat_arrays(
+                [self._all_keys, *[k.cast(pa.string()) for k in self._new_keys]]
+            )
+            self._new_keys = []
+        return self._all_keys
+
+    def encode(self, column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray | None]:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+        distinct = encoded.dictionary
+        if encoded is column and pc.count_distinct(distinct).as_py() != len(distinct):
+            # a dictionary with repeated values would give one key two codes: re-encode
+            encoded = pc.dictionary_encode(column.cast(column.type.value_type))
+            distinct = encoded.dictionary
+        if len(distinct) * 8 >= len(self._codes):
+            position = pc.index_in(distinct, value_set=self.keys())
+            lookup = _numpy(pc.fill_null(position, -1), np.int64)
+            unseen = lookup < 0
+            if unseen.any():
+                lookup[unseen] = self._add(pc.filter(distinct, pa.array(unseen)))
+        else:
+            codes_of = self._codes
+            lookup = np.fromiter(
+                (codes_of.get(key, -1) for key in distinct.to_pylist()), np.int64, len(distinct)
+            )
+            unseen = lookup < 0
+            if unseen.any():
+                lookup[unseen] = self._add(pc.filter(distinct, pa.array(unseen)))
+        indices = _numpy(encoded.indices, np.int64)
+        flags = None
+        if self._flagged is not None:
+            flags = _numpy(pc.is_in(distinct, value_set=self._flagged), bool)[indices]
+        return lookup[indices], flags
+
+
+class PairCounter:
+    """Sums of counts per int64 key (two packed 32-bit codes), bounded pending buffer."""
+
+    def __init__(self, flush_rows: int = 1 << 23):
+        self._keys = np.zeros(0, np.int64)
+        self._counts = np.zeros(0, np.int64)
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_rows = 0
+        self._flush_rows = flush_rows
+
+    def add(self, keys: np.ndarray, counts: np.ndarray | None = None) -> None:
+        if not len(keys):
+            return
+        if counts is None:
+            counts = np.ones(len(keys), np.int64)
+        self._pending.append((keys.astype(np.int64, copy=False), counts.astype(np.int64, copy=False)))
+        self._pending_rows += len(keys)
+        if self._pending_rows > max(self._flush_rows, len(self._keys)):
+            self._compact()
+
+    def _compact(self) -> None:
+        if not self._pending:
+            return
+        table = pa.table(
+            {
+                "k": np.concatenate([self._keys] + [k for k, _ in self._pending]),
+                "c": np.concatenate([self._counts] + [c for _, c in self._pending]),
+            }
+        )
+        self._pending, self._pending_rows = [], 0
+        grouped = table.group_by("k", use_threads=False).aggregate([("c", "sum")])
+        self._keys = _numpy(grouped["k"], np.int64)
+        self._counts = _numpy(grouped["c_sum"], np.int64)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, counts), each key once, in no particular order."""
+        self._compact()
+        return self._keys, self._counts
+
+
+def _pack(high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    return (high.astype(np.int64) << 32) | low.astype(np.int64)
+
+
+def _unpack(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return keys >> 32, keys & _LOW32
+
+
+def _used_codes(n_codes: int, *endpoints: np.ndarray) -> np.ndarray:
+    """Sorted distinct codes among the edge endpoints."""
+    used = np.zeros(n_codes, dtype=bool)
+    for codes in endpoints:
+        used[codes] = True
+    return np.flatnonzero(used)
+
+
+def _grow(array: np.ndarray, size: int) -> np.ndarray:
+    if len(array) >= size:
+        return array
+    grown = np.zeros(max(size, 2 * len(array)), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
+
+
+class _CooccurrenceCounter:
+    """Per-concept predication counts and per-pair predication counts, fed in batches."""
+
+    def __init__(self) -> None:
+        self.concept_predications = np.zeros(0, np.int64)
+        self.pairs = PairCounter()
+        self.predications = 0
+        self.out_of_order = 0
+        self._last_pid: int | None = None
+        self._carry: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def feed(
+        self, pid: np.ndarray, subj: np.ndarray, obj: np.ndarray, n_codes: int, final: bool = False
+    ) -> None:
+        if self._carry is not None:
+            pid, subj, obj = (
+                np.concatenate([c, x]) for c, x in zip(self._carry, (pid, subj, obj), strict=True)
+            )
+            self._carry = None
+        if not len(pid):
+            return
+        if not final:
+            # The last predication may continue in the next batch: hold its rows back.
+            tail = len(pid) - int(np.argmax(pid[::-1] != pid[-1])) if np.any(pid != pid[-1]) else 0
+            if tail == 0:
+                self._carry = (pid, subj, obj)
+                return
+            self._carry = (pid[tail:], subj[tail:], obj[tail:])
+            pid, subj, obj = pid[:tail], subj[:tail], obj[:tail]
+        self._count(pid, subj, obj, n_codes)
+
+    def _count(self, pid: np.ndarray, subj: np.ndarray, obj: np.ndarray, n_codes: int) -> None:
+        previous = self._last_pid
+        self.out_of_order += int(np.count_nonzero(pid[1:] < pid[:-1])) + int(
+            previous is not None and pid[0] < previous
+        )
+        self._last_pid = int(pid[-1])
+        pair_keys = _pack(np.minimum(subj, obj), np.maximum(subj, obj))
+        new_predication = np.empty(len(pid), dtype=bool)
+        new_predication[0] = True
+        np.not_equal(pid[1:], pid[:-1], out=new_predication[1:])
+        self.predications += int(np.count_nonzero(new_predication))
+        last_of_predication = np.empty(len(pid), dtype=bool)
+        last_of_predication[-1] = True
+        last_of_predication[:-1] = new_predication[1:]
+        single = new_predication & last_of_predication  # predications with one row: nothing to deduplicate
+        if single.all():
+            concepts = np.concatenate([subj, obj])
+        else:
+            multi = ~single
+            group = (np.cumsum(new_predication) - 1)[multi]
+            keys, s_multi, o_multi = pair_keys[multi], subj[multi], obj[multi]
+            order = np.lexsort((keys, group))
+            sorted_keys, sorted_group = keys[order], group[order]
+            first = np.ones(len(order), dtype=bool)
+            first[1:] = (sorted_keys[1:] != sorted_keys[:-1]) | (sorted_group[1:] != sorted_group[:-1])
+            pair_keys = np.concatenate([pair_keys[single], sorted_keys[first]])
+            _, multi_concepts = _unpack(
+                np.unique(_pack(np.concatenate([group, group]), np.concatenate([s_multi, o_multi])))
+            )
+            concepts = np.concatenate([subj[single], obj[single], multi_concepts])
+        self.concept_predications = _grow(self.concept_predications, n_codes)
+        counted = np.bincount(concepts, minlength=n_codes)
+        self.concept_predications[: len(counted)] += counted
+        self.pairs.add(pair_keys)
+
+
+def _concept_concept_edges(tables_dir: Path, cfg: dict, concepts: KeyEncoder, counts: dict) -> tuple:
+    path = _require_table(tables_dir, "predications", "concept_concept edges")
+    columns = ["predication_id", "subject_cui", "object_cui"]
+    if cfg["novelty_only"]:
+        columns += ["subject_novelty", "object_novelty"]
+    counter = _CooccurrenceCounter()
+    rows = self_pairs = not_novel = novelty_unknown = excluded_rows = 0
+    for batch in _batches(path, columns, cfg["batch_rows"], ("subject_cui", "object_cui")):
+        rows += batch.num_rows
+        pid = _numpy(batch.column("predication_id"), np.int64)
+        subj, subj_excluded = concepts.encode(batch.column("subject_cui"))
+        obj, obj_excluded = concepts.encode(batch.column("object_cui"))
+        keep = subj != obj
+        self_pairs += int(np.count_nonzero(~keep))
+        if cfg["novelty_only"]:
+            s_nov, o_nov = batch.column("subject_novelty"), batch.column("object_novelty")
+            unknown = _numpy(pc.or_(pc.is_null(s_nov), pc.is_null(o_nov)), bool)
+            novel = _numpy(pc.fill_null(pc.and_(s_nov, o_nov), False), bool)
+            novelty_unknown += int(np.count_nonzero(keep & unknown))
+            not_novel += int(np.count_nonzero(keep & ~novel & ~unknown))
+            keep &= novel
+        if subj_excluded is not None:
+            excluded = keep & (subj_excluded | obj_excluded)
+            excluded_rows += int(np.count_nonzero(excluded))
+            keep &= ~excluded
+        counter.feed(pid[keep], subj[keep], obj[keep], len(concepts))
+    counter.feed(
+        np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), len(concepts), final=True
+    )
+
+    keys, together = counter.pairs.result()
+    supported = together >= cfg["min_support"]
+    counts.update(
+        predication_rows=rows,
+        predication_rows_self_pair_removed=self_pairs,
+        predication_rows_not_novel_removed=not_novel,
+        predication_rows_novelty_unknown_removed=novelty_unknown,
+        predication_rows_excluded_semtype_removed=excluded_rows,
+        predication_rows_used=rows - self_pairs - not_novel - novelty_unknown - excluded_rows,
+        predications_used=counter.predications,
+        predication_rows_out_of_order=counter.out_of_order,
+        concept_pairs=int(len(keys)),
+        concept_pairs_below_min_support_removed=int(np.count_nonzero(~supported)),
+    )
+    keys, together = keys[supported], together[supported]
+    a, b = _unpack(keys)
+    npred = counter.concept_predications
+    weight = weights.cooccurrence_weight(together, npred[a], npred[b])
+    return a, b, weight
+
+
+def _concept_abstract_edges(
+    tables_dir: Path, cfg: dict, concepts: KeyEncoder, documents: KeyEncoder, counts: dict
+) -> tuple:
+    path = _require_table(tables_dir, "mentions", "concept_abstract edges")
+    pairs = PairCounter()
+    rows = nonpositive = excluded_rows = 0
+    for batch in _batches(path, ["doc_id", "cui", "count"], cfg["batch_rows"], ("doc_id", "cui")):
+        rows += batch.num_rows
+        doc, _ = documents.encode(batch.column("doc_id"))
+        cui, cui_excluded = concepts.encode(batch.column("cui"))
+        mention_count = _numpy(pc.fill_null(batch.column("count"), 0), np.int64)
+        keep = mention_count > 0
+        nonpositive += int(np.count_nonzero(~keep))
+        if cui_excluded is not None:
+            excluded = keep & cui_excluded
+            excluded_rows += int(np.count_nonzero(excluded))
+            keep &= ~excluded
+        pairs.add(_pack(doc[keep], cui[keep]), mention_count[keep])
+    keys, mentions = pairs.result()
+    doc, cui = _unpack(keys)
+    all_mentions = np.bincount(doc, weights=mentions, minlength=len(documents)) if len(doc) else np.zeros(0)
+    counts.update(
+        mention_rows=rows,
+        mention_rows_nonpositive_removed=nonpositive,
+        mention_rows_excluded_semtype_removed=excluded_rows,
+        mention_rows_used=rows - nonpositive - excluded_rows,
+        concept_abstract_pairs=int(len(keys)),
+    )
+    weight = weights.occurrence_weight(mentions, all_mentions[doc]) if len(doc) else np.zeros(0)
+    return cui, doc, weight
+
+
+def _abstract_abstract_edges(tables_dir: Path, cfg: dict, documents: KeyEncoder, counts: dict) -> tuple:
+    path = _require_table(tables_dir, "citations", "abstract_abstract edges")
+    pairs = PairCounter()
+    rows = self_citations = 0
+    for batch in _batches(path, ["citing", "cited"], cfg["batch_rows"], ("citing", "cited")):
+        rows += batch.num_rows
+        citing, _ = documents.encode(batch.column("citing"))
+        cited, _ = documents.encode(batch.column("cited"))
+        keep = citing != cited
+        self_citations += int(np.count_nonzero(~keep))
+        citing, cited = citing[keep], cited[keep]
+        pairs.add(_pack(np.minimum(citing, cited), np.maximum(citing, cited)))
+    keys, _ = pairs.result()
+    a, b = _unpack(keys)
+    relations = np.bincount(np.concatenate([a, b]), minlength=len(documents))
+    counts.update(
+        citation_rows=rows,
+        citation_rows_self_removed=self_citations,
+        citation_rows_duplicate_merged=rows - self_citations - int(len(keys)),
+        citation_relations=int(len(keys)),
+    )
+    weight = weights.citation_weight(relations[a], relations[b]) if len(a) else np.zeros(0)
+    return a, b, weight
+
+
+def _load_concepts(tables_dir: Path, exclude_semtypes: list[str]) -> tuple[pa.Table | None, pa.Array]:
+    """The concepts table (cui, name, semtypes) if present, and the CUIs with excluded semtypes."""
+    path = table_path(tables_dir, "concepts")
+    if path is None:
+        if exclude_semtypes:
+            raise FileNotFoundError(
+                f"{tables_dir / 'concepts.parquet'} not found (needed for exclude_semtypes)"
+            )
+        return None, pa.array([], pa.string())
+    table = ds.dataset(str(path), format="parquet").to_table(columns=["cui", "name", "semtypes"])
+    if not exclude_semtypes:
+        return table, pa.array([], pa.string())
+    semtypes = table.column("semtypes").combine_chunks()
+    flat = pc.list_flatten(semtypes)
+    hit = pc.is_in(flat, value_set=pa.array(exclude_semtypes, pa.string()))
+    rows = pc.unique(pc.filter(pc.list_parent_indices(semtypes), hit))
+    return table, pc.unique(pc.take(table.column("cui"), rows).combine_chunks())
+
+
+def _names_for(keys: pa.Array, table: pa.Table | None, key_column: str, name_column: str) -> pa.Array:
+    if table is None or not len(keys):
+        return pa.nulls(len(keys), pa.string())
+    position = pc.index_in(keys, value_set=table.column(key_column).combine_chunks())
+    return pc.take(table.column(name_column).combine_chunks(), position)
+
+
+def _document_titles(tables_dir: Path, keys: pa.Array, batch_rows: int) -> tuple[pa.Array, int]:
+    """Titles of the abstract vertices, and the number of documents that are not vertices."""
+    path = table_path(tables_dir, "documents")
+    if path is None:
+        return pa.nulls(len(keys), pa.string()), 0
+    not_vertices = 0
+    positions, titles = [], []
+    for batch in _batches(path, ["doc_id", "title"], batch_rows):
+        position = pc.index_in(batch.column("doc_id"), value_set=keys)
+        found = pc.is_valid(position)
+        not_vertices += batch.num_rows - int(pc.sum(found).as_py() or 0)
+        positions.append(pc.filter(position, found))
+        titles.append(pc.filter(batch.column("title"), found))
+    if not positions:
+        return pa.nulls(len(keys), pa.string()), not_vertices
+    # scatter: title of vertex i is the found title whose position is i
+    position = pa.chunked_array(positions, pa.int32()).combine_chunks()
+    found_titles = pa.chunked_array(titles, pa.string()).combine_chunks()
+    where = pc.index_in(pa.array(np.arange(len(keys), dtype=np.int32)), value_set=position)
+    return pc.take(found_titles, where), not_vertices
+
+
+def _assemble_edges(n: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:
+    """One edge list (src < dst, sorted by (src, dst)) from per-kind (u, v, weight) in vid space.
+
+    Parts are in :data:`EDGE_KINDS` order; arrays are built and permuted one at a time to keep
+    the peak near one copy of the edge list.
+    """
+    src = np.concatenate([np.minimum(u, v) for u, v, _ in parts])
+    dst = np.concatenate([np.maximum(u, v) for u, v, _ in parts])
+    if n < (1 << 31):
+        order = np.argsort(src * n + dst)
+    else:
+        order = sort_edges(src, dst)
+    src = src[order]
+    dst = dst[order]
+    weight = np.concatenate([w for _, _, w in parts])[order]
+    kind = np.concatenate([np.full(len(w), code, np.uint8) for code, (_, _, w) in enumerate(parts)])[order]
+    return src, dst, weight, kind
+
+
+def _write_edges(path: Path, src, dst, kind, weight, cost, rows_per_group: int = 1 << 20) -> None:
+    """edges.parquet in row groups, so no full-size string column is ever built."""
+    names = pa.array(EDGE_KINDS)
+    with pq.ParquetWriter(path, EDGES) as writer:
+        for start in range(0, max(len(src), 1), rows_per_group):
+            part = slice(start, start + rows_per_group)
+            kind_names = pa.DictionaryArray.from_arrays(pa.array(kind[part].astype(np.int8)), names).cast(
+                pa.string()
+            )
+            writer.write_table(
+                pa.table(
+                    [
+                        pa.array(src[part]),
+                        pa.array(dst[part]),
+                        kind_names,
+                        pa.array(weight[part]),
+                        pa.array(cost[part]),
+                    ],
+                    schema=EDGES,
+                )
+            )
+
+
+def build_graph(tables_dir: Path, out_dir: Path, config: dict) -> dict:
+    """Build vertices, edges, graph.bp and graph_counts.json in ``out_dir``; return the counts record.
+
+    The returned dict (also written as ``graph_counts.json``) holds ``config`` (the graph
+    section with defaults), ``counts`` (input rows, filter effects, sizes), ``graph_digest``,
+    ``weight_scheme`` and ``timings`` (seconds per stage).
+    """
+    tables_dir, out_dir = Path(tables_dir), Path(out_dir)
+    if not tables_dir.is_dir():
+        raise FileNotFoundError(f"tables folder not found: {tables_dir}")
+    cfg = graph_config(config)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    clock = time.perf_counter()
+
+    peak_rss_mib: dict[str, float] = {}
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[stage] = round(now - clock, 4)
+        peak_rss_mib[stage] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        clock = now
+
+    concept_table, excluded_cuis = _load_concepts(tables_dir, cfg["exclude_semtypes"])
+    counts["concepts_in_table"] = 0 if concept_table is None else concept_table.num_rows
+    counts["concepts_with_excluded_semtype"] = len(excluded_cuis)
+    concepts = KeyEncoder(flagged=excluded_cuis)
+    documents = KeyEncoder()
+    lap("read_concepts")
+
+    kinds = cfg["edge_kinds"]
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64))
+    cc = _concept_concept_edges(tables_dir, cfg, concepts, counts) if CONCEPT_CONCEPT in kinds else empty
+    lap("concept_concept")
+    ca = (
+        _concept_abstract_edges(tables_dir, cfg, concepts, documents, counts)
+        if CONCEPT_ABSTRACT in kinds
+        else empty
+    )
+    lap("concept_abstract")
+    aa = _abstract_abstract_edges(tables_dir, cfg, documents, counts) if ABSTRACT_ABSTRACT in kinds else empty
+    lap("abstract_abstract")
+
+    # Vertices: every endpoint of a kept edge; codes -> dense sorted ids.
+    concept_codes = _used_codes(len(concepts), cc[0], cc[1], ca[0])
+    abstract_codes = _used_codes(len(documents), ca[1], aa[0], aa[1])
+    concept_keys = concepts.keys().take(pa.array(concept_codes))
+    abstract_keys = documents.keys().take(pa.array(abstract_codes))
+    concept_vid, abstract_vid = assign_vertex_ids(concept_keys, abstract_keys)
+    vid_of_concept = np.full(len(concepts), -1, np.int64)
+    vid_of_concept[concept_codes] = concept_vid
+    vid_of_abstract = np.full(len(documents), -1, np.int64)
+    vid_of_abstract[abstract_codes] = abstract_vid
+    concept_names = _names_for(concept_keys, concept_table, "cui", "name")
+    abstract_names, documents_not_vertices = _document_titles(tables_dir, abstract_keys, cfg["batch_rows"])
+    n = len(concept_keys) + len(abstract_keys)
+    lap("vertices")
+
+    src, dst, weight, kind = _assemble_edges(
+        n,
+        (vid_of_concept[cc[0]], vid_of_concept[cc[1]], cc[2]),
+        (vid_of_concept[ca[0]], vid_of_abstract[ca[1]], ca[2]),
+        (vid_of_abstract[aa[0]], vid_of_abstract[aa[1]], aa[2]),
+    )
+    del cc, ca, aa, vid_of_concept, vid_of_abstract
+    cost = weights.cost_from_weight(weight)
+    digest = graph_digest(
+        keys_in_vid_order(concept_keys, concept_vid, abstract_keys, abstract_vid), src, dst, kind, cost
+    )
+    lap("edges")
+
+    vertices = vertex_table(
+        concept_keys, concept_names, concept_vid, abstract_keys, abstract_names, abstract_vid
+    )
+    pq.write_table(vertices, out_dir / "vertices.parquet")
+    del vertices
+    _write_edges(out_dir / "edges.parquet", src, dst, kind, weight, cost)
+    del weight
+    csr = symmetric_csr(n, src, dst, cost)
+    write_graph_bp(
+        out_dir / "graph.bp",
+        n,
+        csr.row_ptr,
+        csr.col_idx,
+        csr.cost,
+        {"graph_digest": digest, "weight_scheme": weights.WEIGHT_SCHEME, "edge_kinds": kinds},
+    )
+    del csr
+    lap("write")
+
+    edges_by_kind = np.bincount(kind, minlength=len(EDGE_KINDS))
+    known_concepts, isolated_concepts = 0, 0
+    if concept_table is not None:
+        in_table = pc.unique(concept_table.column("cui").combine_chunks())
+        is_known = pc.is_in(concept_keys, value_set=in_table)
+        known_concepts = int(pc.sum(is_known).as_py() or 0)
+        isolated_concepts = len(in_table) - known_concepts
+    counts.update(
+        vertices=n,
+        concept_vertices=len(concept_keys),
+        abstract_vertices=len(abstract_keys),
+        edges=int(len(src)),
+        csr_nnz=2 * int(len(src)),
+        **{f"edges_{name}": int(edges_by_kind[i]) for i, name in enumerate(EDGE_KINDS)},
+        concepts_seen=len(concepts),
+        concept_vertices_without_metadata=len(concept_keys) - known_concepts,
+        isolated_concepts=isolated_concepts,  # in the concepts table but on no kept edge
+        documents_seen=len(documents),
+        isolated_documents=documents_not_vertices,  # in the documents table but on no kept edge
+    )
+    record = {
+        "config": cfg,
+        "counts": counts,
+        "graph_digest": digest,
+        "weight_scheme": weights.WEIGHT_SCHEME,
+        "timings": timings,
+        "peak_rss_mib": peak_rss_mib,  # process high-water mark after each stage
+    }
+    timings["total"] = round(sum(timings.values()), 4)
+    (out_dir / "graph_counts.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return record

@@ -1,0 +1,99 @@
+"""``litpath load-mongo``: one build's documents, concepts, evidence and provenance into MongoDB."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+import yaml
+from pymongo.errors import PyMongoError
+
+from pipeline.store.mongo import load_build, redact_uri
+
+
+def _progress_printer(every_s: float = 5.0):
+    last = {"t": 0.0}
+
+    def progress(collection: str, written: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - last["t"] >= every_s or (total is not None and written >= total):
+            last["t"] = now
+            of = f"/{total}" if total is not None else ""
+            click.echo(f"  {collection}: {written}{of}", err=True)
+
+    return progress
+
+
+def _build_record(graph_dir: Path, record_file: Path | None) -> dict:
+    """The provenance record: a given YAML/JSON file, else what graph_counts.json says."""
+    if record_file is not None:
+        text = record_file.read_text()
+        record = json.loads(text) if record_file.suffix == ".json" else yaml.safe_load(text)
+        if not isinstance(record, dict):
+            raise click.BadParameter(f"{record_file}: expected a mapping", param_hint="--build-record")
+        return record
+    counts_file = graph_dir / "graph_counts.json"
+    if not counts_file.exists():
+        return {}
+    graph = json.loads(counts_file.read_text())
+    return {
+        "config": {"graph": graph.get("config", {})},
+        "counts": {"graph": graph.get("counts", {})},
+        "timings": {"graph": graph.get("timings", {})},
+        "graph_digest": graph.get("graph_digest"),
+        "weight_scheme": graph.get("weight_scheme"),
+    }
+
+
+@click.command("load-mongo")
+@click.option(
+    "--uri", envvar="LITPATH_MONGO_URI", required=True, help="MongoDB URI (default $LITPATH_MONGO_URI)."
+)
+@click.option("--database", default="litpath", show_default=True)
+@click.option("--build-id", required=True, help="The build's id (the hash that names its folder).")
+@click.option(
+    "--tables", "tables_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--graph",
+    "graph_dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The build-graph output folder (vertices.parquet, edges.parquet, graph_counts.json).",
+)
+@click.option(
+    "--build-record",
+    "record_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="YAML/JSON provenance (inputs with checksums, config, counts); default: from graph_counts.json.",
+)
+@click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(min=1))
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the load's counts here as JSON (the workflow's record of the load).")  # fmt: skip
+def load_mongo_command(uri, database, build_id, tables_dir, graph_dir, record_file, batch_size, out_file) -> None:
+    """Upsert one build into MongoDB (idempotent: a rerun leaves the same documents)."""
+    record = _build_record(graph_dir, record_file)
+    click.echo(f"loading build {build_id} into {redact_uri(uri)} database {database}", err=True)
+    try:
+        counts = load_build(
+            uri,
+            database,
+            build_id,
+            tables_dir,
+            graph_dir,
+            record,
+            batch_size=batch_size,
+            progress=_progress_printer(),
+        )
+    except FileNotFoundError as error:
+        raise click.ClickException(str(error)) from error
+    except PyMongoError as error:  # the message names hosts, never the URI's credentials
+        raise click.ClickException(
+            f"MongoDB at {redact_uri(uri)}: {type(error).__name__}: {error}"
+        ) from error
+    click.echo("mongo: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    if out_file is not None:
+        summary = {"uri": redact_uri(uri), "database": database, "build_id": build_id, "counts": counts}
+        out_file.write_text(json.dumps(summary, indent=2, default=str) + "\n")

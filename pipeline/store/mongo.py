@@ -1,0 +1,364 @@
+"""Load one build's documents, concepts, evidence and provenance into MongoDB.
+
+Collections (DESIGN section 4):
+
+``documents``  ``_id = doc_id``; title, year, source, ids {pmid, doi, cord_uid}, builds [build ids
+               that contain the paper]. Papers are shared between builds.
+``concepts``   ``_id = "<build>:<cui>"``; build, cui, name, semtypes, vid (None when the concept
+               is in the concepts table but not a graph vertex).
+``evidence``   ``_id = "<build>:<cui_a>|<cui_b>"`` with ``cui_a < cui_b``: the predications behind
+               each concept--concept edge of the graph -- build, cui_a, cui_b, documents
+               [doc_id...], sentence_ids [...], n_predications, n_documents, truncated (lists
+               are capped at ``max_evidence`` entries so a hub pair stays under 16 MB).
+``builds``     ``_id = build_id``; the provenance record given by the caller (inputs with
+               checksums and versions, config, counts, timings, created) plus ``status``
+               ("loading" then "complete") and the load's own counts.
+
+Only operations a MongoDB-wire server such as mongo-java-server also supports are used:
+unordered ``bulk_write`` of ``ReplaceOne``/``UpdateOne`` upserts, single-field and compound
+indexes, finds on indexed fields. Every ``_id`` is deterministic, so loading the same build
+twice leaves the same documents. The URI's credentials are never printed
+(:func:`redact_uri`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+from pymongo import ASCENDING, MongoClient, ReplaceOne, UpdateOne
+from pymongo.database import Database
+
+from pipeline.graph.build import table_path
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int | None], None]  # (collection, rows written so far, total or None)
+INDEXES: dict[str, list[list[tuple[str, int]]]] = {
+    "concepts": [
+        [("build", ASCENDING), ("cui", ASCENDING)],
+        [("build", ASCENDING), ("vid", ASCENDING)],
+        [("name", ASCENDING)],
+    ],
+    "evidence": [[("build", ASCENDING), ("cui_a", ASCENDING), ("cui_b", ASCENDING)]],
+    "documents": [[("ids.pmid", ASCENDING)], [("builds", ASCENDING)]],
+    "builds": [[("created", ASCENDING)]],
+}
+
+
+def redact_uri(uri: str) -> str:
+    """The URI with any ``user:password@`` replaced by ``***@`` (safe to log)."""
+    return re.sub(r"(?<=://)[^@/]*@", "***@", uri)
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    chunk: list = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _write(
+    db: Database,
+    collection: str,
+    operations: Iterable,
+    batch_size: int,
+    progress: Progress | None,
+    total: int | None,
+) -> int:
+    written = 0
+    for chunk in _chunks(operations, batch_size):
+        db[collection].bulk_write(chunk, ordered=False)
+        written += len(chunk)
+        if progress is not None:
+            progress(collection, written, total)
+    return written
+
+
+def ensure_indexes(db: Database) -> None:
+    """Create the indexes the service's lookups use (idempotent)."""
+    for collection, indexes in INDEXES.items():
+        for keys in indexes:
+            db[collection].create_index(keys)
+
+
+def _document_operations(tables_dir: Path, build_id: str, batch_rows: int) -> Iterator[UpdateOne]:
+    path = table_path(tables_dir, "documents")
+    if path is None:
+        return
+    columns = ["doc_id", "pmid", "doi", "cord_uid", "title", "year", "source"]
+    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=columns, batch_size=batch_rows):
+        for row in batch.to_pylist():
+            ids = {k: row[k] for k in ("pmid", "doi", "cord_uid") if row[k] is not None}
+            fields = {"title": row["title"], "year": row["year"], "source": row["source"], "ids": ids}
+            yield UpdateOne(
+                {"_id": row["doc_id"]}, {"$set": fields, "$addToSet": {"builds": build_id}}, upsert=True
+            )
+
+
+def _concept_rows(tables_dir: Path, graph_dir: Path) -> pa.Table:
+    """cui, name, semtypes, vid: the concepts table joined (full outer) with the concept vertices."""
+    vertices = pq.read_table(graph_dir / "vertices.parquet", columns=["vid", "kind", "key", "name"])
+    vertices = vertices.filter(pc.equal(vertices["kind"], "concept"))
+    vertices = pa.table({"cui": vertices["key"], "vid": vertices["vid"], "vertex_name": vertices["name"]})
+    path = table_path(tables_dir, "concepts")
+    if path is None:
+        concepts = pa.table(
+            {
+                "cui": pa.array([], pa.string()),
+                "name": pa.array([], pa.string()),
+                "semtypes": pa.array([], pa.list_(pa.string())),
+            }
+        )
+    else:
+        concepts = ds.dataset(str(path), format="parquet").to_table(columns=["cui", "name", "semtypes"])
+    # Joined by lookup: Arrow's hash join cannot carry the list column semtypes.
+    position = pc.index_in(concepts["cui"], value_set=vertices["cui"].combine_chunks())
+    known = pa.table(
+        {
+            "cui": concepts["cui"],
+            "name": concepts["name"],
+            "semtypes": concepts["semtypes"],
+            "vid": pc.take(vertices["vid"], position),
+        }
+    )
+    unknown = vertices.filter(
+        pc.invert(pc.is_in(vertices["cui"], value_set=concepts["cui"].combine_chunks()))
+    )
+    only_vertices = pa.table(
+        {
+            "cui": unknown["cui"],
+            "name": unknown["vertex_name"],
+            "semtypes": pa.nulls(unknown.num_rows, pa.list_(pa.string())),
+            "vid": unknown["vid"],
+        }
+    )
+    return pa.concat_tables([known.cast(only_vertices.schema), only_vertices]).sort_by("cui")
+
+
+def _concept_operations(rows: pa.Table, build_id: str) -> Iterator[ReplaceOne]:
+    for batch in rows.to_batches(max_chunksize=10_000):
+        for row in batch.to_pylist():
+            doc = {
+                "build": build_id,
+                "cui": row["cui"],
+                "name": row["name"],
+                "semtypes": row["semtypes"] or [],
+                "vid": row["vid"],
+            }
+            yield ReplaceOne({"_id": f"{build_id}:{row['cui']}"}, doc, upsert=True)
+
+
+def _evidence_table(tables_dir: Path, graph_dir: Path, batch_rows: int) -> pa.Table:
+    """Per concept--concept edge of the graph: distinct documents, sentence ids and predications."""
+    edges = pq.read_table(graph_dir / "edges.parquet", columns=["src", "dst", "kind"])
+    edges = edges.filter(pc.equal(edges["kind"], "concept_concept"))
+    empty = pa.table(
+        {
+            "cui_a": pa.array([], pa.string()),
+            "cui_b": pa.array([], pa.string()),
+            "documents": pa.array([], pa.list_(pa.string())),
+            "sentence_ids": pa.array([], pa.list_(pa.int64())),
+            "n_predications": pa.array([], pa.int64()),
+        }
+    )
+    if edges.num_rows == 0:
+        return empty
+    keys = pq.read_table(graph_dir / "vertices.parquet", columns=["key"])["key"].combine_chunks()
+    # vertex keys are sorted, so src < dst gives key(src) < key(dst) for two concepts
+    edge_keys = pc.binary_join_element_wise(pc.take(keys, edges["src"]), pc.take(keys, edges["dst"]), "|")
+    path = table_path(tables_dir, "predications")
+    if path is None:
+        raise FileNotFoundError(f"{tables_dir / 'predications.parquet'} not found (needed for evidence)")
+    parts = []
+    columns = ["predication_id", "doc_id", "sentence_id", "subject_cui", "object_cui"]
+    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=columns, batch_size=batch_rows):
+        s, o = batch.column("subject_cui"), batch.column("object_cui")
+        first = pc.less(s, o)
+        cui_a, cui_b = pc.if_else(first, s, o), pc.if_else(first, o, s)
+        pair = pc.binary_join_element_wise(cui_a, cui_b, "|")
+        keep = pc.is_in(pair, value_set=edge_keys)
+        parts.append(
+            pa.table(
+                {
+                    "pair": pc.filter(pair, keep),
+                    "doc_id": pc.filter(batch.column("doc_id"), keep),
+                    "sentence_id": pc.filter(batch.column("sentence_id"), keep),
+                    "predication_id": pc.filter(batch.column("predication_id"), keep),
+                }
+            )
+        )
+    if not parts:
+        return empty
+    grouped = (
+        pa.concat_tables(parts)
+        .group_by("pair", use_threads=False)
+        .aggregate(
+            [("doc_id", "distinct"), ("sentence_id", "distinct"), ("predication_id", "count_distinct")]
+        )
+        .sort_by("pair")
+    )
+    split = pc.split_pattern(grouped["pair"], "|", max_splits=1)
+    return pa.table(
+        {
+            "cui_a": pc.list_element(split, 0),
+            "cui_b": pc.list_element(split, 1),
+            "documents": grouped["doc_id_distinct"],
+            "sentence_ids": grouped["sentence_id_distinct"],
+            "n_predications": grouped["predication_id_count_distinct"],
+        }
+    )
+
+
+def _evidence_operations(
+    table: pa.Table, build_id: str, max_evidence: int, truncated: list[int]
+) -> Iterator[ReplaceOne]:
+    for batch in table.to_batches(max_chunksize=10_000):
+        for row in batch.to_pylist():
+            documents = sorted(row["documents"])
+            sentences = sorted(row["sentence_ids"])
+            cut = len(documents) > max_evidence or len(sentences) > max_evidence
+            truncated[0] += cut
+            doc = {
+                "build": build_id,
+                "cui_a": row["cui_a"],
+                "cui_b": row["cui_b"],
+                "documents": documents[:max_evidence],
+                "sentence_ids": sentences[:max_evidence],
+                "n_documents": len(documents),
+                "n_predications": row["n_predications"],
+                "truncated": cut,
+            }
+            yield ReplaceOne({"_id": f"{build_id}:{row['cui_a']}|{row['cui_b']}"}, doc, upsert=True)
+
+
+def load_build(
+    uri: str,
+    database: str,
+    build_id: str,
+    tables_dir: Path,
+    graph_dir: Path,
+    build_record: dict,
+    batch_size: int = 5_000,
+    max_evidence: int = 1_000,
+    progress: Progress | None = None,
+) -> dict:
+    """Upsert one build into MongoDB; return counts per collection (rows written, rows in the build).
+
+    Idempotent: every ``_id`` derives from the build id and the keys, so a rerun replaces the
+    same documents. ``build_record`` is stored in ``builds`` as given (with ``status``).
+    """
+    tables_dir, graph_dir = Path(tables_dir), Path(graph_dir)
+    for needed in (graph_dir / "vertices.parquet", graph_dir / "edges.parquet"):
+        if not needed.exists():
+            raise FileNotFoundError(f"{needed} not found (run build-graph first)")
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    client: MongoClient = MongoClient(uri)
+    try:
+        db = client[database]
+        ensure_indexes(db)
+        record = {k: v for k, v in build_record.items() if k != "_id"}
+        record.setdefault("created", datetime.now(UTC).isoformat(timespec="seconds"))
+        db.builds.replace_one({"_id": build_id}, {**record, "status": "loading"}, upsert=True)
+
+        clock = time.perf_counter()
+        documents_written = _write(
+            db,
+            "documents",
+            _document_operations(tables_dir, build_id, batch_size),
+            batch_size,
+            progress,
+            None,
+        )
+        timings["documents"] = round(time.perf_counter() - clock, 3)
+
+        clock = time.perf_counter()
+        concept_rows = _concept_rows(tables_dir, graph_dir)
+        concepts_written = _write(
+            db,
+            "concepts",
+            _concept_operations(concept_rows, build_id),
+            batch_size,
+            progress,
+            concept_rows.num_rows,
+        )
+        timings["concepts"] = round(time.perf_counter() - clock, 3)
+
+        clock = time.perf_counter()
+        evidence = _evidence_table(tables_dir, graph_dir, max(batch_size, 1 << 18))
+        truncated = [0]
+        evidence_written = _write(
+            db,
+            "evidence",
+            _evidence_operations(evidence, build_id, max_evidence, truncated),
+            batch_size,
+            progress,
+            evidence.num_rows,
+        )
+        timings["evidence"] = round(time.perf_counter() - clock, 3)
+
+        counts = {
+            "documents_written": documents_written,
+            "concepts_written": concepts_written,
+            "evidence_written": evidence_written,
+            "evidence_truncated": truncated[0],
+            "documents_in_build": db.documents.count_documents({"builds": build_id}),
+            "concepts_in_build": db.concepts.count_documents({"build": build_id}),
+            "evidence_in_build": db.evidence.count_documents({"build": build_id}),
+        }
+        timings["total"] = round(time.perf_counter() - started, 3)
+        db.builds.update_one(
+            {"_id": build_id},
+            {
+                "$set": {
+                    "status": "complete",
+                    "mongo_counts": counts,
+                    "mongo_timings": timings,
+                    "loaded": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+            },
+        )
+        log.info("loaded build %s into %s/%s: %s", build_id, redact_uri(uri), database, counts)
+        return counts
+    finally:
+        client.close()
+
+
+# --- lookups for the service -------------------------------------------------------------------
+
+
+def evidence_for(db: Database, build_id: str, cui_a: str, cui_b: str) -> dict | None:
+    """The evidence document of a concept pair (either order), or None."""
+    low, high = sorted((cui_a, cui_b))
+    return db.evidence.find_one({"build": build_id, "cui_a": low, "cui_b": high})
+
+
+def concept_by_cui(db: Database, build_id: str, cui: str) -> dict | None:
+    return db.concepts.find_one({"build": build_id, "cui": cui})
+
+
+def concept_by_vid(db: Database, build_id: str, vid: int) -> dict | None:
+    return db.concepts.find_one({"build": build_id, "vid": int(vid)})
+
+
+def concepts_by_vids(db: Database, build_id: str, vids: Iterable[int]) -> dict[int, dict]:
+    """Concepts of several vertex ids in one query, keyed by vid (missing ones absent)."""
+    wanted = sorted({int(v) for v in vids})
+    return {doc["vid"]: doc for doc in db.concepts.find({"build": build_id, "vid": {"$in": wanted}})}
+
+
+def build_record(db: Database, build_id: str) -> dict | None:
+    return db.builds.find_one({"_id": build_id})

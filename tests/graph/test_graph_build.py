@@ -1,0 +1,287 @@
+"""Graph build on the hand-checked tiny corpus (tests/graph/tiny_corpus.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import adios2
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import scipy.sparse
+from click.testing import CliRunner
+
+from pipeline.graph import weights
+from pipeline.graph.build import build_graph, graph_config
+from pipeline.graph.commands import build_graph_command
+from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
+from pipeline.store.adios import read_graph_bp
+from pipeline.tables import EDGES, VERTICES
+
+_spec = importlib.util.spec_from_file_location("tiny_corpus", Path(__file__).with_name("tiny_corpus.py"))
+tiny = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tiny)
+A, B, C, D, E = tiny.A, tiny.B, tiny.C, tiny.D, tiny.E
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> Path:
+    return tiny.write_tiny_tables(tmp_path / "tables")
+
+
+def _edges_by_key(graph_dir: Path) -> dict[tuple[str, str], tuple[str, float, float]]:
+    vertices = pq.read_table(graph_dir / "vertices.parquet").to_pylist()
+    key = {v["vid"]: v["key"] for v in vertices}
+    return {
+        (key[e["src"]], key[e["dst"]]): (e["kind"], e["weight"], e["cost"])
+        for e in pq.read_table(graph_dir / "edges.parquet").to_pylist()
+    }
+
+
+# --- the formulas ---------------------------------------------------------------------------
+
+
+def test_weight_formulas_against_hand_values():
+    np.testing.assert_allclose(weights.cooccurrence_weight([2, 1], [4, 4], [4, 1]), [1 / 3, 1 / 4])
+    np.testing.assert_allclose(weights.cooccurrence_weight([3], [3], [3]), [1.0])
+    np.testing.assert_allclose(weights.occurrence_weight([3, 1], [4, 4]), [0.75, 0.25])
+    np.testing.assert_allclose(weights.citation_weight([2, 1], [2, 1]), [0.25, 0.5])
+    cost = weights.cost_from_weight([1.0, 0.5, np.exp(-3)])
+    assert cost.dtype == np.float32
+    np.testing.assert_allclose(cost, [0.0, np.log(2), 3.0], rtol=1e-6)
+    assert not np.signbit(cost[0])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: weights.cooccurrence_weight([0], [1], [1]),
+        lambda: weights.cooccurrence_weight([3], [1], [1]),
+        lambda: weights.occurrence_weight([2], [1]),
+        lambda: weights.citation_weight([0], [1]),
+        lambda: weights.cost_from_weight([0.0]),
+        lambda: weights.cost_from_weight([1.5]),
+    ],
+)
+def test_weight_formulas_reject_impossible_counts(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+# --- the build --------------------------------------------------------------------------------
+
+
+def test_build_all_kinds_matches_hand_computed_weights(tables, tmp_path):
+    record = build_graph(tables, tmp_path / "g", {})
+    edges = _edges_by_key(tmp_path / "g")
+    expected = {
+        (A, B): ("concept_concept", 1 / 3),
+        (A, C): ("concept_concept", 1 / 6),
+        (B, C): ("concept_concept", 1 / 6),
+        (A, D): ("concept_concept", 1 / 4),
+        (B, E): ("concept_concept", 1 / 4),  # E counted once for predication 7's two rows
+        (C, E): ("concept_concept", 1 / 3),
+        (A, "PMID:1"): ("concept_abstract", 3 / 4),
+        (B, "PMID:1"): ("concept_abstract", 1 / 4),
+        (B, "PMID:2"): ("concept_abstract", 1 / 4),
+        (C, "PMID:2"): ("concept_abstract", 1 / 4),
+        (D, "PMID:2"): ("concept_abstract", 1 / 2),
+        (C, "PMID:3"): ("concept_abstract", 1.0),
+        ("PMID:1", "PMID:2"): ("abstract_abstract", 1 / 4),
+        ("PMID:1", "PMID:3"): ("abstract_abstract", 1 / 3),
+        ("PMID:2", "PMID:4"): ("abstract_abstract", 1 / 3),
+    }
+    assert set(edges) == set(expected)
+    for pair, (kind, weight) in expected.items():
+        assert edges[pair][0] == kind, pair
+        assert edges[pair][1] == pytest.approx(weight), pair
+        assert edges[pair][2] == pytest.approx(-np.log(weight), abs=1e-6), pair
+    counts = record["counts"]
+    assert counts["predication_rows"] == 8
+    assert counts["predication_rows_self_pair_removed"] == 1
+    assert counts["predications_used"] == 6
+    assert counts["mention_rows_nonpositive_removed"] == 1
+    assert counts["citation_rows_self_removed"] == 1
+    assert counts["citation_rows_duplicate_merged"] == 1
+    assert (counts["vertices"], counts["concept_vertices"], counts["abstract_vertices"]) == (9, 5, 4)
+    assert (
+        counts["edges_concept_concept"],
+        counts["edges_concept_abstract"],
+        counts["edges_abstract_abstract"],
+    ) == (6, 6, 3)
+    assert counts["isolated_concepts"] == 1  # F
+    assert counts["isolated_documents"] == 1  # PMID:9
+    assert pq.read_schema(tmp_path / "g" / "vertices.parquet").equals(VERTICES)
+    assert pq.read_schema(tmp_path / "g" / "edges.parquet").equals(EDGES)
+    on_disk = json.loads((tmp_path / "g" / "graph_counts.json").read_text())
+    assert on_disk["graph_digest"] == record["graph_digest"]
+    assert on_disk["counts"] == counts
+
+
+def test_vertex_ids_sorted_concepts_then_abstracts(tables, tmp_path):
+    build_graph(tables, tmp_path / "g", {})
+    vertices = pq.read_table(tmp_path / "g" / "vertices.parquet").to_pylist()
+    assert [v["vid"] for v in vertices] == list(range(9))
+    assert [v["key"] for v in vertices] == [A, B, C, D, E, "PMID:1", "PMID:2", "PMID:3", "PMID:4"]
+    assert [v["kind"] for v in vertices] == ["concept"] * 5 + ["abstract"] * 4
+    assert vertices[0]["name"] == "interleukin-7"
+    assert vertices[5]["name"] == "IL-7 in COVID-19"
+    assert vertices[8]["name"] is None  # cited only, not in the documents table
+
+
+@pytest.mark.parametrize("batch_rows", [1, 2, 3, 7])
+def test_build_is_deterministic_across_row_order_and_batching(tables, tmp_path, batch_rows):
+    reference = build_graph(tables, tmp_path / "ref", {})
+    shuffled = tiny.write_tiny_tables(tmp_path / "shuffled", shuffle_seed=batch_rows)
+    again = build_graph(shuffled, tmp_path / "again", {"batch_rows": batch_rows})
+    assert again["graph_digest"] == reference["graph_digest"]
+    assert again["counts"]["predications_used"] == 6
+    for name in ("vertices.parquet", "edges.parquet"):
+        assert pq.read_table(tmp_path / "again" / name).equals(pq.read_table(tmp_path / "ref" / name))
+
+
+def test_concept_concept_only_has_no_abstract_vertices(tables, tmp_path):
+    record = build_graph(tables, tmp_path / "g", {"graph": {"edge_kinds": ["concept_concept"]}})
+    assert record["counts"]["abstract_vertices"] == 0
+    assert record["counts"]["edges"] == 6
+    assert "mention_rows" not in record["counts"]  # the mentions table is not read at all
+
+
+def test_min_support_drops_pairs_and_counts_them(tables, tmp_path):
+    record = build_graph(tables, tmp_path / "g", {"edge_kinds": ["concept_concept"], "min_support": 2})
+    assert _edges_by_key(tmp_path / "g") == {
+        (A, B): ("concept_concept", pytest.approx(1 / 3), pytest.approx(np.log(3)))
+    }
+    assert record["counts"]["concept_pairs"] == 6
+    assert record["counts"]["concept_pairs_below_min_support_removed"] == 5
+
+
+def test_novelty_only_drops_rows_and_counts_unknown_flags(tables, tmp_path):
+    record = build_graph(tables, tmp_path / "g", {"edge_kinds": ["concept_concept"], "novelty_only": True})
+    counts = record["counts"]
+    assert counts["predication_rows_not_novel_removed"] == 1  # predication 3
+    assert counts["predication_rows_novelty_unknown_removed"] == 2  # predication 7's rows
+    edges = {k: v[1] for k, v in _edges_by_key(tmp_path / "g").items()}
+    # used: 1, 2, 4, 6 -> n(A) = 4, n(B) = 2, n(C) = 1, n(D) = 1
+    assert edges == {(A, B): pytest.approx(1 / 2), (A, C): pytest.approx(1 / 4), (A, D): pytest.approx(1 / 4)}
+
+
+def test_exclude_semtypes_drops_concepts_from_all_edges(tables, tmp_path):
+    record = build_graph(tables, tmp_path / "g", {"exclude_semtypes": ["qnco"]})
+    counts = record["counts"]
+    assert counts["concepts_with_excluded_semtype"] == 1
+    assert counts["predication_rows_excluded_semtype_removed"] == 1
+    assert counts["mention_rows_excluded_semtype_removed"] == 1
+    edges = {k: v[1] for k, v in _edges_by_key(tmp_path / "g").items()}
+    assert not any(D in pair for pair in edges)
+    assert edges[(A, B)] == pytest.approx(2 / 5)  # n(A) = 3 without predication 6
+    assert edges[(A, C)] == pytest.approx(1 / 5)
+    assert edges[(B, "PMID:2")] == pytest.approx(1 / 2)  # PMID:2 has 4 kept mentions
+    assert edges[(C, "PMID:2")] == pytest.approx(1 / 2)
+
+
+def test_graph_bp_equals_parquet_edges_in_both_directions(tables, tmp_path):
+    record = build_graph(tables, tmp_path / "g", {})
+    edges = pq.read_table(tmp_path / "g" / "edges.parquet").to_pandas()
+    n = record["counts"]["vertices"]
+    with adios2.FileReader(str(tmp_path / "g" / "graph.bp")) as reader:
+        assert int(reader.read("n")) == n
+        row_ptr, col_idx, cost = reader.read("row_ptr"), reader.read("col_idx"), reader.read("cost")
+        assert reader.read_attribute("graph_digest") == record["graph_digest"]
+        assert list(reader.read_attribute("edge_kinds")) == [
+            "concept_concept",
+            "concept_abstract",
+            "abstract_abstract",
+        ]
+    assert row_ptr.dtype == np.int64 and col_idx.dtype == np.int64 and cost.dtype == np.float32
+    from_bp = scipy.sparse.csr_matrix((cost, col_idx, row_ptr), shape=(n, n)).toarray()
+    expected = np.zeros((n, n), np.float32)
+    expected[edges["src"], edges["dst"]] = edges["cost"]
+    expected[edges["dst"], edges["src"]] = edges["cost"]
+    np.testing.assert_array_equal(from_bp, expected)
+    assert len(col_idx) == 2 * len(edges)
+    for row in range(n):  # columns sorted, no diagonal
+        cols = col_idx[row_ptr[row] : row_ptr[row + 1]]
+        assert np.all(np.diff(cols) > 0) and row not in cols
+    (n2, *_), attrs = read_graph_bp(tmp_path / "g" / "graph.bp")
+    assert n2 == n and attrs["n_edges"] == len(edges) and attrs["n_vertices"] == n
+    assert attrs["weight_scheme"] == weights.WEIGHT_SCHEME
+    # the digest is reproducible from the Parquet tables alone
+    keys = pq.read_table(tmp_path / "g" / "vertices.parquet").column("key").to_pylist()
+    recomputed = graph_digest(
+        keys,
+        edges["src"].to_numpy(),
+        edges["dst"].to_numpy(),
+        kind_codes(edges["kind"].tolist()),
+        edges["cost"].to_numpy(),
+    )
+    assert recomputed == record["graph_digest"]
+
+
+def test_digest_changes_with_a_cost():
+    keys = ["C1", "C2", "C3"]
+    src, dst, kinds = np.array([0, 1]), np.array([1, 2]), np.zeros(2, np.uint8)
+    base = graph_digest(keys, src, dst, kinds, np.array([0.5, 1.0], np.float32))
+    assert base == graph_digest(keys, src[::-1], dst[::-1], kinds, np.array([1.0, 0.5], np.float32))
+    assert base != graph_digest(keys, src, dst, kinds, np.array([0.5, 1.5], np.float32))
+
+
+def test_symmetric_csr_rejects_bad_edges():
+    with pytest.raises(ValueError):
+        symmetric_csr(3, np.array([1]), np.array([1]), np.array([0.0]))
+    with pytest.raises(ValueError):
+        symmetric_csr(3, np.array([0, 0]), np.array([1, 1]), np.array([0.0, 1.0]))
+
+
+def test_missing_table_and_bad_config_are_clear_errors(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="predications.parquet"):
+        build_graph(tmp_path / "empty", tmp_path / "g", {"edge_kinds": ["concept_concept"]})
+    with pytest.raises(ValueError, match="edge_kinds"):
+        graph_config({"edge_kinds": ["concept_concept", "bogus"]})
+    with pytest.raises(ValueError, match="min_support"):
+        graph_config({"min_support": 0})
+    with pytest.raises(ValueError, match="unknown graph config"):
+        graph_config({"min_suport": 2})
+
+
+def test_build_graph_command(tables, tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text("graph:\n  edge_kinds: [concept_concept]\n  min_support: 2\n")
+    result = CliRunner().invoke(
+        build_graph_command, ["--tables", str(tables), "--out", str(tmp_path / "g"), "--config", str(config)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "2 vertices" in result.output and "1 edges" in result.output
+    assert "concept_pairs_below_min_support_removed=5" in result.output
+    config.write_text("graph:\n  min_support: 0\n")
+    result = CliRunner().invoke(
+        build_graph_command, ["--tables", str(tables), "--out", str(tmp_path / "g2"), "--config", str(config)]
+    )
+    assert result.exit_code == 2 and "min_support" in result.output
+
+
+def test_out_of_order_predication_ids_are_counted(tmp_path):
+    import pyarrow as pa
+
+    from pipeline.tables import PREDICATIONS
+
+    tables = tmp_path / "t"
+    tables.mkdir()
+    rows = {
+        "predication_id": [2, 1, 2],
+        "doc_id": ["PMID:1"] * 3,
+        "sentence_id": [1, 1, 1],
+        "predicate": ["X"] * 3,
+        "subject_cui": [A, B, A],
+        "object_cui": [B, C, C],
+        "subject_novelty": [True] * 3,
+        "object_novelty": [True] * 3,
+    }
+    pq.write_table(pa.table(rows, schema=PREDICATIONS), tables / "predications.parquet")
+    record = build_graph(tables, tmp_path / "g", {"edge_kinds": ["concept_concept"]})
+    # 2, 1, 2: one step down; the split predication 2 is then counted as two predications
+    assert record["counts"]["predication_rows_out_of_order"] == 1
+    assert record["counts"]["predications_used"] == 3

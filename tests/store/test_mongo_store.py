@@ -1,0 +1,126 @@
+"""Loading a build into the real local MongoDB-wire server (fixture ``mongo_uri``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pymongo import MongoClient
+
+from pipeline.graph.build import build_graph
+from pipeline.store.commands import load_mongo_command
+from pipeline.store.mongo import (
+    concept_by_cui,
+    concept_by_vid,
+    concepts_by_vids,
+    evidence_for,
+    load_build,
+    redact_uri,
+)
+
+_spec = importlib.util.spec_from_file_location(
+    "tiny_corpus", Path(__file__).parents[1] / "graph" / "tiny_corpus.py"
+)
+tiny = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tiny)
+A, B, C, D, E, F = tiny.A, tiny.B, tiny.C, tiny.D, tiny.E, tiny.F
+
+
+@pytest.fixture
+def built(tmp_path):
+    tables = tiny.write_tiny_tables(tmp_path / "tables")
+    record = build_graph(tables, tmp_path / "graph", {})
+    return tables, tmp_path / "graph", record
+
+
+def test_redact_uri_hides_credentials():
+    assert redact_uri("mongodb://user:s3cret@db.example:27017/x") == "mongodb://***@db.example:27017/x"
+    assert redact_uri("mongodb://127.0.0.1:27017") == "mongodb://127.0.0.1:27017"
+
+
+@pytest.mark.servers
+def test_load_build_is_idempotent(mongo_uri, built):
+    tables, graph_dir, graph_record = built
+    database = f"litpath_test_{uuid.uuid4().hex[:8]}"
+    build_id = "b0123"
+    record = {
+        "inputs": [{"path": "x.csv", "sha256": "00"}],
+        "config": graph_record["config"],
+        "counts": graph_record["counts"],
+    }
+    first = load_build(mongo_uri, database, build_id, tables, graph_dir, record, batch_size=3)
+    second = load_build(mongo_uri, database, build_id, tables, graph_dir, record, batch_size=3)
+    assert first == second
+    assert first["documents_in_build"] == 4  # PMID:1, 2, 3, 9 (PMID:4 is only cited)
+    assert first["concepts_in_build"] == 6  # A..E are vertices, F only in the concepts table
+    assert first["evidence_in_build"] == 6  # one per concept-concept edge
+
+    client = MongoClient(mongo_uri)
+    try:
+        db = client[database]
+        assert db.documents.count_documents({}) == 4
+        assert db.concepts.count_documents({}) == 6
+        assert db.evidence.count_documents({}) == 6
+        assert db.documents.find_one({"_id": "PMID:1"})["builds"] == [build_id]
+        assert db.documents.find_one({"_id": "PMID:1"})["ids"] == {"pmid": 1}
+
+        a = concept_by_cui(db, build_id, A)
+        assert (a["_id"], a["name"], a["vid"], a["semtypes"]) == (
+            f"{build_id}:{A}",
+            "interleukin-7",
+            0,
+            ["aapp", "imft"],
+        )
+        assert concept_by_vid(db, build_id, 4)["cui"] == E
+        assert concept_by_cui(db, build_id, F)["vid"] is None
+        assert sorted(concepts_by_vids(db, build_id, [0, 2, 99])) == [0, 2]
+
+        ab = evidence_for(db, build_id, B, A)  # either order
+        assert ab["_id"] == f"{build_id}:{A}|{B}"
+        assert (ab["documents"], ab["sentence_ids"], ab["n_predications"]) == (
+            ["PMID:1", "PMID:2"],
+            [11, 22],
+            2,
+        )
+        be = evidence_for(db, build_id, B, E)
+        assert (be["documents"], be["sentence_ids"], be["n_predications"]) == (["PMID:3"], [33], 1)
+        assert evidence_for(db, build_id, C, C) is None  # self pair: no edge, no evidence
+
+        build = db.builds.find_one({"_id": build_id})
+        assert build["status"] == "complete"
+        assert build["inputs"] == record["inputs"]
+        assert build["mongo_counts"] == first
+        indexed = {tuple(spec["key"].keys()) for spec in db.concepts.list_indexes()}
+        assert ("build", "cui") in indexed and ("build", "vid") in indexed
+    finally:
+        client.drop_database(database)
+        client.close()
+
+
+@pytest.mark.servers
+def test_load_mongo_command(mongo_uri, built, tmp_path):
+    tables, graph_dir, _ = built
+    database = f"litpath_test_{uuid.uuid4().hex[:8]}"
+    args = [
+        "--uri",
+        mongo_uri,
+        "--database",
+        database,
+        "--build-id",
+        "cli",
+        "--tables",
+        str(tables),
+        "--graph",
+        str(graph_dir),
+    ]
+    result = CliRunner().invoke(load_mongo_command, args)
+    try:
+        assert result.exit_code == 0, result.output
+        assert "evidence_in_build=6" in result.output
+    finally:
+        client = MongoClient(mongo_uri)
+        client.drop_database(database)
+        client.close()
