@@ -157,14 +157,14 @@ def describe_latest(config: dict[str, Any]) -> str:
     if not latest.exists():
         return f"No completed build under {config['results_dir']}/ yet."
     record = _read_json(latest / "build.json") or {}
-    graph = record.get("graph") or {}
+    graph = (record.get("graph") or {}).get("counts", {})
     solve = record.get("solve") or {}
     build_dir = latest.resolve()
     lines = [
         "",
         f"litpath build {record.get('build_id')} is complete: {build_dir}",
         f"  graph:      {build_dir / 'graph' / 'graph.bp'}  "
-        f"(vertices: {graph.get('n_vertices', '?')}, edges: {graph.get('n_edges', '?')})",
+        f"(vertices: {graph.get('vertices', '?')}, edges: {graph.get('edges', '?')})",
         f"  tables:     {build_dir / 'tables'}/*.parquet, {build_dir / 'graph'}/vertices.parquet, edges.parquet",
         f"  distances:  {build_dir / 'distances.bp'}  (solve: {solve.get('total_seconds', '?')} s)",
         f"  record:     {build_dir / 'build.json'}",
