@@ -13,7 +13,8 @@ SECONDS=0
 
 # --- 1. Debian packages ---------------------------------------------------------------
 DEB_PACKAGES=(openmpi-bin libopenmpi-dev build-essential cmake ninja-build pkg-config
-              libgtest-dev default-jdk-headless maven python3-venv wrk)
+              libgtest-dev default-jdk-headless maven python3-venv wrk
+              slurm-wlm munge)
 missing=()
 for pkg in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -28,7 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   step "Debian packages: ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
   step "Debian packages: all present"
 fi

@@ -14,8 +14,10 @@ rule solve:
         LOGS / BUILD / "solve.benchmark.tsv"
     threads: config["solver"]["ranks"] * config["solver"]["threads"]
     resources:
-        mpi="mpirun",
+        # The Slurm executor runs this as one MPI job (one task per rank); locally,
+        # pipeline/solve.py launches mpirun itself.
         tasks=config["solver"]["ranks"],
+        cpus_per_task=config["solver"]["threads"],
     shell:
         "litpath solve --input {input.graph} --output {output.distances} "
         "--config {input.config} --summary {output.summary} > {log} 2>&1"
