@@ -75,8 +75,9 @@ def _register_area_commands() -> None:
     from pipeline.graph.commands import build_graph_command
     from pipeline.ingest.commands import ingest, merge, synth
     from pipeline.store.commands import load_mongo_command
+    from services.api.commands import serve
 
-    for command in (ingest, merge, synth, build_graph_command, load_mongo_command):
+    for command in (ingest, merge, synth, build_graph_command, load_mongo_command, serve):
         cli.add_command(command)
 
 

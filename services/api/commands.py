@@ -1,0 +1,52 @@
+"""``litpath serve``: run the path service under uvicorn (127.0.0.1 unless told otherwise)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.option("--host", default=None, help="Bind address (default LITPATH_HOST or 127.0.0.1)")
+@click.option("--port", default=None, type=int, help="Port (default LITPATH_PORT or 8000)")
+@click.option(
+    "--results-dir", default=None, type=click.Path(file_okay=False), help="Folder with builds/ and latest"
+)
+@click.option("--build", "build_id", default=None, help="Build id to serve (default: latest complete build)")
+@click.option(
+    "--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="uvicorn worker processes"
+)
+@click.option(
+    "--log-level", default="info", show_default=True, type=click.Choice(["debug", "info", "warning", "error"])
+)
+def serve(host, port, results_dir, build_id, workers, log_level) -> None:
+    """Serve shortest literature paths over HTTP (/v1, OpenAPI at /docs)."""
+    import os
+
+    import uvicorn
+
+    from services.api.settings import get_settings
+
+    # Command-line values go through the same settings class (and its validation) as the environment.
+    for name, value in (("RESULTS_DIR", results_dir), ("BUILD", build_id), ("HOST", host), ("PORT", port)):
+        if value is not None:
+            os.environ[f"LITPATH_{name}"] = str(value)
+    get_settings.cache_clear()
+    try:
+        settings = get_settings()
+    except Exception as exc:  # pydantic ValidationError: name the bad setting
+        raise click.BadParameter(str(exc)) from exc
+    if settings.host not in {"127.0.0.1", "localhost", "::1"}:
+        click.echo(f"litpath serve: binding to {settings.host}, reachable beyond this machine", err=True)
+    uvicorn.run(
+        "services.api.main:create_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=workers,
+        log_level=log_level,
+        timeout_graceful_shutdown=5,
+    )
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,95 @@
+"""Domain errors and the one JSON error shape: ``{"error": {"code", "message", "detail"}}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("litpath.api")
+
+
+class ApiError(Exception):
+    """An error with an HTTP status, a stable machine code and a human message."""
+
+    status = 500
+    code = "internal_error"
+
+    def __init__(self, message: str, detail: Any = None):
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+
+class UnknownKey(ApiError):
+    status, code = 404, "unknown_key"
+
+    def __init__(self, key: str, what: str = "concept or document"):
+        super().__init__(f"unknown {what} {key!r} in this build", {"key": key})
+
+
+class InvalidRequest(ApiError):
+    status, code = 422, "invalid_request"
+
+
+class BuildUnavailable(ApiError):
+    """No build loaded, or one whose distances do not belong to its graph (stale)."""
+
+    status, code = 503, "build_unavailable"
+
+
+class PathInconsistent(ApiError):
+    """The distances and the graph disagree for this pair: never return a wrong path."""
+
+    status, code = 503, "distances_inconsistent"
+
+
+class Unauthorized(ApiError):
+    status, code = 401, "unauthorized"
+
+
+class RequestTimeout(ApiError):
+    status, code = 504, "timeout"
+
+
+def error_body(code: str, message: str, detail: Any = None) -> dict:
+    return {"error": {"code": code, "message": message, "detail": jsonable_encoder(detail)}}
+
+
+def error_response(status: int, code: str, message: str, detail: Any = None, headers=None) -> JSONResponse:
+    return JSONResponse(error_body(code, message, detail), status_code=status, headers=headers)
+
+
+def register_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "X-API-Key"} if exc.status == 401 else None
+        return error_response(exc.status, exc.code, exc.message, exc.detail, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            {
+                "field": ".".join(str(p) for p in err.get("loc", ())),
+                "message": err.get("msg"),
+                "type": err.get("type"),
+            }
+            for err in exc.errors()
+        ]
+        fields = ", ".join(p["field"] for p in problems)
+        return error_response(422, "invalid_request", f"malformed request: {fields}", problems)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return error_response(exc.status_code, code, str(exc.detail), None, getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal_error", "internal error; see the service log", None)

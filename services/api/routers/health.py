@@ -1,0 +1,73 @@
+"""Liveness (``/v1/health``) and readiness (``/v1/ready``)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+
+from services.api.deps import SettingsDep, StateDep, require_api_key, run_bounded
+from services.api.errors import ApiError
+from services.api.models import ErrorOut, HealthOut, ReadyOut
+from services.api.state import ServiceState
+
+router = APIRouter(prefix="/v1", tags=["health"])
+
+
+class NotReady(ApiError):
+    status, code = 503, "not_ready"
+
+
+@router.get("/health", response_model=HealthOut)
+async def health() -> dict:
+    """The process is up (no dependency is checked)."""
+    from services.api.main import API_VERSION
+
+    return {"status": "ok", "version": API_VERSION}
+
+
+def readiness(state: ServiceState) -> dict:
+    checks: dict[str, dict] = {}
+    build = state.build
+    if build is None:
+        checks["build"] = {"ok": False, "message": f"no build loaded: {state.load_error}"}
+    else:
+        checks["build"] = {
+            "ok": True,
+            "message": f"build {build.build_id}: {build.n} vertices, {build.adjacency.nnz // 2} edges",
+        }
+        checks["graph_digest"] = (
+            {"ok": False, "message": build.stale_reason}
+            if build.stale_reason
+            else {"ok": True, "message": f"distances.bp matches graph ({str(build.graph_digest)[:12]}...)"}
+        )
+    if state.mongo is not None:
+        try:
+            state.mongo.admin.command("ping")
+            checks["mongo"] = {"ok": True, "message": "reachable"}
+        except Exception as exc:  # noqa: BLE001
+            checks["mongo"] = {"ok": False, "message": f"unreachable: {type(exc).__name__}"}
+    if state.neo4j is not None:
+        try:
+            state.neo4j.verify_connectivity()
+            checks["neo4j"] = {"ok": True, "message": "reachable"}
+        except Exception as exc:  # noqa: BLE001
+            checks["neo4j"] = {"ok": False, "message": f"unreachable: {type(exc).__name__}"}
+    return {
+        "ready": all(c["ok"] for c in checks.values()),
+        "build_id": None if build is None else build.build_id,
+        "checks": checks,
+    }
+
+
+@router.get(
+    "/ready",
+    response_model=ReadyOut,
+    responses={503: {"model": ErrorOut}},
+    dependencies=[Depends(require_api_key)],  # its reasons name the build; health stays open
+)
+async def ready(state: StateDep, settings: SettingsDep) -> dict:
+    """200 when the build is loaded, its distances match its graph and the databases answer."""
+    report = await run_bounded(settings, readiness, state)
+    if not report["ready"]:
+        failed = "; ".join(f"{name}: {c['message']}" for name, c in report["checks"].items() if not c["ok"])
+        raise NotReady(f"not ready: {failed}", report)
+    return report

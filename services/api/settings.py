@@ -1,0 +1,54 @@
+"""Service settings: environment variables ``LITPATH_*`` (or a ``.env`` file), read once."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+BUILD_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+class Settings(BaseSettings):
+    """What the service serves and its limits. Nothing here is ever taken from a request."""
+
+    model_config = SettingsConfigDict(env_prefix="LITPATH_", env_file=None, extra="ignore")
+
+    results_dir: Path = Field(Path("results"), description="Folder holding builds/<build_id>/ and latest")
+    build: str = Field("latest", description="Build id to serve, or 'latest' (the latest complete build)")
+    mongo_uri: SecretStr | None = Field(None, description="MongoDB URI of the evidence store; off when unset")
+    mongo_database: str = Field("litpath", description="MongoDB database name")
+    neo4j_uri: SecretStr | None = Field(None, description="Neo4j Bolt URI; checked by /v1/ready when set")
+    neo4j_user: str = Field("neo4j", description="Neo4j user (used only with a password)")
+    neo4j_password: SecretStr | None = Field(None, description="Neo4j password; no auth when unset")
+    api_key: SecretStr | None = Field(None, description="When set, /v1 requests need header X-API-Key")
+    batch_cap: int = Field(100, ge=1, le=10_000, description="Most pairs in one POST /v1/paths")
+    page_cap: int = Field(
+        100, ge=1, le=10_000, description="Largest limit= (concept search) and k= (neighbours)"
+    )
+    request_timeout_s: float = Field(10.0, gt=0, description="Per-request compute deadline, seconds")
+    db_timeout_ms: int = Field(2000, ge=50, description="Database connect/select/socket timeout, ms")
+    rtol: float = Field(1e-5, ge=0, description="Relative float32 tolerance of the path walk")
+    atol: float = Field(1e-6, ge=0, description="Absolute tolerance of the path walk")
+    host: str = Field("127.0.0.1", description="Bind address of `litpath serve`")
+    port: int = Field(8000, ge=1, le=65535, description="Port of `litpath serve`")
+
+    @field_validator("api_key", "mongo_uri", "neo4j_uri", "neo4j_password", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value):
+        return None if value == "" else value
+
+    @field_validator("build")
+    @classmethod
+    def _build_is_a_name(cls, value: str) -> str:
+        if not BUILD_ID.match(value) or value in {".", ".."}:
+            raise ValueError("build must be a build id (letters, digits, '.', '_', '-') or 'latest'")
+        return value
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

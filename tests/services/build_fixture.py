@@ -1,0 +1,154 @@
+"""A small build folder in the pipeline's layout, with distances from scipy instead of the solver.
+
+Used by the path-service tests and ``bench/path_service.py`` until the real pipeline +
+solver build is wired in. The layout is the contract of DESIGN section 4:
+
+    <results>/builds/<build_id>/graph/{vertices,edges}.parquet, graph/graph.bp,
+    distances.bp, tables/concepts.parquet, build.json;  <results>/latest -> builds/<build_id>
+
+The graph is random but deterministic for a seed: concepts ``C0000000``..., abstracts
+``PMID:...`` and ``CORD:...``, all three edge kinds, a few zero-cost (weight 1) edges and
+some isolated vertices (unreachable pairs). The distances are scipy's Dijkstra in float64
+rounded to float32, written with the same tiled ADIOS2 writer the solver's layout uses.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.graph.csr import graph_digest, kind_codes
+from pipeline.paths import Adjacency, adjacency_from_edges
+from pipeline.store.adios import write_distances_bp, write_graph_bp
+from pipeline.tables import CONCEPTS, EDGE_KINDS, EDGES, VERTICES
+
+WORDS = (
+    "interleukin receptor kinase protein coronavirus infection syndrome respiratory acute "
+    "inflammation cytokine lymphocyte antibody vaccine hepatic renal cardiac tumor growth factor "
+    "insulin glucose diabetes neuron synapse dopamine serotonin"
+).split()
+
+
+@dataclass
+class FixtureBuild:
+    results_dir: Path
+    build_dir: Path
+    build_id: str
+    keys: list[str]
+    names: list[str]
+    n_concepts: int
+    adjacency: Adjacency
+    digest: str
+    edges: pa.Table
+
+
+def random_graph(n_concepts: int, n_abstracts: int, seed: int = 7, degree: float = 4.0, isolated: int = 3):
+    """(keys, names, src, dst, kind, weight) of a random literature-like graph, src < dst."""
+    rng = np.random.default_rng(seed)
+    n = n_concepts + n_abstracts
+    concept_keys = [f"C{i:07d}" for i in range(n_concepts)]
+    abstract_keys = sorted(
+        [f"PMID:{1000 + i}" for i in range(n_abstracts - n_abstracts // 4)]
+        + [f"CORD:ab{i:06x}" for i in range(n_abstracts // 4)]
+    )
+    keys = concept_keys + abstract_keys
+    names = [" ".join(rng.choice(WORDS, size=2)) + f" {i}" for i in range(n_concepts)]
+    names += [f"Title of {k}" for k in abstract_keys]
+    live = np.arange(n - isolated) if isolated else np.arange(n)  # the last `isolated` vertices have no edge
+    m = int(degree * len(live) / 2)
+    a = rng.choice(live, size=m)
+    b = rng.choice(live, size=m)
+    src, dst = np.minimum(a, b), np.maximum(a, b)
+    keep = src != dst
+    pairs = np.unique(np.stack([src[keep], dst[keep]], axis=1), axis=0)
+    src, dst = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    is_concept = np.arange(n) < n_concepts
+    kind = np.where(
+        is_concept[src] & is_concept[dst],
+        EDGE_KINDS[0],
+        np.where(is_concept[src] | is_concept[dst], EDGE_KINDS[1], EDGE_KINDS[2]),
+    )
+    weight = rng.uniform(0.01, 1.0, size=len(src))
+    weight[rng.random(len(src)) < 0.03] = 1.0  # zero-cost edges
+    return keys, names, src, dst, kind, weight
+
+
+def make_build(
+    results_dir: Path | str,
+    n_concepts: int = 60,
+    n_abstracts: int = 40,
+    seed: int = 7,
+    degree: float = 4.0,
+    isolated: int = 3,
+    build_id: str = "fixture00001",
+    block_size: int = 256,
+    stale: bool = False,
+) -> FixtureBuild:
+    """Write a complete build folder; ``stale=True`` gives distances.bp a different graph digest."""
+    from scipy.sparse.csgraph import dijkstra
+
+    results_dir = Path(results_dir)
+    build_dir = results_dir / "builds" / build_id
+    (build_dir / "graph").mkdir(parents=True, exist_ok=True)
+    (build_dir / "tables").mkdir(parents=True, exist_ok=True)
+    keys, names, src, dst, kind, weight = random_graph(n_concepts, n_abstracts, seed, degree, isolated)
+    n = len(keys)
+    cost = (-np.log(weight)).astype(np.float32)
+    cost[weight == 1.0] = 0.0
+
+    vertices = pa.table(
+        {
+            "vid": pa.array(np.arange(n), pa.int64()),
+            "kind": ["concept"] * n_concepts + ["abstract"] * n_abstracts,
+            "key": keys,
+            "name": names,
+        },
+        schema=VERTICES,
+    )
+    edges = pa.table(
+        {"src": src, "dst": dst, "kind": kind.tolist(), "weight": weight, "cost": cost}, schema=EDGES
+    )
+    pq.write_table(vertices, build_dir / "graph" / "vertices.parquet")
+    pq.write_table(edges, build_dir / "graph" / "edges.parquet")
+    semtypes = [["gngm", "aapp"] if i % 3 == 0 else ["dsyn"] for i in range(n_concepts)]
+    concepts = pa.table(
+        {"cui": keys[:n_concepts], "name": names[:n_concepts], "semtypes": semtypes}, schema=CONCEPTS
+    )
+    pq.write_table(concepts, build_dir / "tables" / "concepts.parquet")
+
+    digest = graph_digest(keys, src, dst, kind_codes(kind.tolist()), cost)
+    adjacency = adjacency_from_edges(n, src, dst, cost, weight)
+    write_graph_bp(
+        build_dir / "graph" / "graph.bp",
+        n,
+        adjacency.row_ptr,
+        adjacency.col_idx,
+        adjacency.cost,
+        {"graph_digest": digest, "weight_scheme": "fixture", "edge_kinds": list(EDGE_KINDS)},
+    )
+    # float32 distances as the solver would produce them (float64 Dijkstra, rounded once).
+    distance = dijkstra(adjacency.to_scipy(), directed=True).astype(np.float32)
+    write_distances_bp(
+        build_dir / "distances.bp",
+        distance,
+        {
+            "graph_digest": ("0" * 64) if stale else digest,
+            "process_grid": "1x1",
+            "algorithm": "scipy-dijkstra (test fixture)",
+            "solver_version": "fixture",
+        },
+        block_size=block_size,
+    )
+    (build_dir / "build.json").write_text(
+        json.dumps({"build_id": build_id, "graph": {"n_vertices": n}}) + "\n"
+    )
+    latest = results_dir / "latest"
+    if latest.is_symlink() or latest.exists():
+        latest.unlink()
+    latest.symlink_to(Path("builds") / build_id)
+    return FixtureBuild(results_dir, build_dir, build_id, keys, names, n_concepts, adjacency, digest, edges)

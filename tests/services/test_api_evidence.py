@@ -1,0 +1,95 @@
+"""Supporting documents of path hops from the real MongoDB-wire server (fixture ``mongo_uri``)."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+from build_fixture import make_build
+from fastapi.testclient import TestClient
+from pymongo import MongoClient
+
+from services.api.main import create_app
+from services.api.settings import Settings
+
+pytestmark = pytest.mark.servers
+
+
+@pytest.fixture(scope="module")
+def fixture_build(tmp_path_factory):
+    return make_build(tmp_path_factory.mktemp("results"), n_concepts=60, n_abstracts=30, seed=5)
+
+
+@pytest.fixture(scope="module")
+def evidence_db(mongo_uri, fixture_build):
+    """Evidence for every concept-concept edge of the build except every third one, in the store's layout."""
+    database = f"test_api_{uuid.uuid4().hex[:8]}"
+    client = MongoClient(mongo_uri)
+    edges = fixture_build.edges.to_pandas()
+    keys, build_id = fixture_build.keys, fixture_build.build_id
+    stored = {}
+    docs = []
+    for i, row in enumerate(edges[edges["kind"] == "concept_concept"].itertuples()):
+        if i % 3 == 2:
+            continue  # no evidence document for this pair: documents must come back empty
+        a, b = sorted((keys[row.src], keys[row.dst]))
+        documents = [f"PMID:{900000 + i}", f"PMID:{800000 + i}"]
+        stored[(a, b)] = documents
+        docs.append(
+            {
+                "_id": f"{build_id}:{a}|{b}",
+                "build": build_id,
+                "cui_a": a,
+                "cui_b": b,
+                "documents": documents,
+                "sentence_ids": [i],
+                "n_predications": 2,
+            }  # fmt: skip
+        )
+    # Another build's evidence for the same pairs must never be returned.
+    docs += [{**d, "_id": "otherbuild" + d["_id"][len(build_id) :], "documents": ["PMID:1"]} for d in docs]
+    client[database].evidence.insert_many(docs)
+    yield database, stored
+    client.drop_database(database)
+    client.close()
+
+
+def test_path_evidence_from_mongo(mongo_uri, evidence_db, fixture_build):
+    database, stored = evidence_db
+    settings = Settings(results_dir=fixture_build.results_dir, mongo_uri=mongo_uri, mongo_database=database)
+    keys = fixture_build.keys
+    checked = 0
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/v1/ready").json()["checks"]["mongo"]["ok"] is True
+        rng = np.random.default_rng(4)
+        for s, t in rng.integers(0, fixture_build.n_concepts, size=(40, 2)):
+            body = client.get("/v1/path", params={"source": keys[s], "target": keys[t]}).json()
+            for hop in body["hops"]:
+                if hop["edge_kind"] != "concept_concept":
+                    continue
+                pair = tuple(sorted((hop["from"], hop["to"])))
+                assert hop["documents"] == stored.get(pair, [])
+                assert hop["n_predications"] == (2 if pair in stored else 0)
+                checked += 1
+    assert checked > 10
+
+
+def test_path_evidence_off_by_query(mongo_uri, evidence_db, fixture_build):
+    database, _ = evidence_db
+    settings = Settings(results_dir=fixture_build.results_dir, mongo_uri=mongo_uri, mongo_database=database)
+    with TestClient(create_app(settings)) as client:
+        for t in range(1, 20):
+            body = client.get(
+                "/v1/path", params={"source": "C0000000", "target": fixture_build.keys[t], "evidence": False}
+            ).json()
+            assert all(h["documents"] is None for h in body["hops"] if h["edge_kind"] == "concept_concept")
+
+
+def test_ready_ok_with_databases(mongo_uri, neo4j_uri, fixture_build):
+    settings = Settings(results_dir=fixture_build.results_dir, mongo_uri=mongo_uri, neo4j_uri=neo4j_uri)
+    with TestClient(create_app(settings)) as client:
+        response = client.get("/v1/ready")
+        assert response.status_code == 200, response.text
+        checks = response.json()["checks"]
+        assert checks["mongo"]["ok"] and checks["neo4j"]["ok"]

@@ -1,0 +1,150 @@
+"""The path service as a real uvicorn process on loopback, started by `serve` (litpath serve)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+from build_fixture import make_build
+from scipy.sparse.csgraph import dijkstra
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def fixture_build(tmp_path_factory):
+    return make_build(tmp_path_factory.mktemp("results"), n_concepts=80, n_abstracts=60, seed=3)
+
+
+@pytest.fixture(scope="module")
+def server(fixture_build, tmp_path_factory):
+    """``python -m services.api.commands`` (the `litpath serve` command) on a free loopback port."""
+    port = _free_port()
+    env = dict(os.environ, LITPATH_BATCH_CAP="5", LITPATH_API_KEY="k3y")
+    log = (tmp_path_factory.mktemp("log") / "serve.log").open("w")
+    cmd = [sys.executable, "-m", "services.api.commands", "--port", str(port),
+           "--results-dir", str(fixture_build.results_dir), "--log-level", "warning"]  # fmt: skip
+    process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{base}/v1/health", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"server did not start: {Path(log.name).read_text()[-2000:]}")
+        time.sleep(0.2)
+    yield base, process
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def http(server):
+    base, _ = server
+    with httpx.Client(base_url=base, headers={"X-API-Key": "k3y"}, timeout=10) as client:
+        yield client
+
+
+def test_serve_binds_loopback_only(server):
+    base, process = server
+    assert base.startswith("http://127.0.0.1:") and process.poll() is None
+    out = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout
+    port = base.rsplit(":", 1)[1]
+    listening = [line for line in out.splitlines() if f":{port} " in line]
+    assert listening and all("127.0.0.1:" in line for line in listening)
+
+
+def test_health_ok_over_http(server):
+    base, _ = server
+    response = httpx.get(f"{base}/v1/health")  # no key needed
+    assert response.status_code == 200 and response.json()["status"] == "ok"
+
+
+def test_ready_ok_over_http(http, fixture_build):
+    response = http.get("/v1/ready")
+    assert response.status_code == 200 and response.json()["build_id"] == fixture_build.build_id
+
+
+def test_ready_without_key_401_over_http(server):
+    base, _ = server
+    response = httpx.get(f"{base}/v1/ready")
+    assert response.status_code == 401 and response.json()["error"]["code"] == "unauthorized"
+
+
+def test_concepts_ok_over_http(http):
+    assert http.get("/v1/concepts", params={"q": "C0000010"}).json()["items"][0]["cui"] == "C0000010"
+    assert http.get("/v1/concepts/C0000010").status_code == 200
+    assert http.get("/v1/concepts/C0999999").json()["error"]["code"] == "unknown_key"
+
+
+def test_distance_ok_over_http(http):
+    response = http.get("/v1/distance", params={"source": "C0000001", "target": "C0000002"})
+    assert response.status_code == 200 and "reachable" in response.json()
+    assert http.get("/v1/distance", params={"source": "C0000001", "target": "nope"}).status_code == 422
+
+
+def test_path_unknown_404_over_http(http):
+    response = http.get("/v1/path", params={"source": "C0000001", "target": "PMID:42"})
+    assert response.status_code == 404 and "PMID:42" in response.json()["error"]["message"]
+
+
+def test_paths_over_cap_422_over_http(http):
+    pairs = [{"source": "C0000001", "target": "C0000002"}] * 6
+    response = http.post("/v1/paths", json={"pairs": pairs})
+    assert response.status_code == 422 and response.json()["error"]["detail"] == {"batch_cap": 5}
+
+
+def test_neighbors_ok_over_http(http):
+    response = http.get("/v1/neighbors/C0000001", params={"k": 4})
+    assert response.status_code == 200 and len(response.json()["neighbors"]) <= 4
+
+
+def test_path_concurrent_random_pairs_valid_over_http(server, fixture_build):
+    """200 concurrent requests: each path is a graph path whose cost equals scipy's distance."""
+    base, _ = server
+    keys, adjacency = fixture_build.keys, fixture_build.adjacency
+    reference = dijkstra(adjacency.to_scipy(), directed=True)
+    rng = np.random.default_rng(9)
+    pairs = rng.integers(0, len(keys), size=(200, 2))
+
+    async def fetch_all():
+        limits = httpx.Limits(max_connections=16)
+        async with httpx.AsyncClient(
+            base_url=base, headers={"X-API-Key": "k3y"}, limits=limits, timeout=30
+        ) as client:
+            return await asyncio.gather(
+                *(client.get("/v1/path", params={"source": keys[s], "target": keys[t]}) for s, t in pairs)
+            )
+
+    responses = asyncio.run(fetch_all())
+    for (s, t), response in zip(pairs, responses, strict=True):
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["reachable"] == bool(np.isfinite(reference[s, t]))
+        if body["reachable"]:
+            path = [v["vid"] for v in body["vertices"]]
+            assert path[0] == s and path[-1] == t
+            total = sum(adjacency.edge_cost(u, v) for u, v in zip(path, path[1:], strict=False))
+            assert total == pytest.approx(reference[s, t], rel=1e-5, abs=1e-6)
