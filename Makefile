@@ -24,7 +24,7 @@ run: setup servers-start
 test: setup test-solver test-python
 
 test-solver:
-	@cd solver/build && ctest --output-on-failure -j2
+	@cd solver/build && ctest -LE gpu --output-on-failure -j2
 
 test-python:
 	@$(VENV)/pytest -q -ra

@@ -2,8 +2,8 @@
 (srun --mpi=pmix and mpirun inside an allocation), the checks before submitting fail clearly, and
 a Snakefile runs through config/profiles/slurm.
 
-The ``slurm_cluster`` fixture is session-scoped and importable by other test modules
-(``from tests.services.test_slurm import slurm_cluster``); it skips only where Slurm is not
+The ``slurm_cluster`` fixture (tests/conftest.py) is session-scoped and shared with other test
+modules; it skips only where Slurm is not
 installed, and stops the cluster (restoring /etc/slurm/slurm.conf) when the session ends.
 """
 
@@ -17,7 +17,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,19 +62,6 @@ def _require_slurm() -> None:
         pytest.skip(
             f"Slurm is not installed ({', '.join(missing)} missing): apt-get install -y slurm-wlm munge"
         )
-
-
-@pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
-    """A running local Slurm cluster: node ``localhost``, partition ``debug``, this machine's CPUs."""
-    _require_slurm()
-    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"))
-    cluster.start(timeout=60)
-    print(f"\n[slurm] local cluster up in {cluster.startup_seconds:.2f} s ({cluster.state_dir})")
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,690 @@
+"""Local MongoDB-wire and Neo4j servers for runs and tests, on 127.0.0.1.
+
+Two small Java launchers live next to this file as Maven projects:
+
+- ``mongo/``: mongo-java-server with its H2 (MVStore) backend, data in one file;
+- ``neo4j/``: Neo4j Community embedded, Bolt only, data in a directory.
+
+``build_jars()`` builds them once per source version into
+``${LITPATH_CACHE:-~/.cache/litpath}/jars/<name>-<digest>/`` (outside the checkout, so a fresh
+clone on the same machine reuses them). ``MongoServer`` and ``Neo4jServer`` start a launcher,
+wait until it answers a real query, and stop it by PID. Each server keeps its state in its data
+directory: ``<name>.log`` (launcher output), ``<name>.pid`` and ``<name>.json`` (port, URI).
+
+Command line (used by ``make run``)::
+
+    python -m services.local.servers build
+    python -m services.local.servers start mongo|neo4j [--data-dir D] [--port P]
+    python -m services.local.servers stop mongo|neo4j [--data-dir D]
+    python -m services.local.servers status
+    python -m services.local.servers prune     # drop cached launchers of older source versions
+
+Defaults: state under ``<repo>/.local-servers/<name>``, ports 27018 (mongo) and 7688 (neo4j),
+overridable with ``LITPATH_MONGO_PORT`` / ``LITPATH_NEO4J_PORT``. Neo4j runs without auth unless
+``LITPATH_NEO4J_PASSWORD`` is set (user ``neo4j``); the password never goes on a command line or
+into a log. Extra JVM options: ``LITPATH_MONGO_JAVA_OPTS`` / ``LITPATH_NEO4J_JAVA_OPTS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar
+
+import psutil
+
+LOCAL_DIR = Path(__file__).resolve().parent
+REPO_ROOT = LOCAL_DIR.parents[1]
+DEFAULT_STATE_ROOT = REPO_ROOT / ".local-servers"
+LOOPBACK = "127.0.0.1"
+
+# Launcher output that says the server accepts connections (printed once, after binding).
+READY_MARKER = "READY litpath-"
+LOG_TAIL_LINES = 25
+
+
+class ServerError(RuntimeError):
+    """A local server could not be built, started or stopped; the message says why."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the launchers
+
+
+def cache_root() -> Path:
+    """Where built launchers are kept: ``${LITPATH_CACHE:-~/.cache/litpath}/jars``."""
+    return Path(os.environ.get("LITPATH_CACHE", "~/.cache/litpath")).expanduser() / "jars"
+
+
+def source_digest(project_dir: Path) -> str:
+    """sha256 over pom.xml and every file under src/ (relative names and contents)."""
+    digest = hashlib.sha256()
+    files = [project_dir / "pom.xml", *sorted(p for p in (project_dir / "src").rglob("*") if p.is_file())]
+    for path in files:
+        digest.update(path.relative_to(project_dir).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _launcher_dir(name: str) -> Path:
+    project_dir = LOCAL_DIR / name
+    return cache_root() / f"{name}-{source_digest(project_dir)[:16]}"
+
+
+def _jar_name(name: str) -> str:
+    return f"litpath-{name}.jar"
+
+
+@contextlib.contextmanager
+def _exclusive_lock(path: Path) -> Iterator[None]:
+    """Serialises builds of one launcher across processes (e.g. parallel test sessions)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build_jar(name: str) -> Path:
+    """Return the launcher jar for ``name`` ("mongo" or "neo4j"), building it if needed.
+
+    The build runs Maven in a scratch copy of the project under the cache, then moves the jar
+    and its ``lib/`` into place with one rename, so a cache folder is always complete.
+    """
+    if name not in SERVER_KINDS:
+        raise ServerError(f"unknown server {name!r}; expected one of {sorted(SERVER_KINDS)}")
+    target = _launcher_dir(name)
+    jar = target / _jar_name(name)
+    if jar.is_file():
+        return jar
+    with _exclusive_lock(cache_root() / f".{name}.lock"):
+        if jar.is_file():  # another process built it while we waited
+            return jar
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise ServerError("Maven ('mvn') is not on PATH; it is needed once to build the local servers")
+        log_path = target.with_name(target.name + ".build.log")
+        print(f"[local-servers] building {name} launcher with Maven (log: {log_path}) ...", flush=True)
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix=f".{name}-build-", dir=cache_root()) as scratch:
+            project = Path(scratch) / name
+            shutil.copytree(LOCAL_DIR / name, project, ignore=shutil.ignore_patterns("target"))
+            with open(log_path, "w") as log:
+                result = subprocess.run(
+                    [mvn, "-B", "-ntp", "package"],
+                    cwd=project,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    check=False,
+                )
+            if result.returncode != 0:
+                raise ServerError(
+                    f"building the {name} launcher failed (mvn exit {result.returncode}); "
+                    f"see {log_path}:\n{_tail(log_path)}"
+                )
+            staged = Path(scratch) / "out"
+            staged.mkdir()
+            shutil.copy2(project / "target" / _jar_name(name), staged / _jar_name(name))
+            shutil.copytree(project / "target" / "lib", staged / "lib")
+            staged.rename(target)
+        if SERVER_KINDS[name].uses_class_data_archive:
+            _dump_class_data_archive(name, jar)
+        print(
+            f"[local-servers] built {name} launcher in {time.monotonic() - started:.1f} s: {jar}", flush=True
+        )
+    return jar
+
+
+def _dump_class_data_archive(name: str, jar: Path) -> None:
+    """Start the server once from its final jar location and let the JVM archive the classes it
+    loaded (-XX:ArchiveClassesAtExit). Later starts map that archive instead of parsing and
+    verifying thousands of classes: Neo4j's start-up CPU time drops by about a third. The archive
+    is tied to the jar paths and the JVM build; with another JVM it is ignored, never fatal.
+    A failure here only costs speed, so it is reported and the build goes on."""
+    archive = class_data_archive(jar)
+    partial = archive.with_suffix(".jsa.partial")
+    print(f"[local-servers] recording a class-data archive for {name} (one start and stop) ...", flush=True)
+    with tempfile.TemporaryDirectory(prefix=".cds-", dir=jar.parent) as scratch:
+        server = SERVER_KINDS[name](Path(scratch) / "server")
+        options = [*server.java_options(jar), f"-XX:ArchiveClassesAtExit={partial}"]
+        try:
+            server._launch(jar, options, timeout=300)
+            server.stop(grace=180)  # the JVM writes the archive as it exits
+        except ServerError as error:
+            server.stop(grace=5)
+            print(f"[local-servers] warning: no class-data archive for {name}: {error}", flush=True)
+    if partial.is_file() and not server.last_stop_forced:
+        partial.rename(archive)
+    else:
+        partial.unlink(missing_ok=True)  # a killed JVM may have left half an archive
+
+
+def prune_cache() -> list[Path]:
+    """Delete cached launchers of older source versions that no running process uses."""
+    current = {_launcher_dir(name).name for name in SERVER_KINDS}
+    in_use: set[str] = set()
+    for process in psutil.process_iter(["cmdline"]):
+        in_use.update(arg for arg in process.info["cmdline"] or () if str(cache_root()) in arg)
+    removed: list[Path] = []
+    for folder in sorted(cache_root().glob("*-*")):
+        if folder.name.startswith("."):  # locks and the scratch folders of builds in progress
+            continue
+        stale = folder.name.removesuffix(".build.log") not in current
+        if not stale or any(str(folder) in arg for arg in in_use):
+            continue
+        if folder.is_dir():
+            shutil.rmtree(folder)
+        else:
+            folder.unlink()
+        removed.append(folder)
+    return removed
+
+
+def build_jars() -> dict[str, Path]:
+    """Build (or find in the cache) both launchers; returns {name: jar path}."""
+    return {name: build_jar(name) for name in SERVER_KINDS}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a server
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((LOOPBACK, 0))
+        return int(probe.getsockname()[1])
+
+
+def port_open(port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join("    " + line for line in text.splitlines()[-lines:])
+
+
+def _java() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if java is None:
+        raise ServerError("Java ('java') is not on PATH; the local servers need Java 17 or newer")
+    return java
+
+
+def class_data_archive(jar: Path) -> Path:
+    """Where the JVM class-data (AppCDS) archive for ``jar`` lives (it may not exist)."""
+    return jar.parent / "classes.jsa"
+
+
+class LocalServer:
+    """One launcher process with its state in ``data_dir``; see MongoServer and Neo4jServer."""
+
+    name: ClassVar[str]
+    default_port: ClassVar[int]
+    port_env: ClassVar[str]
+    default_java_opts: ClassVar[tuple[str, ...]]
+    uses_class_data_archive: ClassVar[bool] = False
+
+    def __init__(self, data_dir: str | os.PathLike[str], port: int | None = None) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.port = port
+        self._process: subprocess.Popen[bytes] | None = None
+        self.last_stop_forced = False  # True when the last stop needed SIGKILL
+
+    # -- state files -----------------------------------------------------------------------
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / f"{self.name}.log"
+
+    @property
+    def pid_path(self) -> Path:
+        return self.data_dir / f"{self.name}.pid"
+
+    @property
+    def state_path(self) -> Path:
+        return self.data_dir / f"{self.name}.json"
+
+    @property
+    def uri(self) -> str:
+        if self.port is None:
+            raise ServerError(f"{self.name} server has no port yet; start it first")
+        return self._uri_for(self.port)
+
+    @property
+    def pid(self) -> int | None:
+        """PID of this server's launcher if it is running, else None (stale PID files ignored)."""
+        if self._process is not None and self._process.poll() is None:
+            return self._process.pid
+        try:
+            pid = int(self.pid_path.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if self._is_our_launcher(pid) else None
+
+    def running(self) -> bool:
+        return self.pid is not None
+
+    def _is_our_launcher(self, pid: int) -> bool:
+        """True when ``pid`` is alive and is a java process running this server's jar (PID reuse)."""
+        try:
+            process = psutil.Process(pid)
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return False
+            return any(arg.endswith(_jar_name(self.name)) for arg in process.cmdline())
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            return False
+
+    def recorded_port(self) -> int | None:
+        """The port written by the last start, if any."""
+        try:
+            return int(json.loads(self.state_path.read_text())["port"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    # -- subclass hooks --------------------------------------------------------------------
+    def _uri_for(self, port: int) -> str:
+        raise NotImplementedError
+
+    def _launcher_args(self, port: int) -> list[str]:
+        raise NotImplementedError
+
+    def _launcher_env(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def _answer_query(self, timeout: float) -> None:
+        """Raise unless the server answers a real query within ``timeout`` seconds."""
+        raise NotImplementedError
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def java_options(self, jar: Path) -> list[str]:
+        """JVM options: ``LITPATH_<NAME>_JAVA_OPTS`` if set, else the defaults, plus the class-data
+        archive built next to the jar (if any), which cuts the JVM's start-up work."""
+        extra = os.environ.get(f"LITPATH_{self.name.upper()}_JAVA_OPTS")
+        options = shlex.split(extra) if extra else list(self.default_java_opts)
+        archive = class_data_archive(jar)
+        if archive.is_file():
+            options.append(f"-XX:SharedArchiveFile={archive}")
+        return options
+
+    def start(self, timeout: float = 120.0) -> LocalServer:
+        """Launch the server and return once it answers a query; raise ServerError otherwise."""
+        jar = build_jar(self.name)
+        return self._launch(jar, self.java_options(jar), timeout)
+
+    def _launch(self, jar: Path, java_options: list[str], timeout: float) -> LocalServer:
+        if self.running():
+            raise ServerError(f"{self.name} server already running (pid {self.pid}) for {self.data_dir}")
+        port = self.port if self.port is not None else free_port()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        command = [_java(), *java_options, "-jar", str(jar), *self._launcher_args(port)]
+        started = time.monotonic()
+        with open(self.log_path, "ab") as log:
+            log_offset = log.tell()
+            header = f"=== {time.strftime('%Y-%m-%dT%H:%M:%S%z')} starting: {shlex.join(command)}\n"
+            log.write(header.encode())
+            log.flush()
+            self._process = subprocess.Popen(
+                command,
+                cwd=self.data_dir,
+                env=self._launcher_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # survives the CLI and its terminal's Ctrl-C
+            )
+        self.port = port
+        self.pid_path.write_text(f"{self._process.pid}\n")
+        self.state_path.write_text(
+            json.dumps({"pid": self._process.pid, "port": port, "uri": self.uri, "jar": str(jar)}, indent=2)
+            + "\n"
+        )
+        try:
+            self._wait_ready(log_offset, started + timeout)
+        except ServerError:
+            self._terminate(grace=5.0)
+            raise
+        return self
+
+    def _wait_ready(self, log_offset: int, deadline: float) -> None:
+        assert self._process is not None
+        last_error = "no answer yet"
+        while time.monotonic() < deadline:
+            exit_code = self._process.poll()
+            if exit_code is not None:
+                raise ServerError(
+                    f"{self.name} server exited with status {exit_code} while starting on port {self.port}; "
+                    f"last lines of {self.log_path}:\n{_tail(self.log_path)}"
+                )
+            # Our launcher's READY line first, so a foreign server on the port cannot pass for ours.
+            if self._launcher_said_ready(log_offset) and self.port is not None and port_open(self.port):
+                try:
+                    self._answer_query(timeout=max(1.0, min(10.0, deadline - time.monotonic())))
+                    return
+                except Exception as error:  # noqa: BLE001 - any failure means "not ready yet"
+                    last_error = f"{type(error).__name__}: {error}"
+            time.sleep(0.2)
+        raise ServerError(
+            f"{self.name} server did not become ready on port {self.port} ({last_error}); "
+            f"last lines of {self.log_path}:\n{_tail(self.log_path)}"
+        )
+
+    def _launcher_said_ready(self, log_offset: int) -> bool:
+        with open(self.log_path, "rb") as log:
+            log.seek(log_offset)
+            return READY_MARKER.encode() in log.read()
+
+    def stop(self, grace: float = 30.0) -> bool:
+        """Stop the server by PID: SIGTERM, then SIGKILL after ``grace`` seconds.
+
+        Returns True if a running server was stopped, False if none was running.
+        """
+        was_running = self.running()
+        self._terminate(grace)
+        return was_running
+
+    def _terminate(self, grace: float) -> None:
+        self.last_stop_forced = False
+        pid = self.pid
+        if pid is not None:
+            try:
+                process = psutil.Process(pid)
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=grace)
+                except psutil.TimeoutExpired:
+                    self.last_stop_forced = True
+                    process.kill()
+                    process.wait(timeout=10)
+            except psutil.NoSuchProcess:
+                pass
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=1)  # reap our child so no zombie keeps the PID
+            self._process = None
+        for path in (self.pid_path, self.state_path):
+            path.unlink(missing_ok=True)
+
+    def __enter__(self) -> LocalServer:
+        if not self.running():
+            self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(data_dir={str(self.data_dir)!r}, port={self.port})"
+
+
+class MongoServer(LocalServer):
+    """mongo-java-server (H2 backend, data in ``<data_dir>/mongo.mv.db``) on 127.0.0.1."""
+
+    name = "mongo"
+    default_port = 27018
+    port_env = "LITPATH_MONGO_PORT"
+    default_java_opts = ("-Xmx1g", "-XX:+ExitOnOutOfMemoryError")
+
+    @property
+    def data_file(self) -> Path:
+        return self.data_dir / "mongo.mv.db"
+
+    def _uri_for(self, port: int) -> str:
+        return f"mongodb://{LOOPBACK}:{port}/"
+
+    def _launcher_args(self, port: int) -> list[str]:
+        return ["--port", str(port), "--data-file", str(self.data_file)]
+
+    def _answer_query(self, timeout: float) -> None:
+        import pymongo
+
+        timeout_ms = int(timeout * 1000)
+        with pymongo.MongoClient(
+            self.uri,
+            serverSelectionTimeoutMS=timeout_ms,
+            connectTimeoutMS=timeout_ms,
+            socketTimeoutMS=timeout_ms,
+        ) as client:
+            client.admin.command("ping")
+            probe = client["litpath_readiness"]["probe"]
+            token = f"{os.getpid()}-{time.time_ns()}"
+            probe.replace_one({"_id": "probe"}, {"_id": "probe", "token": token}, upsert=True)
+            found = probe.find_one({"_id": "probe"})
+            if found is None or found.get("token") != token:
+                raise ServerError("write/read round trip returned a different document")
+            client.drop_database("litpath_readiness")
+
+
+class Neo4jServer(LocalServer):
+    """Neo4j Community embedded, Bolt on 127.0.0.1, home in ``<data_dir>/home``.
+
+    ``password=None`` runs without auth; otherwise user ``neo4j`` with that password.
+    """
+
+    name = "neo4j"
+    default_port = 7688
+    port_env = "LITPATH_NEO4J_PORT"
+    # C1 only (TieredStopAtLevel=1): Neo4j's start-up CPU time halves on this kind of machine, and
+    # the small graphs of local runs and tests never need C2's peak speed. Override for big loads
+    # with LITPATH_NEO4J_JAVA_OPTS.
+    default_java_opts = ("-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+ExitOnOutOfMemoryError")
+    uses_class_data_archive = True
+    user = "neo4j"
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        port: int | None = None,
+        password: str | None = None,
+        page_cache: str = "128m",
+    ) -> None:
+        super().__init__(data_dir, port)
+        self.password = password
+        self.page_cache = page_cache
+
+    @property
+    def auth(self) -> tuple[str, str] | None:
+        """What to pass as the driver's ``auth=``."""
+        return (self.user, self.password) if self.password else None
+
+    def _uri_for(self, port: int) -> str:
+        return f"bolt://{LOOPBACK}:{port}"
+
+    def _launcher_args(self, port: int) -> list[str]:
+        args = [
+            "--port",
+            str(port),
+            "--data-dir",
+            str(self.data_dir / "home"),
+            "--page-cache",
+            self.page_cache,
+        ]
+        return args if self.password else [*args, "--auth", "none"]
+
+    def _launcher_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("LITPATH_NEO4J_PASSWORD", None)
+        if self.password:
+            env["LITPATH_NEO4J_PASSWORD"] = self.password  # read by the launcher, not on argv
+        return env
+
+    def _answer_query(self, timeout: float) -> None:
+        from neo4j import GraphDatabase
+
+        with GraphDatabase.driver(self.uri, auth=self.auth, connection_timeout=timeout) as driver:
+            records, _, _ = driver.execute_query("RETURN 1 AS one")
+            if records[0]["one"] != 1:
+                raise ServerError("RETURN 1 answered something else")
+
+
+SERVER_KINDS: dict[str, type[LocalServer]] = {"mongo": MongoServer, "neo4j": Neo4jServer}
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def default_data_dir(name: str) -> Path:
+    return DEFAULT_STATE_ROOT / name
+
+
+def default_port(name: str) -> int:
+    kind = SERVER_KINDS[name]
+    value = os.environ.get(kind.port_env)
+    if not value:
+        return kind.default_port
+    try:
+        return int(value)
+    except ValueError:
+        raise ServerError(f"{kind.port_env}={value!r} is not a port number") from None
+
+
+def make_server(name: str, data_dir: Path | None = None, port: int | None = None) -> LocalServer:
+    data_dir = data_dir or default_data_dir(name)
+    if name == "neo4j":
+        return Neo4jServer(data_dir, port, password=os.environ.get("LITPATH_NEO4J_PASSWORD") or None)
+    return MongoServer(data_dir, port)
+
+
+def _cmd_build(_: argparse.Namespace) -> int:
+    for name, jar in build_jars().items():
+        print(f"{name}: {jar}")
+    return 0
+
+
+def _cmd_prune(_: argparse.Namespace) -> int:
+    for path in prune_cache():
+        print(f"removed {path}")
+    return 0
+
+
+def _cmd_start(args: argparse.Namespace) -> int:
+    server = make_server(args.server, args.data_dir)
+    if server.running():
+        server.port = server.recorded_port()
+        print(f"{args.server} already running (pid {server.pid}) at {server.uri}; data in {server.data_dir}")
+        return 0
+    server.port = args.port if args.port is not None else default_port(args.server)
+    started = time.monotonic()
+    server.start(timeout=args.timeout)
+    print(
+        f"{args.server} started (pid {server.pid}) at {server.uri} in {time.monotonic() - started:.1f} s; "
+        f"log {server.log_path}"
+    )
+    return 0
+
+
+def _cmd_stop(args: argparse.Namespace) -> int:
+    server = make_server(args.server, args.data_dir)
+    pid = server.pid
+    if server.stop(grace=args.grace):
+        print(f"{args.server} stopped (pid {pid})")
+    else:
+        print(f"{args.server} was not running (data in {server.data_dir})")
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    for name in SERVER_KINDS:
+        server = make_server(name, args.state_root / name if args.state_root else None)
+        if server.running():
+            server.port = server.recorded_port()
+            print(f"{name}: running (pid {server.pid}) at {server.uri}; data in {server.data_dir}")
+        else:
+            print(f"{name}: stopped (data in {server.data_dir})")
+    return 0
+
+
+ENV_VARIABLES = {"mongo": "LITPATH_MONGO_URI", "neo4j": "LITPATH_NEO4J_URI"}
+
+
+def _cmd_env(_: argparse.Namespace) -> int:
+    """Print shell exports of the running local servers' URIs (for `source <(... env)`)."""
+    for name, variable in ENV_VARIABLES.items():
+        server = make_server(name)
+        port = server.recorded_port()
+        if server.running() and port is not None:
+            print(f"export {variable}={server._uri_for(port)}")
+        else:
+            print(f"# {name} is not running (start it with: python -m services.local.servers start {name})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m services.local.servers", description="Local MongoDB-wire and Neo4j servers."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    commands.add_parser("build", help="build both launchers (cached)").set_defaults(func=_cmd_build)
+
+    commands.add_parser("prune", help="delete cached launchers of older versions not in use").set_defaults(
+        func=_cmd_prune
+    )
+
+    start = commands.add_parser("start", help="start a server in the background (idempotent)")
+    start.add_argument("server", choices=sorted(SERVER_KINDS))
+    start.add_argument("--data-dir", type=Path, help="state directory (default .local-servers/<server>)")
+    start.add_argument("--port", type=int, help="port (default 27018 / 7688, or LITPATH_*_PORT)")
+    start.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for readiness")
+    start.set_defaults(func=_cmd_start)
+
+    stop = commands.add_parser("stop", help="stop a server started with 'start'")
+    stop.add_argument("server", choices=sorted(SERVER_KINDS))
+    stop.add_argument("--data-dir", type=Path, help="state directory (default .local-servers/<server>)")
+    stop.add_argument("--grace", type=float, default=30.0, help="seconds between SIGTERM and SIGKILL")
+    stop.set_defaults(func=_cmd_stop)
+
+    status = commands.add_parser("status", help="show which servers run")
+    status.add_argument(
+        "--state-root", type=Path, help="parent of the state directories (default .local-servers)"
+    )
+    status.set_defaults(func=_cmd_status)
+
+    commands.add_parser("env", help="print shell exports of the running servers' URIs").set_defaults(
+        func=_cmd_env
+    )
+
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ServerError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

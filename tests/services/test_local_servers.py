@@ -1,0 +1,217 @@
+"""The local MongoDB-wire and Neo4j servers: start, answer, persist, stop, fail clearly."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pymongo
+import pytest
+from neo4j import GraphDatabase
+from neo4j.exceptions import AuthError, ConstraintError
+from pymongo.errors import DuplicateKeyError
+
+from services.local import servers
+from services.local.servers import REPO_ROOT, MongoServer, Neo4jServer, ServerError, build_jars, free_port
+
+pytestmark = pytest.mark.servers
+
+
+@pytest.fixture
+def occupied_port() -> Iterator[int]:
+    """A loopback port that something else already listens on."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        yield int(listener.getsockname()[1])
+
+
+def assert_process_gone(pid: int) -> None:
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+# --- build -----------------------------------------------------------------------------------
+
+
+def test_build_jars_second_call_uses_cache() -> None:
+    first = build_jars()
+    started = time.monotonic()
+    second = build_jars()
+    assert time.monotonic() - started < 1.0
+    assert first == second
+    for jar in second.values():
+        assert jar.is_file() and (jar.parent / "lib").is_dir()
+
+
+def test_failed_build_names_its_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "sources" / "mongo"
+    (broken / "src").mkdir(parents=True)
+    (broken / "pom.xml").write_text("<project>not a valid pom</project>\n")
+    monkeypatch.setattr(servers, "LOCAL_DIR", tmp_path / "sources")
+    monkeypatch.setenv("LITPATH_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(ServerError, match=r"building the mongo launcher failed .*see .*\.build\.log"):
+        servers.build_jar("mongo")
+    assert not list((tmp_path / "cache" / "jars").glob("mongo-*/litpath-mongo.jar"))
+
+
+# --- MongoDB-wire server ---------------------------------------------------------------------
+
+
+def test_mongo_answers_ping_with_supported_wire_version(mongo_uri: str) -> None:
+    with pymongo.MongoClient(mongo_uri, serverSelectionTimeoutMS=5000) as client:
+        assert client.admin.command("ping")["ok"] == 1.0
+        assert client.admin.command("isMaster")["maxWireVersion"] >= 9
+
+
+def test_mongo_bulk_upsert_twice_gives_same_count(mongo_uri: str) -> None:
+    documents = [{"cui": f"C{i:07d}", "name": f"concept {i}", "vid": i} for i in range(3000)]
+    upserts = [pymongo.UpdateOne({"cui": d["cui"]}, {"$set": d}, upsert=True) for d in documents]
+    with pymongo.MongoClient(mongo_uri) as client:
+        concepts = client["test_local_servers"]["concepts_upsert"]
+        concepts.create_index("cui", unique=True)  # as real loads do: upserts match by index
+        first = concepts.bulk_write(upserts, ordered=False)
+        second = concepts.bulk_write(upserts, ordered=False)
+        assert first.upserted_count == 3000
+        assert second.upserted_count == 0 and second.matched_count == 3000
+        assert concepts.count_documents({}) == 3000
+
+
+def test_mongo_indexed_find(mongo_uri: str) -> None:
+    with pymongo.MongoClient(mongo_uri) as client:
+        concepts = client["test_local_servers"]["concepts_indexed"]
+        concepts.create_index("cui", unique=True)
+        concepts.insert_many([{"cui": f"C{i:07d}", "vid": i} for i in range(2000)])
+        assert "cui_1" in concepts.index_information()
+        found = concepts.find_one({"cui": "C0001234"}, {"_id": 0})
+        assert found == {"cui": "C0001234", "vid": 1234}
+        with pytest.raises(DuplicateKeyError):
+            concepts.insert_one({"cui": "C0001234", "vid": -1})
+
+
+def test_mongo_data_persists_across_restart(tmp_path: Path) -> None:
+    server = MongoServer(tmp_path / "mongo")
+    with server:
+        first_pid = server.pid
+        with pymongo.MongoClient(server.uri) as client:
+            client["persist"]["documents"].insert_many(
+                [{"_id": i, "title": f"paper {i}"} for i in range(500)]
+            )
+            client["persist"]["documents"].create_index("title")
+    assert first_pid is not None
+    assert_process_gone(first_pid)
+    assert server.data_file.is_file()
+    assert not server.pid_path.exists()
+
+    with server:  # same data file, same port
+        with pymongo.MongoClient(server.uri) as client:
+            documents = client["persist"]["documents"]
+            assert documents.count_documents({}) == 500
+            assert documents.find_one({"title": "paper 42"})["_id"] == 42
+            assert "title_1" in documents.index_information()
+
+
+def test_mongo_port_taken_gives_clear_error(tmp_path: Path, occupied_port: int) -> None:
+    server = MongoServer(tmp_path / "mongo", port=occupied_port)
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="exited with status 3") as error:
+        server.start(timeout=60)
+    assert "cannot listen" in str(error.value)
+    assert time.monotonic() - started < 30
+    assert not server.running()
+
+
+# --- Neo4j -----------------------------------------------------------------------------------
+
+
+def test_neo4j_answers_and_enforces_uniqueness_constraint(neo4j_server: Neo4jServer) -> None:
+    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
+        records, _, _ = driver.execute_query("RETURN 1 AS one")
+        assert records[0]["one"] == 1
+        driver.execute_query(
+            "CREATE CONSTRAINT probe_identifier IF NOT EXISTS "
+            "FOR (n:LocalServerProbe) REQUIRE n.identifier IS UNIQUE"
+        )
+        driver.execute_query("CREATE (:LocalServerProbe {identifier: 'DOID:0080600', name: 'COVID-19'})")
+        with pytest.raises(ConstraintError):
+            driver.execute_query("CREATE (:LocalServerProbe {identifier: 'DOID:0080600'})")
+        names, _, _ = driver.execute_query("SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names")
+        assert "probe_identifier" in names[0]["names"]
+
+
+def test_neo4j_with_password_persists_across_restart_and_stops_by_pid(tmp_path: Path) -> None:
+    server = Neo4jServer(tmp_path / "neo4j", password="not-the-default-1")
+    server.start(timeout=180)
+    try:
+        with GraphDatabase.driver(server.uri, auth=server.auth) as driver:
+            driver.execute_query(
+                "CREATE CONSTRAINT disease_identifier FOR (d:Disease) REQUIRE d.identifier IS UNIQUE"
+            )
+            driver.execute_query("CREATE (:Disease {identifier: 'DOID:0080600', name: 'COVID-19'})")
+        with pytest.raises(AuthError):
+            with GraphDatabase.driver(server.uri, auth=("neo4j", "wrong")) as driver:
+                driver.verify_connectivity()
+    finally:
+        pid = server.pid
+        assert server.stop()
+    assert pid is not None
+    assert_process_gone(pid)
+    assert not server.running()
+
+    with server:  # same directory, same port, same password
+        with GraphDatabase.driver(server.uri, auth=server.auth) as driver:
+            records, _, _ = driver.execute_query(
+                "MATCH (d:Disease {identifier: 'DOID:0080600'}) RETURN d.name AS name"
+            )
+            assert [r["name"] for r in records] == ["COVID-19"]
+            with pytest.raises(ConstraintError):
+                driver.execute_query("CREATE (:Disease {identifier: 'DOID:0080600'})")
+
+
+def test_neo4j_port_taken_gives_clear_error(tmp_path: Path, occupied_port: int) -> None:
+    server = Neo4jServer(tmp_path / "neo4j", port=occupied_port)
+    with pytest.raises(ServerError, match="exited with status 3") as error:
+        server.start(timeout=120)
+    assert "Address already in use" in str(error.value)
+    assert not server.running()
+
+
+# --- command line ----------------------------------------------------------------------------
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "services.local.servers", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+
+
+def test_cli_start_daemonizes_is_idempotent_and_stops(tmp_path: Path) -> None:
+    data_dir = tmp_path / "state" / "mongo"
+    port = free_port()
+    first = run_cli("start", "mongo", "--data-dir", str(data_dir), "--port", str(port))
+    assert first.returncode == 0, first.stderr
+    assert f"mongodb://127.0.0.1:{port}/" in first.stdout
+    try:
+        # The CLI has exited; the server it started still answers.
+        with pymongo.MongoClient(f"mongodb://127.0.0.1:{port}/", serverSelectionTimeoutMS=5000) as client:
+            assert client.admin.command("ping")["ok"] == 1.0
+        again = run_cli("start", "mongo", "--data-dir", str(data_dir))
+        assert again.returncode == 0, again.stderr
+        assert "already running" in again.stdout and str(port) in again.stdout
+        status = run_cli("status", "--state-root", str(tmp_path / "state"))
+        assert "mongo: running" in status.stdout and "neo4j: stopped" in status.stdout
+    finally:
+        stopped = run_cli("stop", "mongo", "--data-dir", str(data_dir))
+    assert stopped.returncode == 0, stopped.stderr
+    assert "stopped" in stopped.stdout
+    assert "was not running" in run_cli("stop", "mongo", "--data-dir", str(data_dir)).stdout
