@@ -1,0 +1,239 @@
+"""Build and run the ``apsp-fw`` MPI solver (solver/, DESIGN section 5).
+
+``build_solver()`` configures and builds solver/ with CMake (Ninja, Release, -j2) against
+the cached MPI build of ADIOS2 (``scripts/build_adios2_mpi.sh``); a second call is a no-op
+when nothing changed. ``run_solver()`` launches ``mpirun -n R apsp-fw ...``, streams the
+solver's progress lines, and returns its JSON summary as a dict.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+SOLVER_DIR = REPO / "solver"
+BUILD_DIR = SOLVER_DIR / "build"
+BINARY_ENV = "LITPATH_APSP_FW"
+ADIOS2_BUILD_SCRIPT = REPO / "scripts" / "build_adios2_mpi.sh"
+
+
+class SolverError(RuntimeError):
+    """The solver could not be built, was not found, or failed; the message says why."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("LITPATH_CACHE", Path.home() / ".cache" / "litpath"))
+
+
+def adios2_prefix() -> Path:
+    """Install prefix of the MPI ADIOS2 build, building it first when missing (minutes)."""
+    result = subprocess.run(
+        [str(ADIOS2_BUILD_SCRIPT)], cwd=REPO, stdout=subprocess.PIPE, stderr=None, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise SolverError(f"{ADIOS2_BUILD_SCRIPT} failed with exit status {result.returncode}")
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    if not lines:
+        raise SolverError(f"{ADIOS2_BUILD_SCRIPT} printed no install prefix")
+    return Path(lines[-1].strip())
+
+
+def _run_logged(cmd: list[str], what: str, cwd: Path = REPO) -> None:
+    proc = subprocess.run(
+        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False
+    )
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stdout.splitlines()[-40:])
+        raise SolverError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{tail}")
+
+
+def build_solver(build_dir: Path | str = BUILD_DIR, with_adios2: bool = True, jobs: int = 2) -> Path:
+    """Configure (once) and build the solver; returns the path of ``apsp-fw``.
+
+    Idempotent: an existing configured build directory is only rebuilt (Ninja does nothing
+    when sources are unchanged).
+    """
+    build_dir = Path(build_dir)
+    if shutil.which("cmake") is None:
+        raise SolverError("cmake not found (apt-get install cmake ninja-build)")
+    if not (build_dir / "CMakeCache.txt").exists():
+        cmd = ["cmake", "-S", str(SOLVER_DIR), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"]
+        if shutil.which("ninja"):
+            cmd += ["-G", "Ninja"]
+        if with_adios2:
+            cmd.append(f"-DCMAKE_PREFIX_PATH={adios2_prefix()}")
+        else:
+            cmd.append("-DLITPATH_WITH_ADIOS2=OFF")
+        _run_logged(cmd, "configuring the solver")
+    _run_logged(["cmake", "--build", str(build_dir), "-j", str(jobs)], "building the solver")
+    binary = build_dir / "apsp-fw"
+    if not binary.exists():
+        raise SolverError(f"build finished but {binary} is missing")
+    return binary
+
+
+def find_solver() -> Path:
+    """``$LITPATH_APSP_FW`` if set, else ``solver/build/apsp-fw``."""
+    env = os.environ.get(BINARY_ENV)
+    candidate = Path(env) if env else BUILD_DIR / "apsp-fw"
+    if not candidate.exists():
+        raise SolverError(
+            f"apsp-fw not found at {candidate}; build it with "
+            "`python -c 'from pipeline.solve import build_solver; build_solver()'` (or `make setup`)"
+            + (f", or fix ${BINARY_ENV}" if env else "")
+        )
+    return candidate
+
+
+def mpirun_command(ranks: int) -> list[str]:
+    """``mpirun -n R``, with the flags Open MPI needs as root and when ranks exceed cores."""
+    mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
+    if mpirun is None:
+        raise SolverError("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
+    cmd = [mpirun, "-n", str(int(ranks))]
+    if "open" in _mpirun_flavour(mpirun):
+        cmd.append("--oversubscribe")
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+    return cmd
+
+
+def _mpirun_flavour(mpirun: str) -> str:
+    try:
+        out = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.lower()
+
+
+def solver_arguments(
+    input_path: str | Path,
+    output: str | Path | None,
+    *,
+    grid: str = "auto",
+    tile: int = 256,
+    broadcast: str = "ring",
+    chunk_bytes: int | None = None,
+    lookahead: bool | str = True,
+    threads: int | None = None,
+    backend: str = "cpu",
+    validate_rows: int = 0,
+    summary_json: str | Path | None = None,
+    progress: bool = True,
+) -> list[str]:
+    """The apsp-fw command-line arguments for these settings."""
+    if isinstance(lookahead, str):
+        lookahead = lookahead.lower() in ("on", "true", "1", "yes")
+    args = [
+        "--input",
+        str(input_path),
+        "--grid",
+        str(grid),
+        "--tile",
+        str(int(tile)),
+        "--broadcast",
+        broadcast,
+        "--lookahead",
+        "on" if lookahead else "off",
+        "--backend",
+        backend,
+    ]
+    if output is not None:
+        args += ["--output", str(output)]
+    if chunk_bytes:
+        args += ["--chunk", str(int(chunk_bytes))]
+    if threads:
+        args += ["--threads", str(int(threads))]
+    if validate_rows:
+        args += ["--validate", str(int(validate_rows))]
+    if summary_json is not None:
+        args += ["--summary-json", str(summary_json)]
+    if progress:
+        args.append("--progress")
+    return args
+
+
+def run_solver(
+    input_path: str | Path,
+    output: str | Path | None,
+    ranks: int = 1,
+    grid: str = "auto",
+    tile: int = 256,
+    broadcast: str = "ring",
+    lookahead: bool | str = True,
+    threads: int | None = None,
+    backend: str = "cpu",
+    extra_args: Iterable[str] = (),
+    *,
+    chunk_bytes: int | None = None,
+    validate_rows: int = 0,
+    binary: str | Path | None = None,
+    on_progress: Callable[[str], None] | None = None,
+    timeout: float | None = None,
+) -> dict[str, Any]:
+    """Run ``mpirun -n ranks apsp-fw`` and return its JSON summary.
+
+    Progress lines (stderr of rank 0) are passed to ``on_progress`` (default: echoed to
+    our stderr). On failure raises :class:`SolverError` with the exit status and the tail
+    of the log, which holds the solver's own ``apsp-fw: error: ...`` message.
+    """
+    exe = Path(binary) if binary else find_solver()
+    with tempfile.TemporaryDirectory(prefix="apsp-fw-") as tmp:
+        summary_path = Path(tmp) / "summary.json"
+        cmd = (
+            mpirun_command(ranks)
+            + [str(exe)]
+            + solver_arguments(
+                input_path,
+                output,
+                grid=grid,
+                tile=tile,
+                broadcast=broadcast,
+                chunk_bytes=chunk_bytes,
+                lookahead=lookahead,
+                threads=threads,
+                backend=backend,
+                validate_rows=validate_rows,
+                summary_json=summary_path,
+            )
+            + [str(a) for a in extra_args]
+        )
+        env = dict(os.environ)
+        if threads:
+            env["OMP_NUM_THREADS"] = str(int(threads))
+        echo = on_progress or (lambda line: print(line, file=sys.stderr, flush=True))
+        log_tail: collections.deque[str] = collections.deque(maxlen=60)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        assert proc.stderr is not None
+        try:
+            for line in proc.stderr:
+                line = line.rstrip("\n")
+                log_tail.append(line)
+                if line.startswith("apsp-fw: iteration"):
+                    echo(line)
+            status = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            proc.kill()
+            proc.wait()
+            raise SolverError(f"apsp-fw timed out after {timeout} s: {' '.join(cmd)}") from exc
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        if status != 0:
+            tail = "\n".join(log_tail)
+            raise SolverError(f"apsp-fw failed with exit status {status}: {' '.join(cmd)}\n{tail}")
+        if not summary_path.exists():
+            raise SolverError(f"apsp-fw exited 0 but wrote no summary: {' '.join(cmd)}")
+        summary = json.loads(summary_path.read_text())
+    summary["command"] = cmd
+    return summary

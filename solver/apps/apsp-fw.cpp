@@ -1,0 +1,462 @@
+// apsp-fw: exact all-pairs shortest paths with the COAST distributed blocked
+// Floyd-Warshall (SC22) on a 2D block-cyclic process grid.
+//
+//   mpirun -n 4 apsp-fw --input graph.bp --output distances.bp --grid 2x2
+//
+// Exit status: 0 ok; 2 bad input, options or resources; 3 --validate failed.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/distances_output.hpp"
+#include "core/driver.hpp"
+#include "core/graph_input.hpp"
+#include "core/grid.hpp"
+#include "core/validate.hpp"
+#include "kernels/backend.hpp"
+
+#ifndef LITPATH_SOLVER_VERSION
+#define LITPATH_SOLVER_VERSION "0.0.0"
+#endif
+
+using namespace litpath::apsp;
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: mpirun -n P apsp-fw --input FILE [--output distances.bp] [options]
+
+Exact all-pairs shortest paths (min-plus semiring) with the COAST distributed
+blocked Floyd-Warshall on a Pr x Pc process grid, tiles dealt 2D block-cyclically.
+
+input and output
+  --input FILE          graph.bp (ADIOS2 CSR: n, row_ptr, col_idx, cost; each rank
+                        reads only its rows) or a Matrix Market .mtx file (coordinate,
+                        real/integer/pattern, general/symmetric). Entries are directed
+                        edges row -> col; duplicates keep the minimum cost, the diagonal
+                        is 0, missing pairs are +inf. Negative costs are refused.
+  --output PATH         distances.bp (ADIOS2 BP5): float32 `distance` n x n, unreachable
+                        = +inf, with provenance attributes. Omit to skip writing.
+  --adios2-config FILE  ADIOS2 XML overriding the engine of IO "distances"
+
+decomposition and communication
+  --grid RxC|auto       process grid; R*C must equal the number of ranks (default auto:
+                        the most square grid)
+  --tile B              tile edge b (default 256); n need not be a multiple of b
+  --broadcast KIND      bcast (MPI_Ibcast) | ring | two-ring (ring-2 modified) |
+                        chunked-ring (pipelined ring, see --chunk); default ring
+  --chunk BYTES         chunk size of chunked-ring (default 2M; suffixes K, M, G)
+  --lookahead on|off    overlap iteration k's outer product with iteration k+1's
+                        diagonal/panel work and panel broadcast (default on)
+
+compute
+  --backend NAME        cpu (SIMD, default) | reference (scalar) | cuda | hip
+  --threads T           OpenMP threads per rank (default: OMP_NUM_THREADS, else the
+                        cores of this node divided among its ranks)
+  --memory-limit BYTES  memory available per node (default: MemAvailable)
+
+checking and reporting
+  --validate K          recompute K random rows with Dijkstra on the sparse input and
+                        report the max error; exit 3 beyond tolerance
+  --validate-tol X      relative tolerance |d - ref| / max(1, ref) (default 1e-4)
+  --seed S              seed of the validation sample (default 12345)
+  --progress            progress line with ETA on stderr (rank 0)
+  --summary-json PATH   also write the JSON summary (always printed on stdout) to PATH
+  --version, --help
+)";
+
+struct Options {
+    std::string input, output, grid = "auto", broadcast = "ring", backend = "cpu", summary_json, adios2_config;
+    int tile = 256;
+    std::size_t chunk_bytes = 2u << 20;
+    bool lookahead = true;
+    int threads = 0;
+    std::int64_t validate = 0;
+    double validate_tol = 1e-4;
+    std::uint64_t seed = 12345;
+    bool progress = false;
+    std::int64_t memory_limit = 0;
+    bool help = false, version = false;
+};
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::int64_t parse_bytes(const std::string& flag, const std::string& text) {
+    std::size_t used = 0;
+    double value = 0;
+    try {
+        value = std::stod(text, &used);
+    } catch (const std::exception&) {
+        throw UsageError(flag + " '" + text + "' is not a number of bytes");
+    }
+    std::string suffix = text.substr(used);
+    double scale = 1;
+    if (suffix == "K" || suffix == "k" || suffix == "KiB") scale = 1024.0;
+    else if (suffix == "M" || suffix == "m" || suffix == "MiB") scale = 1024.0 * 1024;
+    else if (suffix == "G" || suffix == "g" || suffix == "GiB") scale = 1024.0 * 1024 * 1024;
+    else if (!suffix.empty() && suffix != "B") throw UsageError(flag + " '" + text + "': unknown suffix '" + suffix + "'");
+    if (value <= 0) throw UsageError(flag + " must be positive");
+    return static_cast<std::int64_t>(value * scale);
+}
+
+std::int64_t parse_int(const std::string& flag, const std::string& text, std::int64_t min_value) {
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+        value = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || text.empty()) throw UsageError(flag + " '" + text + "' is not an integer");
+    if (value < min_value) throw UsageError(flag + " must be at least " + std::to_string(min_value));
+    return value;
+}
+
+Options parse_options(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        std::string value;
+        const auto eq = arg.find('=');
+        bool has_inline = false;
+        if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+            has_inline = true;
+        }
+        auto next = [&]() -> std::string {
+            if (has_inline) return value;
+            if (i + 1 >= argc) throw UsageError(arg + " needs a value");
+            return argv[++i];
+        };
+        if (arg == "--help" || arg == "-h") o.help = true;
+        else if (arg == "--version") o.version = true;
+        else if (arg == "--input") o.input = next();
+        else if (arg == "--output") o.output = next();
+        else if (arg == "--grid") o.grid = next();
+        else if (arg == "--tile") o.tile = static_cast<int>(parse_int(arg, next(), 1));
+        else if (arg == "--broadcast") o.broadcast = next();
+        else if (arg == "--chunk") o.chunk_bytes = static_cast<std::size_t>(parse_bytes(arg, next()));
+        else if (arg == "--lookahead") {
+            const std::string v = next();
+            if (v != "on" && v != "off") throw UsageError("--lookahead '" + v + "' must be on or off");
+            o.lookahead = v == "on";
+        } else if (arg == "--threads") o.threads = static_cast<int>(parse_int(arg, next(), 1));
+        else if (arg == "--backend") o.backend = next();
+        else if (arg == "--validate") o.validate = parse_int(arg, next(), 0);
+        else if (arg == "--validate-tol") {
+            const std::string v = next();
+            try {
+                o.validate_tol = std::stod(v);
+            } catch (const std::exception&) {
+                throw UsageError("--validate-tol '" + v + "' is not a number");
+            }
+        } else if (arg == "--seed") o.seed = static_cast<std::uint64_t>(parse_int(arg, next(), 0));
+        else if (arg == "--progress") o.progress = true;
+        else if (arg == "--summary-json") o.summary_json = next();
+        else if (arg == "--memory-limit") o.memory_limit = parse_bytes(arg, next());
+        else if (arg == "--adios2-config") o.adios2_config = next();
+        else throw UsageError("unknown option '" + arg + "' (see --help)");
+    }
+    if (!o.help && !o.version && o.input.empty()) throw UsageError("--input FILE is required (see --help)");
+    if (o.tile > 16384) throw UsageError("--tile " + std::to_string(o.tile) + " is too large (at most 16384)");
+    return o;
+}
+
+// If any rank failed, the lowest failing rank prints its message and every
+// rank returns true (so all of them leave together instead of hanging).
+bool any_rank_failed(MPI_Comm comm, const std::string& error) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int mine = error.empty() ? size : rank, first = size;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == size) return false;
+    if (rank == first) std::cerr << "apsp-fw: error: " << error << std::endl;
+    return true;
+}
+
+std::int64_t memory_available_bytes() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::int64_t value = 0;
+    std::string unit;
+    while (meminfo >> key >> value >> unit)
+        if (key == "MemAvailable:") return value * 1024;
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return static_cast<std::int64_t>(pages) * page;
+}
+
+std::string json_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += c;
+                }
+        }
+    }
+    return out;
+}
+
+std::string json_number(double x) {
+    if (!std::isfinite(x)) return "null";
+    std::ostringstream out;
+    out.precision(9);
+    out << x;
+    return out.str();
+}
+
+std::string format_seconds(double s) {
+    char buf[32];
+    if (s < 120) std::snprintf(buf, sizeof buf, "%.1f s", s);
+    else if (s < 7200) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+    else std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+    return buf;
+}
+
+int run(int argc, char** argv) {
+    MPI_Comm world = MPI_COMM_WORLD;
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &ranks);
+    const bool root = rank == 0;
+    const double t_start = MPI_Wtime();
+
+    // ---- options, grid, backend (identical on every rank) ----
+    Options opt;
+    GridShape shape;
+    BroadcastOptions bcast;
+    std::unique_ptr<Backend> backend;
+    std::string error;
+    try {
+        opt = parse_options(argc, argv);
+        if (!opt.help && !opt.version) {
+            shape = parse_grid(opt.grid, ranks);
+            bcast.kind = parse_broadcast(opt.broadcast);
+            bcast.chunk_bytes = opt.chunk_bytes;
+            backend = make_backend(opt.backend);
+        }
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (any_rank_failed(world, error)) return 2;
+    if (opt.help) {
+        if (root) std::cout << kUsage;
+        return 0;
+    }
+    if (opt.version) {
+        if (root) std::cout << "apsp-fw " << LITPATH_SOLVER_VERSION << "\n";
+        return 0;
+    }
+
+    MPI_Comm node;
+    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int ranks_on_node = 1;
+    MPI_Comm_size(node, &ranks_on_node);
+    if (opt.threads <= 0) {
+        const char* env = std::getenv("OMP_NUM_THREADS");
+        const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        opt.threads = env && std::atoi(env) > 0 ? std::atoi(env) : std::max(1, hw / ranks_on_node);
+    }
+
+    ProcessGrid grid(world, shape);
+    PhaseTimes times;
+
+    // ---- input header, memory check ----
+    GraphInfo info;
+    try {
+        info = read_graph_info(opt.input, world);
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (any_rank_failed(world, error)) return 2;
+    const int b = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(opt.tile, info.n)));
+    const Tiling tiling(info.n, b);
+    const LocalTiles layout(tiling, shape, grid.me);
+    {
+        const std::int64_t mine = bytes_needed_per_rank(layout, opt.lookahead);
+        std::int64_t on_node = 0, most = 0;
+        MPI_Allreduce(&mine, &on_node, 1, MPI_INT64_T, MPI_SUM, node);
+        MPI_Allreduce(&mine, &most, 1, MPI_INT64_T, MPI_MAX, world);
+        const std::int64_t available = opt.memory_limit > 0 ? opt.memory_limit : memory_available_bytes();
+        if (on_node > available) {
+            std::ostringstream msg;
+            msg << "n = " << info.n << " does not fit: tile " << b << " on grid " << grid_to_string(shape)
+                << " needs " << most << " bytes on the largest rank and " << on_node << " bytes on this node ("
+                << ranks_on_node << " ranks), but only " << available << " bytes are available"
+                << (opt.memory_limit > 0 ? " (--memory-limit)" : " (MemAvailable)")
+                << "; use more nodes, or --lookahead off to drop one panel buffer set";
+            error = msg.str();
+        }
+    }
+    if (any_rank_failed(world, error)) return 2;
+
+    // ---- read owned edges ----
+    double t0 = MPI_Wtime();
+    DistributedMatrix matrix(layout);
+    try {
+        read_graph_edges(
+            info, layout, false, [&](std::int64_t s, std::int64_t d) { return matrix.owns(s, d); },
+            [&](const Edge& e) { matrix.add_edge(e.src, e.dst, e.cost); });
+        matrix.set_zero_diagonal();
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (any_rank_failed(world, error)) return 2;
+    MPI_Barrier(world);
+    times.read = MPI_Wtime() - t0;
+
+    // ---- solve ----
+    const double flops = 2.0 * std::pow(static_cast<double>(info.n), 3);
+    DriverOptions dopt;
+    dopt.broadcast = bcast;
+    dopt.lookahead = opt.lookahead;
+    dopt.threads = opt.threads;
+    double solve_start = 0, last_print = 0;
+    if (root && opt.progress) {
+        dopt.on_iteration = [&](std::int64_t done, std::int64_t total) {
+            const double now = MPI_Wtime(), elapsed = now - solve_start;
+            if (done < total && now - last_print < 1.0) return;
+            last_print = now;
+            const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+            const double rate = flops * static_cast<double>(done) / static_cast<double>(total) / std::max(elapsed, 1e-9);
+            char line[256];
+            std::snprintf(line, sizeof line, "apsp-fw: iteration %lld/%lld (%.1f%%), elapsed %s, ETA %s, %.2f GF/s",
+                          static_cast<long long>(done), static_cast<long long>(total),
+                          100.0 * static_cast<double>(done) / static_cast<double>(total), format_seconds(elapsed).c_str(),
+                          format_seconds(eta).c_str(), rate / 1e9);
+            std::cerr << line << std::endl;
+        };
+    }
+    MPI_Barrier(world);
+    solve_start = last_print = MPI_Wtime();
+    BlockedFloydWarshall solver(matrix, grid, *backend, dopt);
+    solver.run();
+    MPI_Barrier(world);
+    const double solve_seconds = MPI_Wtime() - solve_start;
+    const PhaseTimes& st = solver.times();
+    times.diagonal = st.diagonal, times.panel = st.panel, times.broadcast = st.broadcast, times.outer = st.outer;
+
+    // ---- write ----
+    if (!opt.output.empty()) {
+        t0 = MPI_Wtime();
+        DistanceAttributes attrs;
+        attrs.graph_digest = info.digest;
+        attrs.n = info.n;
+        attrs.block_size = b;
+        attrs.process_grid = grid_to_string(shape);
+        attrs.solver_version = LITPATH_SOLVER_VERSION;
+        attrs.broadcast = broadcast_name(bcast.kind);
+        try {
+            write_distances_bp(opt.output, matrix, world, attrs, opt.adios2_config);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        if (any_rank_failed(world, error)) return 2;
+        MPI_Barrier(world);
+        times.write = MPI_Wtime() - t0;
+    }
+
+    // ---- validate ----
+    ValidationResult check;
+    if (opt.validate > 0) {
+        t0 = MPI_Wtime();
+        try {
+            check = validate_rows(info, matrix, world, opt.validate, opt.validate_tol, opt.seed);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        if (any_rank_failed(world, error)) return 2;
+        times.validate = MPI_Wtime() - t0;
+    }
+    const double total_seconds = MPI_Wtime() - t_start;
+
+    // ---- summary: each phase's slowest rank ----
+    double local[7] = {times.read, times.diagonal, times.panel, times.broadcast, times.outer, times.write, times.validate};
+    double slowest[7];
+    MPI_Reduce(local, slowest, 7, MPI_DOUBLE, MPI_MAX, 0, world);
+    if (root) {
+        std::ostringstream j;
+        j << "{\n";
+        j << "  \"solver\": \"apsp-fw\",\n  \"solver_version\": \"" << LITPATH_SOLVER_VERSION << "\",\n";
+        j << "  \"input\": \"" << json_escape(opt.input) << "\",\n";
+        j << "  \"output\": " << (opt.output.empty() ? "null" : "\"" + json_escape(opt.output) + "\"") << ",\n";
+        j << "  \"graph_digest\": \"" << json_escape(info.digest) << "\",\n";
+        j << "  \"n\": " << info.n << ",\n  \"input_entries\": " << info.stored_entries << ",\n";
+        j << "  \"ranks\": " << ranks << ",\n  \"grid\": \"" << grid_to_string(shape) << "\",\n";
+        j << "  \"tile\": " << b << ",\n  \"broadcast\": \"" << broadcast_name(bcast.kind) << "\",\n";
+        j << "  \"chunk_bytes\": " << bcast.chunk_bytes << ",\n";
+        j << "  \"lookahead\": " << (opt.lookahead ? "true" : "false") << ",\n";
+        j << "  \"backend\": \"" << backend->name() << "\",\n  \"isa\": \"" << backend->isa() << "\",\n";
+        j << "  \"threads\": " << opt.threads << ",\n";
+        j << "  \"seconds\": {\"read\": " << json_number(slowest[0]) << ", \"diagonal\": " << json_number(slowest[1])
+          << ", \"panel\": " << json_number(slowest[2]) << ", \"broadcast\": " << json_number(slowest[3])
+          << ", \"outer\": " << json_number(slowest[4]) << ", \"write\": " << json_number(slowest[5])
+          << ", \"validate\": " << json_number(slowest[6]) << ", \"solve\": " << json_number(solve_seconds) << "},\n";
+        j << "  \"total_seconds\": " << json_number(total_seconds) << ",\n";
+        j << "  \"semiring_ops\": " << json_number(flops) << ",\n";
+        j << "  \"semiring_rate\": " << json_number(solve_seconds > 0 ? flops / solve_seconds : 0) << ",\n";
+        j << "  \"semiring_gflops\": " << json_number(solve_seconds > 0 ? flops / solve_seconds / 1e9 : 0) << ",\n";
+        if (opt.validate > 0) {
+            j << "  \"validate\": {\"rows\": " << check.rows << ", \"max_abs_error\": " << json_number(check.max_abs_error)
+              << ", \"max_rel_error\": " << json_number(check.max_rel_error)
+              << ", \"reachability_mismatches\": " << check.reachability_mismatches
+              << ", \"tolerance\": " << json_number(check.tolerance) << ", \"ok\": " << (check.ok ? "true" : "false")
+              << "},\n";
+        } else {
+            j << "  \"validate\": null,\n";
+        }
+        j << "  \"ok\": " << (check.ok ? "true" : "false") << "\n}\n";
+        std::cout << j.str() << std::flush;
+        if (!opt.summary_json.empty()) {
+            std::ofstream out(opt.summary_json);
+            out << j.str();
+            if (!out) std::cerr << "apsp-fw: warning: could not write " << opt.summary_json << std::endl;
+        }
+        if (!check.ok)
+            std::cerr << "apsp-fw: error: validation failed on " << check.rows << " rows: max relative error "
+                      << check.max_rel_error << " (tolerance " << check.tolerance << "), "
+                      << check.reachability_mismatches << " reachability mismatches" << std::endl;
+    }
+    MPI_Comm_free(&node);
+    return check.ok ? 0 : 3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    int status = 2;
+    try {
+        status = run(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "apsp-fw: error: " << e.what() << std::endl;
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Finalize();
+    return status;
+}

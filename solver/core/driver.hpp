@@ -1,0 +1,101 @@
+// The distributed blocked Floyd-Warshall (COAST, SC22 Algorithm 1) on a 2D
+// block-cyclic tile layout. Host only: the arithmetic goes through Backend.
+//
+// Per outer iteration k (tile row/column k):
+//   diagonal_update      owner of tile (k,k) closes it (Floyd-Warshall in a tile)
+//   diagonal_broadcast   ... along its process row and process column
+//   panel_update         row k:  A(k,j) <- A(k,j) (+) A(k,k) (x) A(k,j)
+//                        col k:  A(i,k) <- A(i,k) (+) A(i,k) (x) A(k,k)
+//   panel_broadcast      row panel down process columns, column panel along rows
+//   minplus_outer_product A(i,j) <- A(i,j) (+) A(i,k) (x) A(k,j), i,j != k
+// With look-ahead, iteration k's outer product first updates tile row/column
+// k+1, so iteration k+1's diagonal and panel work and its panel broadcast can
+// start while the rest of iteration k's outer product runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/broadcast.hpp"
+#include "core/grid.hpp"
+#include "core/tiling.hpp"
+#include "kernels/backend.hpp"
+
+namespace litpath::apsp {
+
+struct PhaseTimes {
+    double read = 0, diagonal = 0, panel = 0, broadcast = 0, outer = 0, write = 0, validate = 0;
+};
+
+struct DriverOptions {
+    BroadcastOptions broadcast;
+    bool lookahead = true;
+    int threads = 1;
+    // Called on rank 0 after each outer iteration: (iterations done, total).
+    std::function<void(std::int64_t, std::int64_t)> on_iteration;
+};
+
+// Bytes one rank needs for its tiles and buffers (computed before allocating).
+std::int64_t bytes_needed_per_rank(const LocalTiles& layout, bool lookahead);
+
+class DistributedMatrix {
+public:
+    explicit DistributedMatrix(const LocalTiles& layout);
+    const LocalTiles& layout() const { return layout_; }
+    float* tile(std::int64_t local_row, std::int64_t local_col) {
+        return store_.data() + layout_.tile_offset(local_row, local_col);
+    }
+    const float* tile(std::int64_t local_row, std::int64_t local_col) const {
+        return store_.data() + layout_.tile_offset(local_row, local_col);
+    }
+    // Min-assigns the cost of edge src -> dst (global vertex ids) if owned here.
+    void add_edge(std::int64_t src, std::int64_t dst, float cost);
+    bool owns(std::int64_t src, std::int64_t dst) const;
+    // Zero diagonal for every real vertex on an owned diagonal tile.
+    void set_zero_diagonal();
+    float get(std::int64_t src, std::int64_t dst) const;  // owned entries only
+
+private:
+    LocalTiles layout_;
+    std::vector<float> store_;  // tile-major; padding stays +inf
+};
+
+class BlockedFloydWarshall {
+public:
+    BlockedFloydWarshall(DistributedMatrix& matrix, const ProcessGrid& grid, const Backend& backend,
+                         const DriverOptions& options);
+    void run();
+    const PhaseTimes& times() const { return times_; }
+
+private:
+    struct Panels {
+        std::vector<float> row;  // tiles A(k, j) for my local tile columns, tile-major
+        std::vector<float> col;  // tiles A(i, k) for my local tile rows
+        Broadcast row_bcast;     // along my process column
+        Broadcast col_bcast;     // along my process row
+    };
+
+    void diagonal_update(std::int64_t k);
+    void diagonal_broadcast(std::int64_t k);
+    void panel_update(std::int64_t k, Panels& panels);
+    void panel_broadcast_start(std::int64_t k, Panels& panels);
+    void panel_broadcast_wait(Panels& panels);
+    // Outer product of iteration k on owned tiles that `select` accepts
+    // (by global tile row, column); polls `pending` between batches.
+    void minplus_outer_product(std::int64_t k, const Panels& panels,
+                               const std::function<bool(std::int64_t, std::int64_t)>& select,
+                               Panels* pending);
+
+    DistributedMatrix& matrix_;
+    const ProcessGrid& grid_;
+    const Backend& backend_;
+    DriverOptions options_;
+    LocalTiles layout_;
+    std::vector<float> diagonal_;  // closed A(k,k) of the current iteration
+    Panels panels_[2];
+    PhaseTimes times_;
+};
+
+}  // namespace litpath::apsp

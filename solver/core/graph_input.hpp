@@ -1,0 +1,51 @@
+// Reading the input graph: graph.bp (ADIOS2 CSR, DESIGN section 4) or Matrix
+// Market (.mtx). Edge (src, dst, cost) means a path step src -> dst; the
+// distance matrix row src holds the distances from src.
+//
+// Each rank keeps only the edges inside its own tiles. From graph.bp a rank
+// reads only the CSR rows of the tile rows it owns (ADIOS2 selections); a .mtx
+// file is text and has no index, so every rank scans it and filters.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/tiling.hpp"
+
+namespace litpath::apsp {
+
+struct Edge {
+    std::int64_t src;
+    std::int64_t dst;
+    float cost;
+};
+
+enum class GraphFormat { adios_bp, matrix_market };
+
+struct GraphInfo {
+    GraphFormat format = GraphFormat::matrix_market;
+    std::string path;
+    std::int64_t n = 0;
+    std::int64_t stored_entries = 0;  // entries in the file (before symmetrisation)
+    std::string digest;               // graph_digest attribute, or sha256 of the .mtx file
+};
+
+GraphFormat detect_format(const std::string& path);  // throws when neither
+
+// n and the digest only (cheap: the .mtx header, or graph.bp's `n` scalar).
+// Throws std::runtime_error naming the file (and line) on any problem.
+GraphInfo read_graph_info(const std::string& path, MPI_Comm comm);
+
+// Calls visit(edge) for every edge of the graph that `keep` accepts. Edges come
+// as stored (duplicates included; the caller keeps the minimum). Throws with
+// file and line (or array and index) on malformed input or a negative cost.
+// read_all=true reads every row of graph.bp (for --validate on one rank).
+void read_graph_edges(const GraphInfo& info, const LocalTiles& layout, bool read_all,
+                      const std::function<bool(std::int64_t, std::int64_t)>& keep,
+                      const std::function<void(const Edge&)>& visit);
+
+}  // namespace litpath::apsp

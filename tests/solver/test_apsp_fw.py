@@ -1,0 +1,316 @@
+"""apsp-fw end to end: real MPI ranks, real ADIOS2 files, scipy as the reference."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import adios2
+import numpy as np
+import pytest
+
+from pipeline.solve import SolverError, run_solver
+
+from .conftest import random_graph, sha256_file
+
+pytestmark = pytest.mark.mpi
+
+RTOL = 1e-5  # float32 sums along paths vs scipy's float64
+ATOL = 1e-5
+
+
+def read_distances(path: Path) -> tuple[np.ndarray, dict]:
+    """The whole matrix read into a NaN-poisoned buffer (so unwritten elements show), and attributes."""
+    with adios2.FileReader(str(path)) as reader:
+        attrs = {name: reader.read_attribute(name) for name in reader.available_attributes()}
+        n = int(np.asarray(attrs["n"]).item())
+        var = reader.inquire_variable("distance")
+        assert var.type() == "float"
+        assert list(var.shape()) == [n, n]
+        poisoned = np.full((n, n), np.nan, dtype=np.float32)
+        reader.read_in_buffer(var, poisoned, start=[0, 0], count=[n, n])
+        # blocks written: their areas must add up to exactly n*n (no overlaps, no holes
+        # given the NaN check above)
+        blocks = reader.all_blocks_info("distance")[0]
+        area = sum(int(np.prod([int(c) for c in str(b["Count"]).split(",")])) for b in blocks)
+    assert area == n * n
+    return poisoned, attrs
+
+
+def assert_distances_equal(got: np.ndarray, want: np.ndarray) -> None:
+    assert not np.isnan(got).any(), f"{int(np.isnan(got).sum())} elements never written"
+    unreachable = np.isinf(want)
+    assert np.array_equal(np.isinf(got), unreachable), "unreachable pairs differ"
+    assert np.all(got[unreachable] == np.inf), "unreachable must be +inf"
+    np.testing.assert_allclose(got[~unreachable], want[~unreachable], rtol=RTOL, atol=ATOL)
+
+
+CONFIGS = [
+    # ranks, grid, tile, broadcast, lookahead, input format, n
+    (1, "1x1", 16, "ring", "on", "mtx", 61),
+    (2, "1x2", 13, "bcast", "on", "bp", 90),
+    (2, "2x1", 10, "two-ring", "on", "mtx", 77),
+    (4, "2x2", 8, "chunked-ring", "on", "bp", 101),
+    (4, "2x2", 9, "bcast", "off", "mtx", 64),
+    (4, "2x2", 12, "ring", "off", "bp", 95),
+    (4, "2x2", 7, "two-ring", "on", "mtx", 83),
+    (6, "2x3", 7, "two-ring", "off", "bp", 97),
+    (6, "2x3", 11, "chunked-ring", "on", "mtx", 120),
+    (6, "2x3", 16, "ring", "on", "bp", 150),
+]
+
+
+@pytest.mark.parametrize("ranks,grid,tile,broadcast,lookahead,fmt,n", CONFIGS)
+def test_distances_match_scipy(tmp_path, run_apsp, ranks, grid, tile, broadcast, lookahead, fmt, n):
+    assert n % tile != 0  # the ragged last tile is part of every case
+    graph = random_graph(n, seed=zlib.crc32(f"{ranks}{grid}{tile}{broadcast}{lookahead}".encode()))
+    source = graph.write_mtx(tmp_path / "g.mtx") if fmt == "mtx" else graph.write_bp(tmp_path / "graph.bp")
+    out = tmp_path / "distances.bp"
+    run = run_apsp(
+        ranks,
+        "--input",
+        source,
+        "--output",
+        out,
+        "--grid",
+        grid,
+        "--tile",
+        tile,
+        "--broadcast",
+        broadcast,
+        "--chunk",
+        "256",
+        "--lookahead",
+        lookahead,
+        "--threads",
+        "1",
+    )
+    assert run.returncode == 0, run.stderr
+    got, attrs = read_distances(out)
+    assert_distances_equal(got, graph.reference())
+    assert attrs["process_grid"] == grid
+    assert attrs["broadcast"] == broadcast
+
+
+def test_output_attributes_and_selections(tmp_path, run_apsp):
+    graph = random_graph(70, seed=11)
+    source = graph.write_bp(tmp_path / "graph.bp", digest="abc123")
+    out = tmp_path / "distances.bp"
+    run = run_apsp(4, "--input", source, "--output", out, "--grid", "2x2", "--tile", "16")
+    assert run.returncode == 0, run.stderr
+    want = graph.reference()
+    with adios2.FileReader(str(out)) as reader:
+        attr = reader.read_attribute
+        assert attr("graph_digest") == "abc123"
+        assert int(attr("n")) == 70
+        assert int(attr("block_size")) == 16
+        assert attr("process_grid") == "2x2"
+        assert attr("algorithm") == "blocked-floyd-warshall-2d-block-cyclic"
+        assert attr("semiring") == "min-plus"
+        assert attr("broadcast") == "ring"
+        assert attr("solver_version")
+        # a row selection, and a tile selection that straddles four tiles
+        row = reader.read("distance", start=[33, 0], count=[1, 70])
+        assert_distances_equal(np.asarray(row).reshape(1, 70), want[33:34])
+        tile = reader.read("distance", start=[10, 50], count=[20, 20])
+        assert_distances_equal(np.asarray(tile), want[10:30, 50:70])
+
+
+def test_mtx_digest_is_sha256_and_symmetric_pattern(tmp_path, run_apsp):
+    mtx = tmp_path / "sym.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n5 5 3\n2 1\n3 2\n5 4\n")
+    out = tmp_path / "d.bp"
+    run = run_apsp(2, "--input", mtx, "--output", out, "--tile", "2", "--grid", "2x1")
+    assert run.returncode == 0, run.stderr
+    got, attrs = read_distances(out)
+    inf = np.inf
+    want = np.array(
+        [
+            [0, 1, 2, inf, inf],
+            [1, 0, 1, inf, inf],
+            [2, 1, 0, inf, inf],
+            [inf, inf, inf, 0, 1],
+            [inf, inf, inf, 1, 0],
+        ],
+        dtype=np.float32,
+    )
+    assert np.array_equal(got, want)
+    assert attrs["graph_digest"] == sha256_file(mtx)
+
+
+def test_summary_json_and_validate(tmp_path, run_apsp):
+    graph = random_graph(80, seed=5)
+    source = graph.write_mtx(tmp_path / "g.mtx")
+    summary_path = tmp_path / "summary.json"
+    run = run_apsp(
+        4,
+        "--input",
+        source,
+        "--grid",
+        "2x2",
+        "--tile",
+        "12",
+        "--broadcast",
+        "chunked-ring",
+        "--validate",
+        "25",
+        "--summary-json",
+        summary_path,
+    )
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(summary_path.read_text())
+    assert summary == json.loads(run.stdout)
+    assert summary["n"] == 80 and summary["grid"] == "2x2" and summary["tile"] == 12
+    assert summary["broadcast"] == "chunked-ring" and summary["lookahead"] is True
+    assert summary["backend"] == "cpu" and summary["threads"] == 1
+    for phase in ("read", "diagonal", "panel", "broadcast", "outer", "write"):
+        assert summary["seconds"][phase] >= 0
+    assert summary["total_seconds"] > 0 and summary["semiring_rate"] > 0
+    assert summary["validate"]["rows"] == 25 and summary["validate"]["ok"] is True
+    assert summary["validate"]["max_rel_error"] < 1e-5
+
+
+def test_reference_backend_agrees(tmp_path, run_apsp):
+    graph = random_graph(45, seed=9)
+    out = tmp_path / "d.bp"
+    run = run_apsp(
+        2,
+        "--input",
+        graph.write_mtx(tmp_path / "g.mtx"),
+        "--output",
+        out,
+        "--backend",
+        "reference",
+        "--tile",
+        "8",
+    )
+    assert run.returncode == 0, run.stderr
+    assert_distances_equal(read_distances(out)[0], graph.reference())
+
+
+def test_run_solver_wrapper(tmp_path):
+    graph = random_graph(50, seed=3)
+    source = graph.write_bp(tmp_path / "graph.bp")
+    lines: list[str] = []
+    summary = run_solver(
+        source,
+        tmp_path / "d.bp",
+        ranks=2,
+        grid="1x2",
+        tile=8,
+        broadcast="two-ring",
+        lookahead=False,
+        threads=1,
+        on_progress=lines.append,
+        validate_rows=10,
+    )
+    assert summary["grid"] == "1x2" and summary["lookahead"] is False and summary["validate"]["ok"]
+    assert lines and lines[-1].startswith("apsp-fw: iteration 7/7")
+    assert_distances_equal(read_distances(tmp_path / "d.bp")[0], graph.reference())
+
+
+# ---------------------------------------------------------------------------- errors --
+def test_negative_weight_is_refused_naming_the_edge(tmp_path, run_apsp):
+    mtx = tmp_path / "neg.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate real general\n4 4 3\n1 2 1.0\n3 4 -2.5\n2 3 1\n")
+    run = run_apsp(2, "--input", mtx)
+    assert run.returncode == 2
+    assert f"{mtx}:4: negative weight -2.5 on edge 3 -> 4" in run.stderr
+
+
+def test_negative_weight_in_graph_bp(tmp_path, run_apsp):
+    graph = random_graph(30, seed=1)
+    graph.cost[4] = -1.0
+    source = graph.write_bp(tmp_path / "graph.bp")
+    run = run_apsp(2, "--input", source)
+    assert run.returncode == 2
+    assert "negative weight -1 on edge" in run.stderr and "graph.bp" in run.stderr
+
+
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        (
+            "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n2 x 1.0\n",
+            ":4: malformed entry '2 x 1.0'",
+        ),
+        ("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1.0\n", ":3: file ends after 1 entries"),
+        ("%%MatrixMarket matrix coordinate real general\n3 4 0\n", ":2: matrix is 3 x 4"),
+        ("%%MatrixMarket matrix coordinate real general\n3 3 1\n1 9 1.0\n", ":3: entry (1, 9) is outside"),
+        (
+            "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n",
+            ":1: format 'array' is not supported",
+        ),
+        ("hello\n", ":1: not a Matrix Market file"),
+    ],
+)
+def test_malformed_mtx_names_file_and_line(tmp_path, run_apsp, body, message):
+    mtx = tmp_path / "bad.mtx"
+    mtx.write_text(body)
+    run = run_apsp(1, "--input", mtx)
+    assert run.returncode == 2
+    assert f"{mtx}{message}" in run.stderr
+
+
+def test_grid_must_match_ranks(tmp_path, run_apsp):
+    source = random_graph(20, seed=2).write_mtx(tmp_path / "g.mtx")
+    run = run_apsp(4, "--input", source, "--grid", "2x3")
+    assert run.returncode == 2
+    assert "--grid 2x3 needs 6 MPI ranks but the job has 4" in run.stderr
+
+
+def test_too_large_for_memory_is_refused_before_allocating(tmp_path, run_apsp):
+    mtx = tmp_path / "huge.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate real general\n2000000 2000000 1\n1 2 1.0\n")
+    run = run_apsp(2, "--input", mtx)
+    assert run.returncode == 2
+    assert "n = 2000000 does not fit" in run.stderr and "bytes are available" in run.stderr
+
+
+def test_backend_not_compiled_in(tmp_path, run_apsp):
+    source = random_graph(20, seed=2).write_mtx(tmp_path / "g.mtx")
+    run = run_apsp(1, "--input", source, "--backend", "cuda")
+    assert run.returncode == 2
+    assert "backend 'cuda' not compiled in" in run.stderr
+
+
+def test_missing_input(tmp_path, run_apsp):
+    run = run_apsp(1, "--input", tmp_path / "nope.mtx")
+    assert run.returncode == 2
+    assert "nope.mtx: no such file or directory" in run.stderr
+
+
+def test_help_documents_every_option(run_apsp):
+    run = run_apsp(1, "--help")
+    assert run.returncode == 0
+    for flag in (
+        "--input",
+        "--output",
+        "--grid",
+        "--tile",
+        "--broadcast",
+        "--chunk",
+        "--lookahead",
+        "--threads",
+        "--backend",
+        "--validate",
+        "--progress",
+        "--summary-json",
+    ):
+        assert flag in run.stdout
+
+
+def test_run_solver_raises_with_log_tail(tmp_path):
+    mtx = tmp_path / "neg.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 -1\n")
+    with pytest.raises(SolverError, match="negative weight -1 on edge 1 -> 2"):
+        run_solver(mtx, tmp_path / "d.bp", ranks=1)
+
+
+def test_validation_beyond_tolerance_fails_with_exit_3(tmp_path, run_apsp):
+    source = random_graph(40, seed=4).write_mtx(tmp_path / "g.mtx")
+    run = run_apsp(2, "--input", source, "--validate", "5", "--validate-tol", "-1")
+    assert run.returncode == 3
+    assert "validation failed on 5 rows" in run.stderr
+    assert json.loads(run.stdout)["validate"]["ok"] is False
