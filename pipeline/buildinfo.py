@@ -172,4 +172,40 @@ def describe_latest(config: dict[str, Any]) -> str:
     for extra in ("mapping/coverage.md", "compare/report.html"):
         if (build_dir / extra).exists():
             lines.append(f"  {extra.split('/')[0]:<11} {build_dir / extra}")
+    example = example_pair(build_dir)
+    lines += [
+        "",
+        "Serve paths over HTTP (127.0.0.1:8000, OpenAPI at /docs):",
+        f"  .venv/bin/litpath serve --results-dir {config['results_dir']}",
+    ]
+    if example:
+        source, target = example
+        lines += [
+            "then, for example:",
+            f"  curl 'http://127.0.0.1:8000/v1/path?source={source}&target={target}'",
+        ]
     return "\n".join(lines)
+
+
+def example_pair(build_dir: Path) -> tuple[str, str] | None:
+    """Two concepts of the build joined by a path of at least two hops, for the example query."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from pipeline.store.adios import DistanceMatrix
+
+    vertices = pq.read_table(build_dir / "graph" / "vertices.parquet", columns=["vid", "kind", "key"])
+    concepts = vertices.filter(vertices.column("kind").to_numpy(zero_copy_only=False) == "concept")
+    if concepts.num_rows < 2:
+        return None
+    keys = dict(zip(vertices.column("vid").to_pylist(), vertices.column("key").to_pylist(), strict=True))
+    concept_vids = np.asarray(concepts.column("vid").to_pylist())
+    source = int(concept_vids[0])
+    with DistanceMatrix(build_dir / "distances.bp") as matrix:
+        row = matrix.row(source)[concept_vids]
+    finite = np.isfinite(row) & (concept_vids != source)
+    if not finite.any():
+        return None
+    # The farthest reachable concept makes a path worth looking at.
+    target = int(concept_vids[finite][np.argmax(row[finite])])
+    return keys[source], keys[target]

@@ -58,6 +58,8 @@ rule build_record:
         graph=BUILD_DIR / "graph" / "graph_counts.json",
         distances=BUILD_DIR / "distances.bp",
         config=BUILD_DIR / "config.yaml",
+        # The record and the `latest` pointer come last, after every stage the config asks for.
+        stages=[p for p in all_targets() if p.name not in ("build.json",)],
     output:
         BUILD_DIR / "build.json",
     log:
