@@ -1,0 +1,210 @@
+"""CLI commands of the SPOKE stage: ``load-spoke`` and ``build-mapping``.
+
+Both turn a user's mistake (Neo4j down or refusing the login, a malformed dump line, a
+missing file) into one ``click`` error line, never a stack trace.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pipeline.spoke.dump import FORMATS, DumpError
+from pipeline.store.neo4j import ENV_PASSWORD, GraphNaming, Neo4jSettings, Neo4jUnavailable, open_driver
+
+
+def neo4j_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--neo4j-uri/user/password/database and the graph's property names; env vars fill the gaps."""
+
+    @click.option("--neo4j-uri", help="Bolt URI (default $LITPATH_NEO4J_URI, else bolt://127.0.0.1:7687)")
+    @click.option("--neo4j-user", help="User (default $LITPATH_NEO4J_USER; none = server with auth off)")
+    @click.option(
+        "--neo4j-password",
+        help=f"Password (prefer ${ENV_PASSWORD}: a command-line password is visible to other users)",
+    )
+    @click.option(
+        "--neo4j-database", help="Database (default $LITPATH_NEO4J_DATABASE, else the server's default)"
+    )
+    @click.option("--identifier-property", default="identifier", show_default=True)
+    @click.option("--name-property", default="name", show_default=True)
+    @functools.wraps(command)
+    def wrapper(
+        *args: Any,
+        neo4j_uri: str | None,
+        neo4j_user: str | None,
+        neo4j_password: str | None,
+        neo4j_database: str | None,
+        identifier_property: str,
+        name_property: str,
+        **kwargs: Any,
+    ) -> Any:
+        try:
+            naming = GraphNaming(identifier_property=identifier_property, name_property=name_property)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+        settings = Neo4jSettings.from_env(neo4j_uri, neo4j_user, neo4j_password, neo4j_database, naming)
+        return command(*args, neo4j=settings, **kwargs)
+
+    return wrapper
+
+
+@click.command("load-spoke")
+@click.option("--nodes", "nodes_path", type=click.Path(exists=True, dir_okay=False), help="Nodes file")
+@click.option("--edges", "edges_path", type=click.Path(exists=True, dir_okay=False), help="Edges file")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="hetionet", show_default=True)
+@click.option(
+    "--metaedges",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Hetionet metagraph.json or metaedges.tsv (default: the built-in Hetionet v1.0 table)",
+)
+@click.option("--batch-size", type=click.IntRange(1), default=10_000, show_default=True)
+@click.option(
+    "--on-error",
+    type=click.Choice(["fail", "reject"]),
+    default="fail",
+    show_default=True,
+    help="fail: any bad row stops the load before anything is written; reject: skip and report bad rows",
+)
+@click.option(
+    "--report", "report_path", type=click.Path(dir_okay=False), help="Write the load report (JSON) here"
+)
+@neo4j_options
+def load_spoke(
+    nodes_path: str | None,
+    edges_path: str | None,
+    fmt: str,
+    metaedges: str | None,
+    batch_size: int,
+    on_error: str,
+    report_path: str | None,
+    neo4j: Neo4jSettings,
+) -> None:
+    """Load a SPOKE-style dump (Hetionet layout or CSV) into Neo4j: idempotent, counted, verified."""
+    from pipeline.spoke.hetionet import read_metaedges
+    from pipeline.spoke.load import load_spoke as run_load
+
+    if not nodes_path and not edges_path:
+        raise click.UsageError("give --nodes, --edges or both")
+    try:
+        table = read_metaedges(metaedges) if fmt == "hetionet" else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--metaedges") from None
+    try:
+        with open_driver(neo4j) as driver:
+            report = run_load(
+                driver, nodes_path, edges_path, fmt,
+                database=neo4j.database, naming=neo4j.naming, metaedges=table,
+                batch_size=batch_size, on_error=on_error,  # type: ignore[arg-type]
+            )  # fmt: skip
+    except (Neo4jUnavailable, DumpError, RuntimeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(report.to_text())
+    if report_path:
+        Path(report_path).write_text(json.dumps(report.as_dict(), indent=2) + "\n")
+    if not report.verified:
+        raise click.ClickException("the counts in Neo4j do not match the load (see above)")
+
+
+@click.command("build-mapping")
+@click.option(
+    "--umls-dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="UMLS META folder (MRCONSO.RRF, MRCUI.RRF)",
+)
+@click.option(
+    "--mrconso", type=click.Path(exists=True, dir_okay=False), help="MRCONSO.RRF (default: in --umls-dir)"
+)
+@click.option(
+    "--mrcui",
+    type=click.Path(exists=True, dir_okay=False),
+    help="MRCUI.RRF (default: in --umls-dir if present)",
+)
+@click.option(
+    "--do-xrefs", type=click.Path(exists=True, dir_okay=False), help="Disease Ontology allXREFinDO.tsv"
+)
+@click.option(
+    "--gene-info",
+    type=click.Path(exists=True, dir_okay=False),
+    help="NCBI gene_info (e.g. Homo_sapiens.gene_info.gz)",
+)
+@click.option(
+    "--ncit-swissprot", type=click.Path(exists=True, dir_okay=False), help="NCIt-SwissProt_Mapping.txt"
+)
+@click.option(
+    "--unichem",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="UniChem src1src2.txt[.gz] (repeatable)",
+)
+@click.option(
+    "--spoke-nodes",
+    type=click.Path(exists=True, dir_okay=False),
+    help="SPOKE nodes dump file (default: read Neo4j)",
+)
+@click.option("--spoke-format", type=click.Choice(FORMATS), default="hetionet", show_default=True)
+@click.option(
+    "--concepts",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Literature concepts Parquet (cui, name, semtypes)",
+)
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder")
+@neo4j_options
+def build_mapping(
+    umls_dir: str | None,
+    mrconso: str | None,
+    mrcui: str | None,
+    do_xrefs: str | None,
+    gene_info: str | None,
+    ncit_swissprot: str | None,
+    unichem: tuple[str, ...],
+    spoke_nodes: str | None,
+    spoke_format: str,
+    concepts: str | None,
+    out_dir: str,
+    neo4j: Neo4jSettings,
+) -> None:
+    """Build the CUI -> SPOKE mapping (identity, direct, indirect) and its coverage report."""
+    from pipeline.spoke import mapping
+    from pipeline.spoke.coverage import compute_coverage, read_concepts, write_coverage
+
+    try:
+        sources = mapping.MappingSources.from_umls_dir(
+            umls_dir, mrconso=mrconso, mrcui=mrcui, do_xrefs=do_xrefs, gene_info=gene_info,
+            ncit_swissprot=ncit_swissprot, unichem=list(unichem),
+        )  # fmt: skip
+        concept_table = read_concepts(concepts) if concepts else None
+        literature = set(concept_table.column("cui").to_pylist()) if concept_table is not None else None
+        if spoke_nodes:
+            nodes = mapping.spoke_nodes_from_dump(spoke_nodes, spoke_format)
+            result = mapping.build_mapping(nodes, sources, literature_cuis=literature)
+        else:
+            with open_driver(neo4j) as driver:
+                nodes = mapping.spoke_nodes_from_neo4j(driver, database=neo4j.database, naming=neo4j.naming)
+                result = mapping.build_mapping(nodes, sources, literature_cuis=literature)
+    except (Neo4jUnavailable, DumpError, ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+    paths = mapping.write_mapping(result.table, out_dir)
+    coverage = compute_coverage(result.table, result.nodes, concept_table)
+    coverage_paths = write_coverage(coverage, out_dir)
+    stats = {"spoke_nodes": dict(result.nodes), **result.stats}
+    if concept_table is not None:
+        stats["concepts"] = {"total": coverage.concepts, "mapped": coverage.concepts_mapped,
+                             "unmapped": coverage.concepts_unmapped}  # fmt: skip
+    (Path(out_dir) / "mapping_stats.json").write_text(json.dumps(stats, indent=2, default=str) + "\n")
+    for name, path in {**paths, **coverage_paths}.items():
+        click.echo(f"{name:>10}: {path}")
+    click.echo(f"rows: {result.table.num_rows} {json.dumps(result.stats['rows_per_method'])}")
+    for name, fs in result.stats["files"].items():
+        if fs["malformed"]:
+            click.echo(
+                f"warning: {name}: {fs['malformed']} unreadable lines, first: {fs['first_malformed']}",
+                err=True,
+            )
+    if "warning" in result.stats:
+        click.echo(f"warning: {result.stats['warning']}", err=True)

@@ -1,0 +1,573 @@
+"""The CUI <-> SPOKE mapping, built the way the seed paper describes (SC22, appendix E).
+
+Three methods, every route recorded in ``source``:
+
+* **identity** -- SPOKE nodes whose identifiers are CUIs (``SideEffect``).
+* **direct** -- SPOKE identifiers (or node properties) in a vocabulary that UMLS holds, looked
+  up in MRCONSO: MeSH (``Symptom`` ids, ``Disease.mesh_list``, ``Anatomy.mesh_id``), GO
+  (``BiologicalProcess``/``MolecularFunction``/``CellularComponent``), NCBI Taxonomy
+  (``Organism``), DrugBank (``Compound``), NDF-RT/MED-RT/MeSH (``PharmacologicClass``).
+* **indirect** -- cross-references to such a vocabulary first: Disease Ontology xrefs
+  (``UMLS_CUI:`` straight to a CUI; ``MESH:``/``NCI:`` through MRCONSO), NCBI ``gene_info``
+  (Entrez GeneID -> ``HGNC:`` in dbXrefs -> MRCONSO SAB=HGNC), NCIt-SwissProt (UniProt ->
+  NCIt code -> MRCONSO SAB=NCI), UniChem (ChEMBL -> DrugBank -> MRCONSO SAB=DRUGBANK), and
+  retired CUIs carried through MRCUI (both ways: a retired CUI in the literature reaches the
+  nodes of its successor, and a node keyed by a retired CUI is reached from the successor).
+
+One CUI may map to several nodes and one node to several CUIs; all rows are kept, one per
+(cui, node, method, source). MRCONSO rows count only when LAT=ENG and not suppressed
+(SUPPRESS O, E or Y). Lines of the cross-reference files that cannot be read are counted in
+the statistics (with the first one named), never dropped silently.
+
+The real files are large (MRCONSO ~ 16M rows): each is streamed once, keeping only the rows
+whose keys some SPOKE node needs.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from pipeline.spoke.dump import NodeRow, open_text, read_nodes
+
+MAPPING = pa.schema(
+    [
+        pa.field("cui", pa.string(), nullable=False),
+        pa.field("spoke_label", pa.string(), nullable=False),
+        pa.field("spoke_identifier", pa.string(), nullable=False),
+        pa.field("method", pa.string(), nullable=False),  # identity | direct | indirect
+        pa.field("source", pa.string(), nullable=False),  # the route, e.g. "DO:MESH>MRCONSO:MSH"
+    ]
+)
+METHODS = ("identity", "direct", "indirect")
+MAPPING_FILE = "cui_spoke_mapping"
+
+CUI = re.compile(r"^C\d{7}$")
+SUPPRESSED = frozenset("OEY")
+
+
+@dataclass(frozen=True)
+class SpokeNode:
+    label: str
+    identifier: str
+    name: str | None = None
+    properties: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class VocabularyRule:
+    """A SPOKE field whose values are codes of an MRCONSO source vocabulary (SAB)."""
+
+    label: str
+    field: str  # "identifier" or a node property (a string or a list of strings)
+    sab: str
+    pattern: str  # the code after ``strip_prefix`` must match
+    strip_prefix: str = ""
+
+    def codes(self, node: SpokeNode) -> list[str]:
+        raw = node.identifier if self.field == "identifier" else node.properties.get(self.field)
+        values = raw if isinstance(raw, list) else [raw] if raw is not None else []
+        matcher = re.compile(self.pattern)
+        out = []
+        for value in values:
+            code = str(value).strip()
+            if self.strip_prefix and code.startswith(self.strip_prefix):
+                code = code[len(self.strip_prefix) :]
+            if matcher.match(code):
+                out.append(code)
+        return out
+
+    @property
+    def source(self) -> str:
+        where = "" if self.field == "identifier" else f"({self.label}.{self.field})"
+        return f"MRCONSO:{self.sab}{where}"
+
+
+IDENTITY_LABELS = ("SideEffect",)
+MESH = r"^[CD]\d{6,9}$"
+DIRECT_RULES: tuple[VocabularyRule, ...] = (
+    VocabularyRule("Symptom", "identifier", "MSH", MESH),
+    VocabularyRule("Disease", "mesh_list", "MSH", MESH, "MESH:"),
+    VocabularyRule("Anatomy", "mesh_id", "MSH", MESH, "MESH:"),
+    VocabularyRule("BiologicalProcess", "identifier", "GO", r"^GO:\d{7}$"),
+    VocabularyRule("MolecularFunction", "identifier", "GO", r"^GO:\d{7}$"),
+    VocabularyRule("CellularComponent", "identifier", "GO", r"^GO:\d{7}$"),
+    VocabularyRule("Organism", "identifier", "NCBI", r"^\d+$"),
+    VocabularyRule("Compound", "identifier", "DRUGBANK", r"^DB\d{5}$"),
+    VocabularyRule("PharmacologicClass", "identifier", "NDFRT", r"^N\d{10}$"),
+    VocabularyRule("PharmacologicClass", "identifier", "MED-RT", r"^N\d{10}$"),
+    VocabularyRule("PharmacologicClass", "identifier", "MSH", MESH),
+)
+# Disease Ontology xref prefixes: None = the xref is a CUI; otherwise the MRCONSO SAB it names.
+DO_XREF_ROUTES: dict[str, str | None] = {"UMLS_CUI": None, "MESH": "MSH", "NCI": "NCI"}
+# MRCUI relations that carry a retired CUI to a current one (DEL has no successor).
+MRCUI_RELATIONS = ("SY", "RB", "RN", "RO")
+# The node properties a mapping reads, for the Neo4j reader.
+NODE_PROPERTIES = tuple(sorted({r.field for r in DIRECT_RULES if r.field != "identifier"}))
+MAPPABLE_LABELS = tuple(
+    sorted(
+        set(IDENTITY_LABELS) | {r.label for r in DIRECT_RULES} | {"Disease", "Gene", "Protein", "Compound"}
+    )
+)
+
+
+@dataclass
+class FileStats:
+    path: str
+    lines: int = 0
+    used: int = 0  # rows that some SPOKE node needed
+    malformed: int = 0
+    first_malformed: str | None = None
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows (e.g. non-English)
+
+    def bad(self, line: int, reason: str) -> None:
+        self.malformed += 1
+        if self.first_malformed is None:
+            self.first_malformed = f"{self.path}:{line}: {reason}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+# ------------------------------------------------------------------------------- SPOKE nodes
+
+
+def spoke_nodes_from_dump(path: str | Path, fmt: str = "hetionet") -> Iterator[SpokeNode]:
+    """SPOKE nodes from a dump's nodes file; unreadable rows are skipped (the loader names them)."""
+    for item in read_nodes(path, fmt):
+        if isinstance(item, NodeRow):
+            yield SpokeNode(item.label, item.identifier, item.name, item.properties)
+
+
+def spoke_nodes_from_neo4j(
+    driver: Any,
+    *,
+    database: str | None = None,
+    naming: Any = None,
+    labels: Iterable[str] = MAPPABLE_LABELS,
+    properties: Iterable[str] = NODE_PROPERTIES,
+) -> Iterator[SpokeNode]:
+    """SPOKE nodes of the mappable labels from Neo4j, read-only (identifiers as strings)."""
+    from pipeline.store.neo4j import GraphNaming, quote
+
+    naming = naming or GraphNaming()
+    ident, name = quote(naming.identifier_property), quote(naming.name_property)
+    wanted = list(properties)
+    with driver.session(database=database, default_access_mode="READ") as session:
+        for label in labels:
+            neo_label = naming.label_of(label)
+            query = (
+                f"MATCH (n:{quote(neo_label)}) WHERE n.{ident} IS NOT NULL "
+                f"RETURN toString(n.{ident}) AS identifier, n.{name} AS name, "
+                f"[p IN $props | n[p]] AS values"
+            )
+            for record in session.run(query, props=wanted):
+                props = {p: v for p, v in zip(wanted, record["values"], strict=True) if v is not None}
+                yield SpokeNode(label, record["identifier"], record["name"], props)
+
+
+# ---------------------------------------------------------------------------- cross-references
+
+
+def read_do_xrefs(path: str | Path, doids: set[str], stats: FileStats) -> dict[str, list[str]]:
+    """DOID -> xrefs (``UMLS_CUI:C..``, ``MESH:D..``) from ``allXREFinDO.tsv`` (id, label, xref; quoted)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    with open_text(path) as handle:
+        reader = csv.reader(handle, delimiter="\t")
+        header = next(reader, None)
+        if not header or [h.strip().lower() for h in header[:3]] != ["id", "label", "xref"]:
+            raise ValueError(f"{path}:1: expected header id, label, xref (Disease Ontology allXREFinDO.tsv)")
+        for row in reader:
+            stats.lines += 1
+            if len(row) != 3:
+                stats.bad(reader.line_num, f"expected 3 fields, found {len(row)}")
+                continue
+            doid, _, xref = (value.strip() for value in row)
+            if doid in doids:
+                out[doid].append(xref)
+                stats.used += 1
+    return out
+
+
+def read_gene_info(path: str | Path, gene_ids: set[str], stats: FileStats) -> dict[str, list[str]]:
+    """Entrez GeneID -> HGNC ids (``HGNC:5``) from an NCBI ``gene_info`` file's dbXrefs."""
+    out: dict[str, list[str]] = {}
+    with open_text(path) as handle:
+        header = handle.readline().rstrip("\r\n").lstrip("#").split("\t")
+        try:
+            gene_col, xref_col = header.index("GeneID"), header.index("dbXrefs")
+        except ValueError:
+            raise ValueError(f"{path}:1: not an NCBI gene_info header (needs GeneID and dbXrefs)") from None
+        for number, line in enumerate(handle, start=2):
+            stats.lines += 1
+            fields = line.rstrip("\r\n").split("\t")
+            if len(fields) != len(header):
+                stats.bad(number, f"expected {len(header)} fields, found {len(fields)}")
+                continue
+            gene_id = fields[gene_col]
+            if gene_id not in gene_ids:
+                continue
+            hgnc = [x[len("HGNC:") :] for x in fields[xref_col].split("|") if x.startswith("HGNC:")]
+            if hgnc:
+                out[gene_id] = hgnc
+                stats.used += 1
+    return out
+
+
+def read_ncit_swissprot(path: str | Path, accessions: set[str], stats: FileStats) -> dict[str, list[str]]:
+    """UniProt accession -> NCIt codes from ``NCIt-SwissProt_Mapping.txt``.
+
+    Layout: header ``NCIt Code  SwissProt ID  NCIt Preferred Name`` (tab, CRLF); the SwissProt
+    column may hold several accessions joined by ``|`` -- each is kept (one-to-many).
+    """
+    out: dict[str, list[str]] = defaultdict(list)
+    with open_text(path) as handle:
+        header = [h.strip() for h in handle.readline().rstrip("\r\n").split("\t")]
+        if header[:2] != ["NCIt Code", "SwissProt ID"]:
+            raise ValueError(
+                f"{path}:1: expected header 'NCIt Code<TAB>SwissProt ID<TAB>...', found {header!r}"
+            )
+        for number, line in enumerate(handle, start=2):
+            text = line.rstrip("\r\n")
+            if not text:
+                continue
+            stats.lines += 1
+            fields = text.split("\t")
+            if len(fields) < 2 or not fields[0].startswith("C"):
+                stats.bad(number, "expected an NCIt code and a SwissProt accession")
+                continue
+            for accession in fields[1].split("|"):
+                accession = accession.strip()
+                if accession in accessions:
+                    out[accession].append(fields[0].strip())
+                    stats.used += 1
+    return out
+
+
+UNICHEM_CHEMBL, UNICHEM_DRUGBANK = "1", "2"
+_UNICHEM_HEADER = re.compile(r"^From src:'(\d+)'\s+To src:'(\d+)'$")
+
+
+def read_unichem(path: str | Path, chembl_ids: set[str], stats: FileStats) -> dict[str, list[str]]:
+    """ChEMBL id -> DrugBank ids from a UniChem ``wholeSourceMapping`` file (``src1src2.txt[.gz]``).
+
+    Layout: header ``From src:'1'<TAB>To src:'2'`` then one pair per line; the sources are
+    read from the header, so ``src2src1`` works too (1 = ChEMBL, 2 = DrugBank).
+    """
+    out: dict[str, list[str]] = defaultdict(list)
+    with open_text(path) as handle:
+        first = handle.readline().strip()
+        match = _UNICHEM_HEADER.match(first)
+        if not match or set(match.groups()) != {UNICHEM_CHEMBL, UNICHEM_DRUGBANK}:
+            raise ValueError(
+                f"{path}:1: expected a UniChem ChEMBL<->DrugBank header \"From src:'1'  To src:'2'\", found {first!r}"
+            )
+        chembl_first = match.group(1) == UNICHEM_CHEMBL
+        for number, line in enumerate(handle, start=2):
+            text = line.strip()
+            if not text:
+                continue
+            stats.lines += 1
+            fields = text.split()
+            if len(fields) != 2:
+                stats.bad(number, f"expected 2 fields, found {len(fields)}")
+                continue
+            chembl, drugbank = fields if chembl_first else fields[::-1]
+            if chembl in chembl_ids:
+                out[chembl].append(drugbank)
+                stats.used += 1
+    return out
+
+
+def read_mrcui(
+    path: str | Path, stats: FileStats, relations: Iterable[str] = MRCUI_RELATIONS
+) -> dict[str, list[tuple[str, str]]]:
+    """Retired CUI -> [(REL, successor CUI)] from MRCUI.RRF (CUI1|VER|REL|RELA|MAPREASON|CUI2|MAPIN|)."""
+    keep = set(relations)
+    out: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            stats.lines += 1
+            fields = line.rstrip("\r\n").split("|")
+            if len(fields) < 7:
+                stats.bad(number, f"expected 7 '|'-separated fields, found {len(fields)}")
+                continue
+            cui1, rel, cui2 = fields[0], fields[2], fields[5]
+            if rel not in keep or not cui2:
+                stats.dropped[rel or "(empty)"] = stats.dropped.get(rel or "(empty)", 0) + 1
+                continue
+            if not (CUI.match(cui1) and CUI.match(cui2)):
+                stats.bad(number, "CUI1/CUI2 are not CUIs")
+                continue
+            out[cui1].append((rel, cui2))
+            stats.used += 1
+    return out
+
+
+def read_mrconso(
+    path: str | Path, wanted: dict[str, set[str]], stats: FileStats
+) -> dict[tuple[str, str], set[str]]:
+    """(SAB, CODE) -> CUIs for the wanted codes; English, unsuppressed rows only.
+
+    MRCONSO.RRF columns: CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
+    """
+    out: dict[tuple[str, str], set[str]] = defaultdict(set)
+    dropped: Counter[str] = Counter()
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            stats.lines += 1
+            fields = line.rstrip("\r\n").split("|")
+            if len(fields) < 18:
+                stats.bad(number, f"expected 18 '|'-separated fields, found {len(fields)}")
+                continue
+            sab = fields[11]
+            codes = wanted.get(sab)
+            if codes is None or fields[13] not in codes:
+                continue
+            if fields[1] != "ENG":
+                dropped["LAT not ENG"] += 1
+                continue
+            if fields[16] in SUPPRESSED:
+                dropped[f"SUPPRESS={fields[16]}"] += 1
+                continue
+            out[(sab, fields[13])].add(fields[0])
+            stats.used += 1
+    stats.dropped = dict(dropped)
+    return out
+
+
+def find_umls_file(umls_dir: str | Path, name: str) -> Path | None:
+    """``MRCONSO.RRF`` (or ``.gz``) in a UMLS META folder, or None."""
+    for candidate in (Path(umls_dir) / name, Path(umls_dir) / f"{name}.gz"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+# ---------------------------------------------------------------------------------- builder
+
+
+@dataclass
+class MappingSources:
+    mrconso: str | Path | None = None
+    mrcui: str | Path | None = None
+    do_xrefs: str | Path | None = None
+    gene_info: str | Path | None = None
+    ncit_swissprot: str | Path | None = None
+    unichem: list[str | Path] = field(default_factory=list)
+
+    @classmethod
+    def from_umls_dir(cls, umls_dir: str | Path | None, **others: Any) -> MappingSources:
+        sources = cls(**others)
+        if umls_dir is not None:
+            if sources.mrconso is None:
+                sources.mrconso = find_umls_file(umls_dir, "MRCONSO.RRF")
+                if sources.mrconso is None:
+                    raise FileNotFoundError(f"{umls_dir}: no MRCONSO.RRF in this UMLS folder")
+            if sources.mrcui is None:
+                sources.mrcui = find_umls_file(umls_dir, "MRCUI.RRF")
+        return sources
+
+
+@dataclass
+class MappingResult:
+    table: pa.Table
+    nodes: Counter  # SPOKE nodes seen per label
+    stats: dict[str, Any]
+
+
+class _Rows:
+    def __init__(self) -> None:
+        self.rows: set[tuple[str, str, str, str, str]] = set()
+
+    def add(self, cui: str, node: tuple[str, str], method: str, source: str) -> None:
+        self.rows.add((cui, node[0], node[1], method, source))
+
+
+def build_mapping(
+    nodes: Iterable[SpokeNode],
+    sources: MappingSources,
+    *,
+    identity_labels: Iterable[str] = IDENTITY_LABELS,
+    direct_rules: Iterable[VocabularyRule] = DIRECT_RULES,
+    do_routes: dict[str, str | None] = DO_XREF_ROUTES,
+    mrcui_relations: Iterable[str] = MRCUI_RELATIONS,
+    literature_cuis: set[str] | None = None,
+) -> MappingResult:
+    """Build the mapping table.
+
+    ``literature_cuis`` (the concept keys of the literature graph), when given, limits MRCUI
+    retired->successor rows to retired CUIs the literature uses (a full MRCUI would otherwise add
+    every retired CUI of UMLS), and adds identity rows for its ``GENE:<entrez>`` keys (SemMedDB
+    gene arguments without a CUI, see ``pipeline.tables``) whose Entrez id is a SPOKE Gene.
+    """
+    identity_labels = set(identity_labels)
+    direct_rules = list(direct_rules)
+    rows = _Rows()
+    seen: Counter[str] = Counter()
+    # (SAB, code) -> [(node, source)] waiting for the MRCONSO scan.
+    pending: dict[tuple[str, str], list[tuple[tuple[str, str], str, str]]] = defaultdict(list)
+    diseases: set[str] = set()
+    genes: set[str] = set()
+    proteins: set[str] = set()
+    compounds: set[str] = set()
+
+    for node in nodes:
+        seen[node.label] += 1
+        key = (node.label, node.identifier)
+        if node.label in identity_labels and CUI.match(node.identifier):
+            rows.add(node.identifier, key, "identity", f"identity:{node.label}.identifier")
+        for rule in direct_rules:
+            if rule.label == node.label:
+                for code in rule.codes(node):
+                    pending[(rule.sab, code)].append((key, "direct", rule.source))
+        if node.label == "Disease":
+            diseases.add(node.identifier)
+        elif node.label == "Gene":
+            genes.add(node.identifier)
+            gene_key = f"GENE:{node.identifier}"
+            if literature_cuis is not None and gene_key in literature_cuis:
+                rows.add(gene_key, key, "identity", "identity:Gene.identifier(Entrez)")
+        elif node.label == "Protein":
+            proteins.add(node.identifier)
+        elif node.label == "Compound" and node.identifier.startswith("CHEMBL"):
+            compounds.add(node.identifier)
+
+    stats: dict[str, Any] = {"files": {}}
+
+    def file_stats(name: str, path: str | Path) -> FileStats:
+        fs = FileStats(str(path))
+        stats["files"][name] = fs
+        return fs
+
+    def disease_lookup(path: str | Path) -> None:
+        xrefs = read_do_xrefs(path, diseases, file_stats("do_xrefs", path))
+        for doid, values in xrefs.items():
+            for xref in values:
+                prefix, _, code = xref.partition(":")
+                if prefix not in do_routes or not code:
+                    continue
+                sab = do_routes[prefix]
+                if sab is None:
+                    if CUI.match(code):
+                        rows.add(code, ("Disease", doid), "indirect", f"DO:{prefix}")
+                else:
+                    pending[(sab, code)].append((("Disease", doid), "indirect", f"DO:{prefix}>MRCONSO:{sab}"))
+
+    if sources.do_xrefs:
+        disease_lookup(sources.do_xrefs)
+    if sources.gene_info:
+        hgnc = read_gene_info(sources.gene_info, genes, file_stats("gene_info", sources.gene_info))
+        for gene_id, codes in hgnc.items():
+            for code in codes:
+                pending[("HGNC", code)].append((("Gene", gene_id), "indirect", "gene_info:HGNC>MRCONSO:HGNC"))
+    if sources.ncit_swissprot:
+        ncit = read_ncit_swissprot(
+            sources.ncit_swissprot, proteins, file_stats("ncit_swissprot", sources.ncit_swissprot)
+        )
+        for accession, codes in ncit.items():
+            for code in codes:
+                pending[("NCI", code)].append(
+                    (("Protein", accession), "indirect", "NCIt-SwissProt>MRCONSO:NCI")
+                )
+    for index, path in enumerate(sources.unichem):
+        drugbank = read_unichem(path, compounds, file_stats(f"unichem[{index}]", path))
+        for chembl, codes in drugbank.items():
+            for code in codes:
+                pending[("DRUGBANK", code)].append(
+                    (("Compound", chembl), "indirect", "UniChem:ChEMBL>DrugBank>MRCONSO:DRUGBANK")
+                )
+
+    if pending and sources.mrconso:
+        wanted: dict[str, set[str]] = defaultdict(set)
+        for sab, code in pending:
+            wanted[sab].add(code)
+        cuis = read_mrconso(sources.mrconso, wanted, file_stats("mrconso", sources.mrconso))
+        for (sab, code), targets in pending.items():
+            for cui in cuis.get((sab, code), ()):
+                for node, method, source in targets:
+                    rows.add(cui, node, method, source)
+    stats["codes_looked_up"] = len(pending)
+    if pending and not sources.mrconso:
+        stats["warning"] = f"no MRCONSO given: {len(pending)} vocabulary codes could not be looked up"
+
+    if sources.mrcui:
+        retired = read_mrcui(sources.mrcui, file_stats("mrcui", sources.mrcui), mrcui_relations)
+        _add_retired(rows, retired, literature_cuis)
+
+    table = _to_table(rows.rows)
+    stats["rows"] = table.num_rows
+    per_method = Counter(table.column("method").to_pylist())
+    stats["rows_per_method"] = {method: per_method.get(method, 0) for method in METHODS}
+    stats["files"] = {name: fs.as_dict() for name, fs in stats["files"].items()}
+    return MappingResult(table, seen, stats)
+
+
+def _add_retired(rows: _Rows, retired: dict[str, list[tuple[str, str]]], restrict: set[str] | None) -> None:
+    """Carry mappings across MRCUI retirements, one hop, in both directions."""
+    base = list(rows.rows)
+    by_cui: dict[str, list[tuple[str, str, str, str, str]]] = defaultdict(list)
+    for row in base:
+        by_cui[row[0]].append(row)
+    successors_of_retired: dict[str, list[tuple[str, str]]] = defaultdict(
+        list
+    )  # successor -> [(rel, retired)]
+    for old, successors in retired.items():
+        for rel, new in successors:
+            successors_of_retired[new].append((rel, old))
+    mapped_pairs = {(r[0], r[1], r[2]) for r in base}
+    for cui, cui_rows in by_cui.items():
+        # a retired CUI (in the literature) reaches the nodes its successor maps to
+        for rel, old in successors_of_retired.get(cui, ()):
+            if restrict is not None and old not in restrict:
+                continue
+            for _, label, identifier, _, source in cui_rows:
+                if (old, label, identifier) not in mapped_pairs:
+                    rows.add(old, (label, identifier), "indirect", f"MRCUI:{rel}:{cui}>{source}")
+        # a node keyed by a retired CUI (SIDER side effects, old DO xrefs) is reached from the successor
+        for rel, new in retired.get(cui, ()):
+            for _, label, identifier, _, source in cui_rows:
+                if (new, label, identifier) not in mapped_pairs:
+                    rows.add(new, (label, identifier), "indirect", f"MRCUI:{rel}:{cui}<{source}")
+
+
+def _to_table(rows: Iterable[tuple[str, str, str, str, str]]) -> pa.Table:
+    ordered = sorted(rows, key=lambda r: (r[0], r[1], r[2], METHODS.index(r[3]), r[4]))
+    columns = list(zip(*ordered, strict=True)) if ordered else [[] for _ in MAPPING.names]
+    return pa.table(
+        {
+            name: pa.array(list(values), pa.string())
+            for name, values in zip(MAPPING.names, columns, strict=True)
+        },
+        schema=MAPPING,
+    )
+
+
+def write_mapping(table: pa.Table, out_dir: str | Path) -> dict[str, Path]:
+    """``cui_spoke_mapping.parquet`` and ``.csv`` under ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"parquet": out / f"{MAPPING_FILE}.parquet", "csv": out / f"{MAPPING_FILE}.csv"}
+    pq.write_table(table, paths["parquet"])
+    pacsv.write_csv(table, paths["csv"])
+    return paths
+
+
+def read_mapping(path: str | Path) -> pa.Table:
+    return pq.read_table(path, schema=MAPPING)
+
+
+__all__ = [
+    "DIRECT_RULES", "MAPPING", "MappingResult", "MappingSources", "SpokeNode", "VocabularyRule",
+    "build_mapping", "read_do_xrefs", "read_gene_info", "read_mapping", "read_mrconso", "read_mrcui",
+    "read_ncit_swissprot", "read_unichem", "spoke_nodes_from_dump", "spoke_nodes_from_neo4j", "write_mapping",
+]  # fmt: skip

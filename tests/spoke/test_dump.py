@@ -1,0 +1,114 @@
+"""Readers of the Hetionet and CSV dump layouts, and the metaedge table."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from pipeline.spoke.dump import DumpError, EdgeRow, NodeRow, Rejection, read_edges, read_nodes
+from pipeline.spoke.hetionet import hetionet_v1_metaedges, read_metaedges
+
+from .conftest import SPOKE
+
+
+def test_builtin_metaedges_match_the_hetionet_release_tables():
+    builtin = hetionet_v1_metaedges()
+    with open(SPOKE / "metaedges.tsv") as handle:
+        abbreviations = {row["abbreviation"] for row in csv.DictReader(handle, delimiter="\t")}
+    assert set(builtin) == abbreviations
+    from_json = read_metaedges(SPOKE / "hetionet-v1.0-metagraph.json")
+    from_tsv = read_metaedges(SPOKE / "metaedges.tsv")
+    assert from_json == builtin == from_tsv
+    assert builtin["DaG"].rel_type == "ASSOCIATES_DaG"
+    assert builtin["CcSE"].rel_type == "CAUSES_CcSE"
+    assert builtin["CcSE"].target_label == "SideEffect"
+    assert builtin["Gr>G"].rel_type == "REGULATES_GrG"
+    assert builtin["Gr>G"].direction == "forward"
+    assert builtin["PCiC"].source_label == "PharmacologicClass"
+
+
+def test_rel_types_equal_hetionet_neo4j_types_file():
+    with open(SPOKE / "types.tsv") as handle:
+        expected = {row["rel_type"] for row in csv.DictReader(handle, delimiter="\t")}
+    assert {m.rel_type for m in hetionet_v1_metaedges().values()} == expected
+
+
+def test_hetionet_sample_reads_clean():
+    nodes = list(read_nodes(SPOKE / "nodes.tsv", "hetionet"))
+    edges = list(read_edges(SPOKE / "edges.sif", "hetionet"))
+    assert all(isinstance(n, NodeRow) for n in nodes) and len(nodes) == 29
+    assert all(isinstance(e, EdgeRow) for e in edges) and len(edges) == 32
+    side_effect = next(n for n in nodes if n.identifier == "C0003469")
+    assert (side_effect.label, side_effect.name, side_effect.line) == ("SideEffect", "Anxiety disorder", 17)
+    first = edges[0]
+    assert (first.source_label, first.source_identifier, first.rel_type, first.target_identifier) == (
+        "Gene", "7124", "INTERACTS_GiG", "3569",
+    )  # fmt: skip
+
+
+def test_hetionet_malformed_lines_are_named(tmp_path):
+    nodes = tmp_path / "nodes.tsv"
+    nodes.write_text(
+        "id\tname\tkind\nGene::1\tA1BG\tGene\nGene::2\tonly two fields\nGene3\tX\tGene\nDisease::DOID:1\tx\tGene\n"
+    )
+    items = list(read_nodes(nodes, "hetionet"))
+    assert isinstance(items[0], NodeRow)
+    assert [str(r) for r in items[1:]] == [
+        f"{nodes}:3: expected 3 tab-separated fields (id, name, kind), found 2",
+        f"{nodes}:4: id 'Gene3' is not of the form Kind::identifier",
+        f"{nodes}:5: id kind 'Disease' differs from kind column 'Gene'",
+    ]
+    edges = tmp_path / "edges.sif"
+    edges.write_text("source\tmetaedge\ttarget\nGene::1\tXyZ\tGene::2\nGene::1\tDaG\tGene::2\n")
+    rejected = list(read_edges(edges, "hetionet"))
+    assert [r.line for r in rejected] == [2, 3]
+    assert "unknown metaedge 'XyZ'" in rejected[0].reason
+    assert "joins Disease to Gene, not Gene to Gene" in rejected[1].reason
+
+
+def test_hetionet_wrong_header_stops(tmp_path):
+    nodes = tmp_path / "nodes.tsv"
+    nodes.write_text("identifier\tname\tkind\n")
+    with pytest.raises(DumpError, match=r"nodes.tsv:1: expected header"):
+        list(read_nodes(nodes, "hetionet"))
+
+
+def test_csv_layout_with_properties(tmp_path):
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text(
+        "label,identifier,name,properties\n"
+        'Disease,DOID:1,"a, quoted name","{""mesh_list"": [""D1"", ""D2""], ""source"": ""DO"", ""x"": null}"\n'
+        "Gene,7,G7,\n"
+        'Gene,8,G8,"{""nested"": {""a"": 1}}"\n'
+        "Bad Label,9,G9,\n"
+        "Gene,,G10,\n"
+        "Gene,11\n"
+    )
+    items = list(read_nodes(nodes, "csv"))
+    assert items[0] == NodeRow(
+        "Disease", "DOID:1", "a, quoted name", 2, {"mesh_list": ["D1", "D2"], "source": "DO"}
+    )
+    assert items[1] == NodeRow("Gene", "7", "G7", 3, {})
+    assert [(r.line, r.reason) for r in items[2:]] == [
+        (4, "property 'nested': nested objects cannot be stored in Neo4j"),
+        (5, "label 'Bad Label' is not a plain name (letters, digits, underscore)"),
+        (6, "empty identifier"),
+        (7, "expected 4 comma-separated fields, found 2"),
+    ]
+    edges = tmp_path / "edges.csv"
+    edges.write_text(
+        "source_label,source_identifier,type,target_label,target_identifier\n"
+        "Disease,DOID:1,ASSOCIATES_DaG,Gene,7\n"
+        "Disease,DOID:1,ASSOCIATES DaG,Gene,7\n"
+    )
+    parsed, bad = list(read_edges(edges, "csv"))
+    assert parsed == EdgeRow("Disease", "DOID:1", "ASSOCIATES_DaG", "Gene", "7", 2, {})
+    assert isinstance(bad, Rejection) and bad.line == 3 and "relationship type" in bad.reason
+
+
+def test_csv_wrong_header_stops(tmp_path):
+    edges = tmp_path / "edges.csv"
+    edges.write_text("source,type,target\n")
+    with pytest.raises(DumpError, match="edges.csv:1: expected header source_label,source_identifier"):
+        list(read_edges(edges, "csv"))

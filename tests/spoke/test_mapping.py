@@ -1,0 +1,201 @@
+"""The CUI -> SPOKE mapping on real-format files, against rows checked by hand.
+
+Files: tests/data/spoke/mapping_nodes.csv (SPOKE nodes), tests/data/umls/MRCONSO.RRF and
+MRCUI.RRF, tests/data/spoke/xrefs/ (DO xrefs, gene_info, NCIt-SwissProt, UniChem).
+"""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.spoke.mapping import (
+    FileStats,
+    MappingSources,
+    build_mapping,
+    read_mrconso,
+    read_mrcui,
+    read_ncit_swissprot,
+    read_unichem,
+    spoke_nodes_from_dump,
+    write_mapping,
+)
+
+from .conftest import SPOKE, UMLS
+
+XREFS = SPOKE / "xrefs"
+
+IDENTITY = {
+    ("C0003469", "SideEffect", "C0003469", "identity", "identity:SideEffect.identifier"),
+    ("C0015970", "SideEffect", "C0015970", "identity", "identity:SideEffect.identifier"),
+    ("C2345678", "SideEffect", "C2345678", "identity", "identity:SideEffect.identifier"),
+}
+DIRECT = {
+    # MeSH: Symptom ids; the suppressed (O) C0743973 and the Spanish C9999990 rows are dropped
+    ("C0010200", "Symptom", "D003371", "direct", "MRCONSO:MSH"),
+    ("C0015967", "Symptom", "D005334", "direct", "MRCONSO:MSH"),
+    ("C0015672", "Symptom", "D005221", "direct", "MRCONSO:MSH"),
+    # MeSH in node properties (Disease.mesh_list with a MESH: prefix, Anatomy.mesh_id)
+    ("C1800706", "Disease", "DOID:0050156", "direct", "MRCONSO:MSH(Disease.mesh_list)"),
+    ("C0024109", "Anatomy", "UBERON:0002048", "direct", "MRCONSO:MSH(Anatomy.mesh_id)"),
+    ("C1155266", "BiologicalProcess", "GO:0006954", "direct", "MRCONSO:GO"),
+    ("C5203676", "Organism", "2697049", "direct", "MRCONSO:NCBI"),
+    ("C0011777", "Compound", "DB01234", "direct", "MRCONSO:DRUGBANK"),
+    # N0000175533's NDFRT row is suppressed (E): no row; the MED-RT one maps
+    ("C1373119", "PharmacologicClass", "N0000175576", "direct", "MRCONSO:MED-RT"),
+}
+INDIRECT = {
+    # Disease Ontology: UMLS_CUI straight, MESH through MRCONSO (NCI:C35716 is not in MRCONSO)
+    ("C1800706", "Disease", "DOID:0050156", "indirect", "DO:UMLS_CUI"),
+    ("C1800706", "Disease", "DOID:0050156", "indirect", "DO:MESH>MRCONSO:MSH"),
+    # one DOID -> two CUIs; one CUI -> two DOIDs
+    ("C0018923", "Disease", "DOID:0001816", "indirect", "DO:UMLS_CUI"),
+    ("C0854893", "Disease", "DOID:0001816", "indirect", "DO:UMLS_CUI"),
+    ("C0013369", "Disease", "DOID:13250", "indirect", "DO:UMLS_CUI"),
+    ("C0013369", "Disease", "DOID:12384", "indirect", "DO:UMLS_CUI"),
+    # gene_info: Entrez 3569 -> HGNC:6018 -> two CUIs; 3574 -> HGNC:6023; TNF's HGNC:11892 not in MRCONSO
+    ("C1415572", "Gene", "3569", "indirect", "gene_info:HGNC>MRCONSO:HGNC"),
+    ("C1332186", "Gene", "3569", "indirect", "gene_info:HGNC>MRCONSO:HGNC"),
+    ("C1415583", "Gene", "3574", "indirect", "gene_info:HGNC>MRCONSO:HGNC"),
+    # NCIt-SwissProt: P05231 -> C20568; P0DP23 and P0DP24 share C16375 (a |-joined row)
+    ("C0021760", "Protein", "P05231", "indirect", "NCIt-SwissProt>MRCONSO:NCI"),
+    ("C0006803", "Protein", "P0DP23", "indirect", "NCIt-SwissProt>MRCONSO:NCI"),
+    ("C0006803", "Protein", "P0DP24", "indirect", "NCIt-SwissProt>MRCONSO:NCI"),
+    # UniChem: CHEMBL384467 -> DB01234; CHEMBL635 -> DB00635 (mapped) and DB14631 (not in MRCONSO)
+    ("C0011777", "Compound", "CHEMBL384467", "indirect", "UniChem:ChEMBL>DrugBank>MRCONSO:DRUGBANK"),
+    ("C0032952", "Compound", "CHEMBL635", "indirect", "UniChem:ChEMBL>DrugBank>MRCONSO:DRUGBANK"),
+    # MRCUI, node keyed by a retired CUI: SideEffect C2345678 (SY -> C0015967) is reached from C0015967
+    ("C0015967", "SideEffect", "C2345678", "indirect", "MRCUI:SY:C2345678<identity:SideEffect.identifier"),
+}
+# MRCUI, retired CUIs used by the literature: C1234567 (SY -> C0010200), C4567890 (RO -> two CUIs)
+RETIRED_IN_LITERATURE = {
+    ("C1234567", "Symptom", "D003371", "indirect", "MRCUI:SY:C0010200>MRCONSO:MSH"),
+    ("C4567890", "Symptom", "D005221", "indirect", "MRCUI:RO:C0015672>MRCONSO:MSH"),
+    ("C4567890", "Disease", "DOID:0050156", "indirect", "MRCUI:RO:C1800706>MRCONSO:MSH(Disease.mesh_list)"),
+    ("C4567890", "Disease", "DOID:0050156", "indirect", "MRCUI:RO:C1800706>DO:UMLS_CUI"),
+    ("C4567890", "Disease", "DOID:0050156", "indirect", "MRCUI:RO:C1800706>DO:MESH>MRCONSO:MSH"),
+}
+LITERATURE = {"C0010200", "C1234567", "C4567890", "C0012854", "GENE:3569", "GENE:99999"}
+
+
+def full_sources() -> MappingSources:
+    return MappingSources.from_umls_dir(
+        UMLS,
+        do_xrefs=XREFS / "allXREFinDO.tsv",
+        gene_info=XREFS / "Homo_sapiens.gene_info",
+        ncit_swissprot=XREFS / "NCIt-SwissProt_Mapping.txt",
+        unichem=[XREFS / "src1src2.txt"],
+    )
+
+
+def rows_of(table) -> set[tuple[str, ...]]:
+    return set(zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True))
+
+
+@pytest.fixture(scope="module")
+def result():
+    nodes = spoke_nodes_from_dump(SPOKE / "mapping_nodes.csv", "csv")
+    return build_mapping(nodes, full_sources(), literature_cuis=LITERATURE)
+
+
+def test_every_method_gives_the_hand_checked_rows(result):
+    gene_identity = {("GENE:3569", "Gene", "3569", "identity", "identity:Gene.identifier(Entrez)")}
+    expected = IDENTITY | DIRECT | INDIRECT | RETIRED_IN_LITERATURE | gene_identity
+    got = rows_of(result.table)
+    assert got - expected == set(), "unexpected rows"
+    assert expected - got == set(), "missing rows"
+    assert result.table.num_rows == len(expected)
+
+
+def test_one_to_many_both_ways_are_kept(result):
+    frame = result.table.to_pandas()
+    per_node = frame.groupby(["spoke_label", "spoke_identifier"])["cui"].nunique()
+    per_cui = frame.groupby("cui")["spoke_identifier"].nunique()
+    assert per_node[("Disease", "DOID:0001816")] == 2
+    assert per_node[("Gene", "3569")] == 3  # two HGNC CUIs and the literature's GENE:3569
+    assert per_cui["C0013369"] == 2  # diarrhea and dysentery
+    assert per_cui["C0006803"] == 2  # two calmodulin accessions
+    assert per_cui["C0011777"] == 2  # DrugBank and ChEMBL dexamethasone
+
+
+def test_unmapped_nodes_stay_unmapped(result):
+    mapped = set(result.table.column("spoke_identifier").to_pylist())
+    for identifier in ("7124", "Q99999", "N0000175533", "C0015970x"):
+        assert identifier not in mapped
+    assert result.nodes["Protein"] == 4 and sum(result.nodes.values()) == 25
+
+
+def test_stats_count_dropped_and_malformed_rows(result):
+    files = result.stats["files"]
+    assert files["mrconso"]["dropped"] == {
+        "SUPPRESS=O": 1,
+        "SUPPRESS=E": 1,
+        "SUPPRESS=Y": 1,
+        "LAT not ENG": 1,
+    }
+    assert files["gene_info"]["malformed"] == 1
+    assert files["gene_info"]["first_malformed"].endswith(
+        "Homo_sapiens.gene_info:5: expected 16 fields, found 5"
+    )
+    assert files["mrcui"]["dropped"] == {"DEL": 1}
+    assert result.stats["rows_per_method"] == {"identity": 4, "direct": 9, "indirect": 20}
+
+
+def test_retired_rows_without_a_literature_restriction_cover_every_retired_cui():
+    nodes = spoke_nodes_from_dump(SPOKE / "mapping_nodes.csv", "csv")
+    got = rows_of(build_mapping(nodes, full_sources()).table)
+    assert RETIRED_IN_LITERATURE <= got
+    # C2345678 is also a retired CUI the literature could use: it reaches Fever's Symptom node
+    assert ("C2345678", "Symptom", "D005334", "indirect", "MRCUI:SY:C0015967>MRCONSO:MSH") in got
+    assert not any(row[0].startswith("GENE:") for row in got)
+
+
+def test_without_umls_only_identity_and_do_cuis_map():
+    nodes = spoke_nodes_from_dump(SPOKE / "mapping_nodes.csv", "csv")
+    out = build_mapping(nodes, MappingSources(do_xrefs=XREFS / "allXREFinDO.tsv"))
+    assert set(out.table.column("source").to_pylist()) == {"identity:SideEffect.identifier", "DO:UMLS_CUI"}
+    assert "no MRCONSO given" in out.stats["warning"]
+
+
+def test_hetionet_sample_maps_side_effects_by_identity():
+    nodes = spoke_nodes_from_dump(SPOKE / "nodes.tsv", "hetionet")
+    out = build_mapping(nodes, MappingSources.from_umls_dir(UMLS, do_xrefs=XREFS / "allXREFinDO.tsv"))
+    rows = rows_of(out.table)
+    assert ("C0003469", "SideEffect", "C0003469", "identity", "identity:SideEffect.identifier") in rows
+    assert ("C0010200", "Symptom", "D003371", "direct", "MRCONSO:MSH") in rows
+    assert ("C0024530", "Disease", "DOID:12365", "indirect", "DO:UMLS_CUI") in rows  # malaria
+
+
+def test_readers_of_each_format(tmp_path):
+    stats = FileStats("x")
+    assert read_ncit_swissprot(XREFS / "NCIt-SwissProt_Mapping.txt", {"P0DP25", "Q9C0C9"}, stats) == {
+        "P0DP25": ["C16375"],
+        "Q9C0C9": ["C150023"],
+    }
+    reversed_file = tmp_path / "src2src1.txt"
+    reversed_file.write_text("From src:'2'\tTo src:'1'\nDB01234\tCHEMBL384467\n")
+    assert read_unichem(reversed_file, {"CHEMBL384467"}, FileStats("y")) == {"CHEMBL384467": ["DB01234"]}
+    wrong = tmp_path / "src1src7.txt"
+    wrong.write_text("From src:'1'\tTo src:'7'\n")
+    with pytest.raises(ValueError, match="src1src7.txt:1: expected a UniChem ChEMBL<->DrugBank header"):
+        read_unichem(wrong, set(), FileStats("z"))
+    mrcui = read_mrcui(UMLS / "MRCUI.RRF", FileStats("m"))
+    assert mrcui == {
+        "C1234567": [("SY", "C0010200")],
+        "C2345678": [("SY", "C0015967")],
+        "C4567890": [("RO", "C0015672"), ("RO", "C1800706")],
+    }
+    only_merges = read_mrcui(UMLS / "MRCUI.RRF", FileStats("m"), relations=("SY",))
+    assert set(only_merges) == {"C1234567", "C2345678"}
+    conso = read_mrconso(UMLS / "MRCONSO.RRF", {"MSH": {"D005334", "D012711"}}, FileStats("c"))
+    assert conso == {("MSH", "D005334"): {"C0015967"}, ("MSH", "D012711"): {"C0000005"}}
+
+
+def test_written_parquet_and_csv_agree(result, tmp_path):
+    paths = write_mapping(result.table, tmp_path)
+    parquet = pq.read_table(paths["parquet"])
+    assert parquet.column_names == ["cui", "spoke_label", "spoke_identifier", "method", "source"]
+    assert rows_of(parquet) == rows_of(result.table)
+    lines = paths["csv"].read_text().splitlines()
+    assert lines[0] == '"cui","spoke_label","spoke_identifier","method","source"'
+    assert len(lines) == result.table.num_rows + 1
