@@ -118,8 +118,10 @@ def _write_lines(stream: BinaryIO, lines: pa.Array) -> None:
 class _Vocabulary:
     """Concepts with Zipf-distributed popularity and their preformatted CSV fields."""
 
-    def __init__(self, rng: np.random.Generator, scale: int) -> None:
-        n = max(60, int(3 * scale**0.55))
+    def __init__(
+        self, rng: np.random.Generator, scale: int, anchors: list[tuple[str, str, str]] = ()
+    ) -> None:
+        n = max(60, int(3 * scale**0.55), 2 * len(anchors))
         self.n = n
         cui_numbers = rng.choice(9_999_999, size=n, replace=False) + 1
         kind = rng.choice(4, size=n, p=[0.85, 0.10, 0.04, 0.01])  # cui | cui+gene | gene | two genes
@@ -133,7 +135,18 @@ class _Vocabulary:
             cui = f"C{cui_numbers[i]:07d}"
             g1, g2 = int(gene_ids[2 * i]), int(gene_ids[2 * i + 1])
             symbol = name.split(" ")[0].upper()[:6] + str(i % 10)
-            if kind[i] == 0:
+            if i < len(anchors):
+                # A real concept (e.g. one the bundled SPOKE sample maps), used as given.
+                anchor_cui, anchor_name, anchor_semtype = anchors[i]
+                keys, field, names, semtype, gene, gname = (
+                    [anchor_cui],
+                    anchor_cui,
+                    [anchor_name],
+                    anchor_semtype,
+                    None,
+                    None,
+                )
+            elif kind[i] == 0:
                 keys, field, names, semtype, gene, gname = (
                     [cui],
                     cui,
@@ -198,7 +211,13 @@ class _Vocabulary:
         ranks = np.arange(1, n + 1, dtype=np.float64)
         weights = 1.0 / ranks
         self.cdf = np.cumsum(weights / weights.sum())
-        self.rank_to_concept = rng.permutation(n)
+        # Anchors take every other rank among the most frequent concepts, so they co-occur
+        # often enough to be joined by literature paths even in a small sample.
+        others = rng.permutation(np.arange(len(anchors), n))
+        order = list(others)
+        for i in range(len(anchors)):
+            order.insert(2 * i, i)
+        self.rank_to_concept = np.asarray(order[:n], dtype=np.int64)
 
     @staticmethod
     def _name(rng: np.random.Generator, i: int) -> str:
@@ -264,14 +283,21 @@ _XML_HEAD = (
 
 
 class _Corpus:
-    def __init__(self, out_dir: Path, scale: int, seed: int, n_update_files: int) -> None:
+    def __init__(
+        self,
+        out_dir: Path,
+        scale: int,
+        seed: int,
+        n_update_files: int,
+        anchors: list[tuple[str, str, str]] = (),
+    ) -> None:
         if scale < 1:
             raise ValueError("scale must be >= 1")
         self.out = Path(out_dir)
         self.scale = scale
         self.rng = np.random.default_rng(seed)
         self.n_update_files = n_update_files
-        self.vocab = _Vocabulary(self.rng, scale)
+        self.vocab = _Vocabulary(self.rng, scale, list(anchors))
         self.n_docs = max(20, scale // DOCS_PER_PREDICATION)
         self.pmids = (
             PMID_BASE + np.arange(self.n_docs, dtype=np.int64) * 3 + self.rng.integers(0, 3, self.n_docs)
@@ -524,14 +550,38 @@ class _Corpus:
         self.record("citations_table", path)
 
 
-def generate_corpus(out_dir: Path, scale: int, seed: int = 0, n_update_files: int = 1) -> dict[str, Any]:
+def read_anchor_concepts(path: Path) -> list[tuple[str, str, str]]:
+    """Anchor concepts from a TSV with a header ``cui<TAB>name<TAB>semtype``."""
+    anchors = []
+    with Path(path).open(encoding="utf-8") as handle:
+        header = handle.readline().rstrip("\n").split("\t")
+        if header != ["cui", "name", "semtype"]:
+            raise ValueError(f"{path}:1: expected the header cui, name, semtype; found {header}")
+        for number, line in enumerate(handle, start=2):
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 3 or not fields[0].startswith("C") or not fields[0][1:].isdigit():
+                raise ValueError(f"{path}:{number}: expected cui<TAB>name<TAB>semtype, found {line!r}")
+            anchors.append((fields[0], fields[1], fields[2]))
+    return anchors
+
+
+def generate_corpus(
+    out_dir: Path,
+    scale: int,
+    seed: int = 0,
+    n_update_files: int = 1,
+    anchors: list[tuple[str, str, str]] = (),
+) -> dict[str, Any]:
     """Write a synthetic corpus in every input layout under ``out_dir``; return its manifest.
+
+    ``anchors`` are real concepts (cui, name, semantic type) placed among the most frequent
+    ones, so that a sample can share CUIs with a real vocabulary or SPOKE sample.
 
     The manifest (also written as ``manifest.json``) lists the files in ingest order
     (``files``: kind + path relative to ``out_dir``), the rows each file's reader must
     quarantine (``expected_quarantine``) and generation statistics.
     """
-    corpus = _Corpus(Path(out_dir), scale, seed, n_update_files)
+    corpus = _Corpus(Path(out_dir), scale, seed, n_update_files, anchors)
     corpus.out.mkdir(parents=True, exist_ok=True)
     corpus.semmeddb()
     corpus.pubmed()
@@ -543,6 +593,7 @@ def generate_corpus(out_dir: Path, scale: int, seed: int = 0, n_update_files: in
         "scale": scale,
         "seed": seed,
         "n_update_files": n_update_files,
+        "anchors": [cui for cui, _, _ in anchors],
         "files": corpus.files,
         "expected_quarantine": corpus.expected_quarantine,
         "stats": corpus.stats,

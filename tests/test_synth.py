@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.ingest.common import ingest_file
 from pipeline.ingest.merge import merge_ingested
-from pipeline.synth import generate_corpus
+from pipeline.synth import generate_corpus, read_anchor_concepts
 
 
 def _digests(root: Path) -> dict[str, str]:
@@ -78,8 +78,15 @@ def test_readers_accept_everything_but_the_deliberate_quirks(corpus, tmp_path):
 
 
 def test_bundled_sample_is_current(tmp_path):
-    """config/sample/ is generate_corpus(scale=2000, seed=1): regenerate it if this fails."""
+    """config/sample/ is the generator's output with the SPOKE sample's CUIs as anchors.
+
+    Regenerate it if this fails: ``litpath synth --out config/sample --scale 2000 --seed 1
+    --update-files 1 --anchors config/sample/spoke/anchor_concepts.tsv``.
+    """
     sample = Path(__file__).resolve().parent.parent / "config" / "sample"
-    generate_corpus(tmp_path, scale=2000, seed=1, n_update_files=1)
-    assert _digests(sample) == _digests(tmp_path)
+    anchors = read_anchor_concepts(sample / "spoke" / "anchor_concepts.tsv")
+    manifest = generate_corpus(tmp_path, scale=2000, seed=1, n_update_files=1, anchors=anchors)
+    generated = {f["path"] for f in manifest["files"]} | {"manifest.json"}
+    bundled = {k: v for k, v in _digests(sample).items() if k in generated}
+    assert bundled == _digests(tmp_path)
     assert sum(p.stat().st_size for p in sample.rglob("*") if p.is_file()) < 1_000_000

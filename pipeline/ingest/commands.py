@@ -88,11 +88,18 @@ def merge(
 @click.option(
     "--update-files", type=click.IntRange(min=0), default=1, show_default=True, help="PubMed update files."
 )
-def synth(out_dir: Path, scale: int, seed: int, update_files: int) -> None:
+@click.option(
+    "--anchors",
+    "anchors_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="TSV (cui, name, semtype) of real concepts to place among the most frequent ones.",
+)
+def synth(out_dir: Path, scale: int, seed: int, update_files: int, anchors_file: Path | None) -> None:
     """Write a synthetic corpus in the real dump layouts (SemMedDB, PubMed, CORD-19, OCC)."""
-    from pipeline.synth import generate_corpus
+    from pipeline.synth import generate_corpus, read_anchor_concepts
 
-    manifest = generate_corpus(out_dir, scale, seed=seed, n_update_files=update_files)
+    anchors = read_anchor_concepts(anchors_file) if anchors_file else []
+    manifest = generate_corpus(out_dir, scale, seed=seed, n_update_files=update_files, anchors=anchors)
     click.echo(
         f"wrote {len(manifest['files'])} files to {out_dir} (manifest.json lists them in ingest order)"
     )

@@ -343,8 +343,9 @@ rule plain:
         "echo job=$SLURM_JOB_ID node=$SLURMD_NODENAME > {output} 2> {log}"
 
 
-# Named like the workflow's MPI rule, so the profile's set-resources for `solve` (mpi: srun,
-# cpus_per_task: 1) apply; it launches the ranks itself, as `litpath solve` does.
+# Named like the workflow's MPI rule, so the profile's set-resources for `solve` (mpi: srun)
+# apply; like workflow/rules/solve.smk it asks for one task per rank with cpus_per_task CPUs
+# each, and launches the ranks itself, as `litpath solve` does.
 rule solve:
     output:
         "solve.txt",
@@ -354,6 +355,7 @@ rule solve:
     resources:
         mpi="mpirun",
         tasks=RANKS,
+        cpus_per_task=1,
     shell:
         "python launch.py {resources.tasks} > {output} 2> {log}"
 """
