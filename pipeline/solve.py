@@ -4,6 +4,12 @@
 the cached MPI build of ADIOS2 (``scripts/build_adios2_mpi.sh``); a second call is a no-op
 when nothing changed. ``run_solver()`` launches ``mpirun -n R apsp-fw ...``, streams the
 solver's progress lines, and returns its JSON summary as a dict.
+
+Fault tolerance: ``run_solver`` checkpoints into ``<output>.checkpoints`` (next to the
+output, so inside the build folder) and, when that folder holds a complete checkpoint from
+an interrupted run, passes ``--resume``; the checkpoints are removed once the output is in
+place. apsp-fw writes ``<output>.partial`` and renames it only when complete, so a killed
+job never leaves an output that looks finished.
 """
 
 from __future__ import annotations
@@ -24,6 +30,16 @@ SOLVER_DIR = REPO / "solver"
 BUILD_DIR = SOLVER_DIR / "build"
 BINARY_ENV = "LITPATH_APSP_FW"
 ADIOS2_BUILD_SCRIPT = REPO / "scripts" / "build_adios2_mpi.sh"
+# Default checkpoint interval: seconds of solve time (checkpoint overhead stays within a few
+# per cent at one per minute, bench/results/checkpoint_overhead.md).
+DEFAULT_CHECKPOINT_EVERY = "300s"
+# Solver stderr lines worth passing on besides the progress lines.
+_NOTICE_PREFIXES = (
+    "apsp-fw: iteration",
+    "apsp-fw: resuming",
+    "apsp-fw: no valid checkpoint",
+    "apsp-fw: warning",
+)
 
 
 class SolverError(RuntimeError):
@@ -129,6 +145,9 @@ def solver_arguments(
     validate_rows: int = 0,
     summary_json: str | Path | None = None,
     progress: bool = True,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: int | str | None = None,
+    resume: bool = False,
 ) -> list[str]:
     """The apsp-fw command-line arguments for these settings."""
     if isinstance(lookahead, str):
@@ -159,7 +178,27 @@ def solver_arguments(
         args += ["--summary-json", str(summary_json)]
     if progress:
         args.append("--progress")
+    if checkpoint_dir is not None:
+        args += ["--checkpoint-dir", str(checkpoint_dir)]
+        if checkpoint_every:
+            args += ["--checkpoint-every", str(checkpoint_every)]
+        if resume:
+            args.append("--resume")
     return args
+
+
+def default_checkpoint_dir(output: str | Path) -> Path:
+    """Where run_solver keeps checkpoints for ``output``: ``<output>.checkpoints`` beside it."""
+    output = Path(output)
+    return output.with_name(output.name + ".checkpoints")
+
+
+def has_checkpoint(checkpoint_dir: str | Path) -> bool:
+    """True when ``checkpoint_dir`` holds a complete checkpoint (an ``iter-*/MANIFEST``).
+
+    apsp-fw itself verifies every piece on ``--resume`` and falls back past damaged ones.
+    """
+    return any(Path(checkpoint_dir).glob("iter-*/MANIFEST"))
 
 
 def run_solver(
@@ -179,14 +218,25 @@ def run_solver(
     binary: str | Path | None = None,
     on_progress: Callable[[str], None] | None = None,
     timeout: float | None = None,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every: int | str | None = DEFAULT_CHECKPOINT_EVERY,
 ) -> dict[str, Any]:
     """Run ``mpirun -n ranks apsp-fw`` and return its JSON summary.
 
     Progress lines (stderr of rank 0) are passed to ``on_progress`` (default: echoed to
     our stderr). On failure raises :class:`SolverError` with the exit status and the tail
     of the log, which holds the solver's own ``apsp-fw: error: ...`` message.
+
+    Checkpoints go to ``checkpoint_dir`` (default ``<output>.checkpoints``; none without an
+    output) every ``checkpoint_every`` iterations, or seconds with an ``s`` suffix ("300s";
+    None or 0: write none). A complete checkpoint already there is resumed from
+    automatically; inputs that do not match it (graph, n, tile, grid) make apsp-fw refuse,
+    and the SolverError says so. After a successful run the checkpoints are removed.
     """
     exe = Path(binary) if binary else find_solver()
+    if checkpoint_dir is None and output is not None:
+        checkpoint_dir = default_checkpoint_dir(output)
+    resume = checkpoint_dir is not None and has_checkpoint(checkpoint_dir)
     with tempfile.TemporaryDirectory(prefix="apsp-fw-") as tmp:
         summary_path = Path(tmp) / "summary.json"
         cmd = (
@@ -204,6 +254,9 @@ def run_solver(
                 backend=backend,
                 validate_rows=validate_rows,
                 summary_json=summary_path,
+                checkpoint_dir=checkpoint_dir,
+                checkpoint_every=checkpoint_every,
+                resume=resume,
             )
             + [str(a) for a in extra_args]
         )
@@ -218,7 +271,7 @@ def run_solver(
             for line in proc.stderr:
                 line = line.rstrip("\n")
                 log_tail.append(line)
-                if line.startswith("apsp-fw: iteration"):
+                if line.startswith(_NOTICE_PREFIXES):
                     echo(line)
             status = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired as exc:
@@ -235,5 +288,8 @@ def run_solver(
         if not summary_path.exists():
             raise SolverError(f"apsp-fw exited 0 but wrote no summary: {' '.join(cmd)}")
         summary = json.loads(summary_path.read_text())
+    if checkpoint_dir is not None and output is not None:
+        # The output is complete and in place; its checkpoints are no longer needed.
+        shutil.rmtree(checkpoint_dir, ignore_errors=True)
     summary["command"] = cmd
     return summary

@@ -12,7 +12,8 @@ distances.bp, written by the solver
     one global float32 variable ``distance`` of shape n x n (unreachable = +inf) with
     attributes ``graph_digest``, ``n``, ``block_size``, ``process_grid``, ``algorithm``,
     ``solver_version``, ``semiring``. :class:`DistanceMatrix` reads row and tile selections
-    only; the whole matrix is never loaded.
+    only; the whole matrix is never loaded. Opening one checks it is whole (see
+    :class:`DistancesCorrupt`), so a truncated or damaged file is never served.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ import adios2
 import numpy as np
 
 GRAPH_ATTRIBUTES = ("graph_digest", "weight_scheme", "edge_kinds", "created", "n_vertices", "n_edges")
+DISTANCE_ATTRIBUTES = ("graph_digest", "n")
+
+
+class DistancesCorrupt(ValueError):
+    """distances.bp is truncated, damaged or incomplete; the message names the file and the check."""
 
 
 def _attribute_value(value: Any) -> Any:
@@ -164,22 +170,86 @@ class DistanceMatrix:
     threaded web service.
     """
 
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, verify: bool = True):
         self.path = Path(path)
         if not self.path.exists():
             raise FileNotFoundError(f"distances file not found: {self.path}")
-        self._reader = adios2.FileReader(str(self.path))
+        partial = self.path.with_name(self.path.name + ".partial")
+        if verify and self.path.is_dir():
+            # ADIOS2 can crash the process on a BP5 directory with metadata files missing or
+            # emptied, so these are checked before it opens one.
+            for name in ("md.idx", "md.0", "mmd.0", "data.0"):
+                part = self.path / name
+                if not part.is_file() or part.stat().st_size == 0:
+                    raise DistancesCorrupt(
+                        f"{self.path}: BP5 file {name} is missing or empty (incomplete write?)"
+                    )
+        try:
+            self._reader = adios2.FileReader(str(self.path))
+        except Exception as exc:  # noqa: BLE001 -- ADIOS2 raises plain RuntimeErrors
+            raise DistancesCorrupt(f"{self.path}: cannot be opened (truncated or damaged?): {exc}") from exc
         self._lock = threading.Lock()
         variables = self._reader.available_variables()
         if "distance" not in variables:
             self._reader.close()
-            raise ValueError(f"{self.path}: no 'distance' variable (found {sorted(variables)})")
+            raise DistancesCorrupt(
+                f"{self.path}: no 'distance' variable (found {sorted(variables)}; incomplete write?)"
+            )
         shape = [int(s) for s in variables["distance"]["Shape"].split(",")]
         if len(shape) != 2 or shape[0] != shape[1]:
             self._reader.close()
             raise ValueError(f"{self.path}: 'distance' must be square, has shape {shape}")
         self.n: int = shape[0]
         self.attributes: dict[str, Any] = _read_attributes(self._reader)
+        if verify:
+            try:
+                if partial.exists():
+                    raise DistancesCorrupt(
+                        f"{self.path}: {partial.name} exists beside it (a solve did not finish)"
+                    )
+                self.verify()
+            except BaseException:
+                self._reader.close()
+                raise
+
+    def verify(self) -> None:
+        """Cheap whole-file checks; raises :class:`DistancesCorrupt` naming the failed one.
+
+        Attributes present and agreeing with the shape; the written blocks cover exactly
+        n x n; the BP5 data files hold at least n*n float32 (no operator ever compresses
+        distances); the first and last rows read back with a zero diagonal and no NaN.
+        """
+        missing = [a for a in DISTANCE_ATTRIBUTES if a not in self.attributes]
+        if missing:
+            raise DistancesCorrupt(f"{self.path}: attributes {missing} missing (incomplete write?)")
+        if int(self.attributes["n"]) != self.n:
+            raise DistancesCorrupt(
+                f"{self.path}: attribute n = {self.attributes['n']} but 'distance' is {self.n}x{self.n}"
+            )
+        if self.n == 0:
+            return
+        blocks = self._reader.all_blocks_info("distance")
+        area = sum(
+            int(np.prod([int(c) for c in str(b["Count"]).split(",")])) for step in blocks for b in step
+        )
+        if area != self.n * self.n:
+            raise DistancesCorrupt(f"{self.path}: written blocks cover {area} of {self.n * self.n} elements")
+        if self.path.is_dir():
+            data_files = sorted(self.path.glob("data.*"))
+            data_bytes = sum(f.stat().st_size for f in data_files)
+            need = self.n * self.n * np.dtype(np.float32).itemsize
+            if data_bytes < need:
+                raise DistancesCorrupt(
+                    f"{self.path}: data files hold {data_bytes} bytes but {self.n}x{self.n} float32 needs "
+                    f"{need}: truncated"
+                )
+        for i in sorted({0, self.n - 1}):
+            try:
+                row = self.row(i)
+            except Exception as exc:  # noqa: BLE001
+                raise DistancesCorrupt(f"{self.path}: row {i} cannot be read: {exc}") from exc
+            if np.isnan(row).any() or row[i] != 0.0:
+                raise DistancesCorrupt(f"{self.path}: row {i} is damaged (NaN, or D[{i},{i}] != 0)")
 
     def _check(self, start: int, count: int, what: str) -> None:
         if count < 1 or start < 0 or start + count > self.n:

@@ -19,6 +19,10 @@ unordered ``bulk_write`` of ``ReplaceOne``/``UpdateOne`` upserts, single-field a
 indexes, finds on indexed fields. Every ``_id`` is deterministic, so loading the same build
 twice leaves the same documents. The URI's credentials are never printed
 (:func:`redact_uri`).
+
+A server that goes away during a load is retried with exponential backoff (each write and
+count, :class:`RetryPolicy`); when it stays away the load fails with :class:`MongoUnavailable`
+saying what was being written, and a rerun completes it without duplicates.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,6 +42,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pymongo import ASCENDING, MongoClient, ReplaceOne, UpdateOne
 from pymongo.database import Database
+from pymongo.errors import ConnectionFailure, OperationFailure
 
 from pipeline.graph.build import table_path
 
@@ -52,6 +59,66 @@ INDEXES: dict[str, list[list[tuple[str, int]]]] = {
     "documents": [[("ids.pmid", ASCENDING)], [("builds", ASCENDING)]],
     "builds": [[("created", ASCENDING)]],
 }
+
+
+T = TypeVar("T")
+
+
+class MongoUnavailable(RuntimeError):
+    """MongoDB stayed unreachable through every retry; the message says what was being written."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded retry of one database call: ``attempts`` tries, waits doubling from ``first_wait``
+    up to ``max_wait`` seconds; each try gives up selecting a server after ``timeout_ms``."""
+
+    attempts: int = 6
+    first_wait: float = 0.5
+    max_wait: float = 8.0
+    timeout_ms: int = 5_000
+
+    def waits(self) -> Iterator[float]:
+        wait = self.first_wait
+        for _ in range(self.attempts - 1):
+            yield wait
+            wait = min(wait * 2, self.max_wait)
+
+
+def _transient(exc: Exception) -> bool:
+    """Network trouble (retry) as opposed to a server refusing the operation (fail now)."""
+    if isinstance(exc, ConnectionFailure):  # AutoReconnect, NetworkTimeout, ServerSelectionTimeoutError
+        return True
+    return isinstance(exc, OperationFailure) and bool(exc.has_error_label("RetryableWriteError"))
+
+
+def _with_retry(call: Callable[[], T], what: str, uri: str, policy: RetryPolicy) -> T:
+    started = time.monotonic()
+    waits = policy.waits()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return call()
+        except Exception as exc:  # noqa: BLE001 -- only the transient ones are retried
+            if not _transient(exc):
+                raise
+            wait = next(waits, None)
+            if wait is None:
+                raise MongoUnavailable(
+                    f"MongoDB at {redact_uri(uri)} unavailable while {what}: gave up after {attempt} "
+                    f"attempts over {time.monotonic() - started:.1f} s ({type(exc).__name__}); the "
+                    "load is idempotent: rerun it once the server is back"
+                ) from exc
+            log.warning(
+                "MongoDB unavailable while %s (%s, attempt %d/%d); retrying in %.1f s",
+                what,
+                type(exc).__name__,
+                attempt,
+                policy.attempts,
+                wait,
+            )
+            time.sleep(wait)
 
 
 def redact_uri(uri: str) -> str:
@@ -77,10 +144,17 @@ def _write(
     batch_size: int,
     progress: Progress | None,
     total: int | None,
+    retry: Callable[[Callable[[], T], str], T] | None = None,
 ) -> int:
     written = 0
     for chunk in _chunks(operations, batch_size):
-        db[collection].bulk_write(chunk, ordered=False)
+        # Upserts with deterministic _ids: resending a batch that half-landed is harmless.
+        what = f"writing {collection} rows {written}..{written + len(chunk) - 1}"
+
+        def send(chunk: list = chunk) -> object:
+            return db[collection].bulk_write(chunk, ordered=False)
+
+        retry(send, what) if retry is not None else send()
         written += len(chunk)
         if progress is not None:
             progress(collection, written, total)
@@ -254,25 +328,41 @@ def load_build(
     batch_size: int = 5_000,
     max_evidence: int = 1_000,
     progress: Progress | None = None,
+    retry: RetryPolicy | None = None,
 ) -> dict:
     """Upsert one build into MongoDB; return counts per collection (rows written, rows in the build).
 
     Idempotent: every ``_id`` derives from the build id and the keys, so a rerun replaces the
     same documents. ``build_record`` is stored in ``builds`` as given (with ``status``).
+    Every call is retried per ``retry`` (default :class:`RetryPolicy`); a server that stays
+    away raises :class:`MongoUnavailable`, leaving the build's status at "loading".
     """
+    policy = retry or RetryPolicy()
+
+    def retried(call: Callable[[], T], what: str) -> T:
+        return _with_retry(call, what, uri, policy)
+
     tables_dir, graph_dir = Path(tables_dir), Path(graph_dir)
     for needed in (graph_dir / "vertices.parquet", graph_dir / "edges.parquet"):
         if not needed.exists():
             raise FileNotFoundError(f"{needed} not found (run build-graph first)")
     started = time.perf_counter()
     timings: dict[str, float] = {}
-    client: MongoClient = MongoClient(uri)
+    client: MongoClient = MongoClient(
+        uri,
+        serverSelectionTimeoutMS=policy.timeout_ms,
+        connectTimeoutMS=policy.timeout_ms,
+        socketTimeoutMS=max(policy.timeout_ms, 30_000),
+    )
     try:
         db = client[database]
-        ensure_indexes(db)
+        retried(lambda: ensure_indexes(db), "creating indexes")
         record = {k: v for k, v in build_record.items() if k != "_id"}
         record.setdefault("created", datetime.now(UTC).isoformat(timespec="seconds"))
-        db.builds.replace_one({"_id": build_id}, {**record, "status": "loading"}, upsert=True)
+        retried(
+            lambda: db.builds.replace_one({"_id": build_id}, {**record, "status": "loading"}, upsert=True),
+            "recording the build",
+        )
 
         clock = time.perf_counter()
         documents_written = _write(
@@ -282,6 +372,7 @@ def load_build(
             batch_size,
             progress,
             None,
+            retried,
         )
         timings["documents"] = round(time.perf_counter() - clock, 3)
 
@@ -294,6 +385,7 @@ def load_build(
             batch_size,
             progress,
             concept_rows.num_rows,
+            retried,
         )
         timings["concepts"] = round(time.perf_counter() - clock, 3)
 
@@ -307,6 +399,7 @@ def load_build(
             batch_size,
             progress,
             evidence.num_rows,
+            retried,
         )
         timings["evidence"] = round(time.perf_counter() - clock, 3)
 
@@ -315,22 +408,26 @@ def load_build(
             "concepts_written": concepts_written,
             "evidence_written": evidence_written,
             "evidence_truncated": truncated[0],
-            "documents_in_build": db.documents.count_documents({"builds": build_id}),
-            "concepts_in_build": db.concepts.count_documents({"build": build_id}),
-            "evidence_in_build": db.evidence.count_documents({"build": build_id}),
+            "documents_in_build": retried(
+                lambda: db.documents.count_documents({"builds": build_id}), "counting documents"
+            ),
+            "concepts_in_build": retried(
+                lambda: db.concepts.count_documents({"build": build_id}), "counting concepts"
+            ),
+            "evidence_in_build": retried(
+                lambda: db.evidence.count_documents({"build": build_id}), "counting evidence"
+            ),
         }
         timings["total"] = round(time.perf_counter() - started, 3)
-        db.builds.update_one(
-            {"_id": build_id},
-            {
-                "$set": {
-                    "status": "complete",
-                    "mongo_counts": counts,
-                    "mongo_timings": timings,
-                    "loaded": datetime.now(UTC).isoformat(timespec="seconds"),
-                }
-            },
-        )
+        complete = {
+            "$set": {
+                "status": "complete",
+                "mongo_counts": counts,
+                "mongo_timings": timings,
+                "loaded": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+        }
+        retried(lambda: db.builds.update_one({"_id": build_id}, complete), "marking the build complete")
         log.info("loaded build %s into %s/%s: %s", build_id, redact_uri(uri), database, counts)
         return counts
     finally:

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/checkpoint.hpp"
 #include "core/distances_output.hpp"
 #include "core/driver.hpp"
 #include "core/graph_input.hpp"
@@ -48,6 +50,7 @@ input and output
                         is 0, missing pairs are +inf. Negative costs are refused.
   --output PATH         distances.bp (ADIOS2 BP5): float32 `distance` n x n, unreachable
                         = +inf, with provenance attributes. Omit to skip writing.
+                        Written as PATH.partial and renamed to PATH only when complete.
   --adios2-config FILE  ADIOS2 XML overriding the engine of IO "distances"
 
 decomposition and communication
@@ -65,6 +68,16 @@ compute
   --threads T           OpenMP threads per rank (default: OMP_NUM_THREADS, else the
                         cores of this node divided among its ranks)
   --memory-limit BYTES  memory available per node (default: MemAvailable)
+
+checkpoint and restart
+  --checkpoint-dir DIR  write checkpoints under DIR (iter-NNNNNN/, one piece per rank and
+                        a MANIFEST; the newest 2 complete ones are kept); DIR must be
+                        visible to every rank
+  --checkpoint-every N  checkpoint every N outer iterations, or every N seconds of solve
+                        time with an s suffix (e.g. 60s); needs --checkpoint-dir
+  --resume              continue from the newest valid checkpoint in --checkpoint-dir
+                        (falls back past damaged ones; starts from iteration 0 when there
+                        is none); refuses checkpoints of another graph, n, --tile or --grid
 
 checking and reporting
   --validate K          recompute K random rows with Dijkstra on the sparse input and
@@ -88,6 +101,9 @@ struct Options {
     bool progress = false;
     std::int64_t memory_limit = 0;
     bool help = false, version = false;
+    std::string checkpoint_dir;
+    CheckpointInterval checkpoint_every;
+    bool resume = false;
 };
 
 struct UsageError : std::runtime_error {
@@ -169,9 +185,20 @@ Options parse_options(int argc, char** argv) {
         else if (arg == "--summary-json") o.summary_json = next();
         else if (arg == "--memory-limit") o.memory_limit = parse_bytes(arg, next());
         else if (arg == "--adios2-config") o.adios2_config = next();
+        else if (arg == "--checkpoint-dir") o.checkpoint_dir = next();
+        else if (arg == "--checkpoint-every") {
+            const std::string v = next();
+            try {
+                o.checkpoint_every = parse_checkpoint_interval(v);
+            } catch (const std::invalid_argument& e) {
+                throw UsageError("--checkpoint-every " + std::string(e.what()));
+            }
+        } else if (arg == "--resume") o.resume = true;
         else throw UsageError("unknown option '" + arg + "' (see --help)");
     }
     if (!o.help && !o.version && o.input.empty()) throw UsageError("--input FILE is required (see --help)");
+    if ((o.checkpoint_every.enabled() || o.resume) && o.checkpoint_dir.empty())
+        throw UsageError(std::string(o.resume ? "--resume" : "--checkpoint-every") + " needs --checkpoint-dir DIR");
     if (o.tile > 16384) throw UsageError("--tile " + std::to_string(o.tile) + " is too large (at most 16384)");
     return o;
 }
@@ -314,16 +341,47 @@ int run(int argc, char** argv) {
     }
     if (any_rank_failed(world, error)) return 2;
 
-    // ---- read owned edges ----
+    // ---- checkpoint: resume, or refuse to mix a fresh run into old checkpoints ----
     double t0 = MPI_Wtime();
     DistributedMatrix matrix(layout);
-    try {
-        read_graph_edges(
-            info, layout, false, [&](std::int64_t s, std::int64_t d) { return matrix.owns(s, d); },
-            [&](const Edge& e) { matrix.add_edge(e.src, e.dst, e.cost); });
-        matrix.set_zero_diagonal();
-    } catch (const std::exception& e) {
-        error = e.what();
+    std::unique_ptr<Checkpointer> checkpointer;
+    std::int64_t resumed_from = -1;
+    if (!opt.checkpoint_dir.empty()) {
+        CheckpointIdentity identity{info.digest, info.n, b, shape};
+        checkpointer = std::make_unique<Checkpointer>(opt.checkpoint_dir, identity, opt.checkpoint_every, world);
+        try {
+            if (opt.resume) {
+                resumed_from = checkpointer->resume(matrix);
+            } else if (root && !list_checkpoints(opt.checkpoint_dir).empty()) {
+                error = opt.checkpoint_dir + " already holds checkpoints; pass --resume to continue from them, or "
+                        "remove the directory to start over";
+            }
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        if (any_rank_failed(world, error)) return 2;
+        if (root && opt.resume) {
+            if (resumed_from >= 0)
+                std::cerr << "apsp-fw: resuming from checkpoint " << checkpoint_iteration_dir(opt.checkpoint_dir, resumed_from)
+                          << " (" << resumed_from << " of " << tiling.nb << " iterations done)" << std::endl;
+            else
+                std::cerr << "apsp-fw: no valid checkpoint in " << opt.checkpoint_dir << "; starting from iteration 0"
+                          << std::endl;
+        }
+    }
+
+    // ---- read owned edges (unless resumed) ----
+    if (resumed_from < 0) {
+        try {
+            // A failed resume may have left partial pieces in the store.
+            std::fill(matrix.data(), matrix.data() + matrix.size(), std::numeric_limits<float>::infinity());
+            read_graph_edges(
+                info, layout, false, [&](std::int64_t s, std::int64_t d) { return matrix.owns(s, d); },
+                [&](const Edge& e) { matrix.add_edge(e.src, e.dst, e.cost); });
+            matrix.set_zero_diagonal();
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
     }
     if (any_rank_failed(world, error)) return 2;
     MPI_Barrier(world);
@@ -335,14 +393,22 @@ int run(int argc, char** argv) {
     dopt.broadcast = bcast;
     dopt.lookahead = opt.lookahead;
     dopt.threads = opt.threads;
+    const std::int64_t first_iteration = std::max<std::int64_t>(resumed_from, 0);
+    dopt.first_iteration = first_iteration;
+    if (checkpointer && opt.checkpoint_every.enabled()) {
+        dopt.checkpoint_due = [&](std::int64_t done, std::int64_t total) { return checkpointer->due(done, total); };
+        dopt.checkpoint = [&](std::int64_t done) { checkpointer->write(done, matrix); };
+    }
     double solve_start = 0, last_print = 0;
     if (root && opt.progress) {
         dopt.on_iteration = [&](std::int64_t done, std::int64_t total) {
             const double now = MPI_Wtime(), elapsed = now - solve_start;
             if (done < total && now - last_print < 1.0) return;
             last_print = now;
-            const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
-            const double rate = flops * static_cast<double>(done) / static_cast<double>(total) / std::max(elapsed, 1e-9);
+            // Rates and ETA count only this run's iterations (not those resumed).
+            const auto run_done = static_cast<double>(std::max<std::int64_t>(1, done - first_iteration));
+            const double eta = elapsed / run_done * static_cast<double>(total - done);
+            const double rate = flops * run_done / static_cast<double>(total) / std::max(elapsed, 1e-9);
             char line[256];
             std::snprintf(line, sizeof line, "apsp-fw: iteration %lld/%lld (%.1f%%), elapsed %s, ETA %s, %.2f GF/s",
                           static_cast<long long>(done), static_cast<long long>(total),
@@ -354,7 +420,12 @@ int run(int argc, char** argv) {
     MPI_Barrier(world);
     solve_start = last_print = MPI_Wtime();
     BlockedFloydWarshall solver(matrix, grid, *backend, dopt);
-    solver.run();
+    try {
+        solver.run();  // a checkpoint write failure throws on every rank
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (any_rank_failed(world, error)) return 2;
     MPI_Barrier(world);
     const double solve_seconds = MPI_Wtime() - solve_start;
     const PhaseTimes& st = solver.times();
@@ -370,13 +441,27 @@ int run(int argc, char** argv) {
         attrs.process_grid = grid_to_string(shape);
         attrs.solver_version = LITPATH_SOLVER_VERSION;
         attrs.broadcast = broadcast_name(bcast.kind);
+        // Written under a temporary name and renamed only when complete, so a
+        // killed run never leaves a distances.bp that looks finished.
+        const std::string partial = opt.output + ".partial";
         try {
-            write_distances_bp(opt.output, matrix, world, attrs, opt.adios2_config);
+            if (root) std::filesystem::remove_all(partial);
+            MPI_Barrier(world);
+            write_distances_bp(partial, matrix, world, attrs, opt.adios2_config);
         } catch (const std::exception& e) {
             error = e.what();
         }
         if (any_rank_failed(world, error)) return 2;
         MPI_Barrier(world);
+        if (root) {
+            try {
+                std::filesystem::remove_all(opt.output);
+                std::filesystem::rename(partial, opt.output);
+            } catch (const std::exception& e) {
+                error = "moving " + partial + " to " + opt.output + ": " + e.what();
+            }
+        }
+        if (any_rank_failed(world, error)) return 2;
         times.write = MPI_Wtime() - t0;
     }
 
@@ -395,9 +480,10 @@ int run(int argc, char** argv) {
     const double total_seconds = MPI_Wtime() - t_start;
 
     // ---- summary: each phase's slowest rank ----
-    double local[7] = {times.read, times.diagonal, times.panel, times.broadcast, times.outer, times.write, times.validate};
-    double slowest[7];
-    MPI_Reduce(local, slowest, 7, MPI_DOUBLE, MPI_MAX, 0, world);
+    double local[8] = {times.read, times.diagonal, times.panel, times.broadcast, times.outer, times.write, times.validate,
+                       st.checkpoint};
+    double slowest[8];
+    MPI_Reduce(local, slowest, 8, MPI_DOUBLE, MPI_MAX, 0, world);
     if (root) {
         std::ostringstream j;
         j << "{\n";
@@ -415,7 +501,15 @@ int run(int argc, char** argv) {
         j << "  \"seconds\": {\"read\": " << json_number(slowest[0]) << ", \"diagonal\": " << json_number(slowest[1])
           << ", \"panel\": " << json_number(slowest[2]) << ", \"broadcast\": " << json_number(slowest[3])
           << ", \"outer\": " << json_number(slowest[4]) << ", \"write\": " << json_number(slowest[5])
-          << ", \"validate\": " << json_number(slowest[6]) << ", \"solve\": " << json_number(solve_seconds) << "},\n";
+          << ", \"validate\": " << json_number(slowest[6]) << ", \"checkpoint\": " << json_number(slowest[7])
+          << ", \"solve\": " << json_number(solve_seconds) << "},\n";
+        if (checkpointer) {
+            j << "  \"checkpoint\": {\"dir\": \"" << json_escape(opt.checkpoint_dir) << "\", \"every\": \""
+              << opt.checkpoint_every.to_string() << "\", \"written\": " << checkpointer->written()
+              << ", \"resumed_from\": " << (resumed_from >= 0 ? std::to_string(resumed_from) : "null") << "},\n";
+        } else {
+            j << "  \"checkpoint\": null,\n";
+        }
         j << "  \"total_seconds\": " << json_number(total_seconds) << ",\n";
         j << "  \"semiring_ops\": " << json_number(flops) << ",\n";
         j << "  \"semiring_rate\": " << json_number(solve_seconds > 0 ? flops / solve_seconds : 0) << ",\n";

@@ -224,7 +224,8 @@ void BlockedFloydWarshall::minplus_outer_product(std::int64_t k, const Panels& p
 
 void BlockedFloydWarshall::run() {
     const std::int64_t nb = layout_.tiling.nb;
-    if (nb == 0) return;
+    const std::int64_t first = std::min(std::max<std::int64_t>(0, options_.first_iteration), nb);
+    if (first >= nb) return;
     Panels* current = &panels_[0];
     Panels* next = options_.lookahead ? &panels_[1] : &panels_[0];
 
@@ -236,11 +237,16 @@ void BlockedFloydWarshall::run() {
     };
     auto everything = [](std::int64_t, std::int64_t) { return true; };
 
-    prepare_iteration(0, *current);
-    for (std::int64_t k = 0; k < nb; ++k) {
+    prepare_iteration(first, *current);
+    for (std::int64_t k = first; k < nb; ++k) {
         panel_broadcast_wait(*current);
         const std::int64_t k1 = k + 1;
-        if (options_.lookahead && k1 < nb) {
+        // Asked while no broadcast is in flight (it may be collective). A
+        // checkpoint needs every update of k done and none of k+1 started, so
+        // that iteration skips the look-ahead.
+        const bool checkpoint_now = k1 < nb && options_.checkpoint_due && options_.checkpoint &&
+                                    options_.checkpoint_due(k1, nb);
+        if (options_.lookahead && k1 < nb && !checkpoint_now) {
             minplus_outer_product(k, *current, [k1](std::int64_t gi, std::int64_t gj) { return gi == k1 || gj == k1; },
                                   nullptr);
             prepare_iteration(k1, *next);
@@ -248,6 +254,11 @@ void BlockedFloydWarshall::run() {
                                   next);
         } else {
             minplus_outer_product(k, *current, everything, nullptr);
+            if (checkpoint_now) {
+                const double t0 = MPI_Wtime();
+                options_.checkpoint(k1);
+                times_.checkpoint += MPI_Wtime() - t0;
+            }
             if (k1 < nb) prepare_iteration(k1, *next);
         }
         std::swap(current, next);

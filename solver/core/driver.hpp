@@ -27,6 +27,7 @@ namespace litpath::apsp {
 
 struct PhaseTimes {
     double read = 0, diagonal = 0, panel = 0, broadcast = 0, outer = 0, write = 0, validate = 0;
+    double checkpoint = 0;  // writing checkpoints (inside the solve)
 };
 
 struct DriverOptions {
@@ -35,6 +36,15 @@ struct DriverOptions {
     int threads = 1;
     // Called on rank 0 after each outer iteration: (iterations done, total).
     std::function<void(std::int64_t, std::int64_t)> on_iteration;
+    // Resume: iterations already complete in the matrix (from a checkpoint).
+    std::int64_t first_iteration = 0;
+    // Checkpointing, on every rank. checkpoint_due(done, total) is asked once per
+    // iteration and must answer the same on every rank; when true, the driver
+    // finishes iteration done-1 completely (no look-ahead into the next one) and
+    // calls checkpoint(done) with the matrix exactly as an uninterrupted run has
+    // it after `done` iterations, before any work of the next.
+    std::function<bool(std::int64_t, std::int64_t)> checkpoint_due;
+    std::function<void(std::int64_t)> checkpoint;
 };
 
 // Bytes one rank needs for its tiles and buffers (computed before allocating).
@@ -56,6 +66,10 @@ public:
     // Zero diagonal for every real vertex on an owned diagonal tile.
     void set_zero_diagonal();
     float get(std::int64_t src, std::int64_t dst) const;  // owned entries only
+    // The whole tile-major local store, padding included (checkpoint pieces).
+    float* data() { return store_.data(); }
+    const float* data() const { return store_.data(); }
+    std::size_t size() const { return store_.size(); }
 
 private:
     LocalTiles layout_;

@@ -1,4 +1,10 @@
 # Exact all-pairs shortest paths with the distributed Floyd-Warshall solver (MPI).
+#
+# Fault tolerance lives in pipeline/solve.py: the solver checkpoints into
+# <build>/distances.bp.checkpoints (not an output, so Snakemake keeps it when the job
+# fails) and a rerun of this rule resumes from the newest valid checkpoint; apsp-fw writes
+# distances.bp.partial and renames it only when complete, and the checkpoints are removed
+# once distances.bp is in place.
 
 
 rule solve:

@@ -24,7 +24,15 @@ async def health() -> dict:
     return {"status": "ok", "version": API_VERSION}
 
 
+def _unreachable(exc: Exception) -> str:
+    """A short reason naming the exception type only: driver messages carry addresses, and
+    connection strings never leak."""
+    return f"unreachable: {type(exc).__name__} (checked again on every request)"
+
+
 def readiness(state: ServiceState) -> dict:
+    """Checks every dependency afresh on each call, so a database that comes back (the clients
+    reconnect by themselves) makes the service ready again without a restart."""
     checks: dict[str, dict] = {}
     build = state.build
     if build is None:
@@ -44,13 +52,13 @@ def readiness(state: ServiceState) -> dict:
             state.mongo.admin.command("ping")
             checks["mongo"] = {"ok": True, "message": "reachable"}
         except Exception as exc:  # noqa: BLE001
-            checks["mongo"] = {"ok": False, "message": f"unreachable: {type(exc).__name__}"}
+            checks["mongo"] = {"ok": False, "message": _unreachable(exc)}
     if state.neo4j is not None:
         try:
             state.neo4j.verify_connectivity()
             checks["neo4j"] = {"ok": True, "message": "reachable"}
         except Exception as exc:  # noqa: BLE001
-            checks["neo4j"] = {"ok": False, "message": f"unreachable: {type(exc).__name__}"}
+            checks["neo4j"] = {"ok": False, "message": _unreachable(exc)}
     return {
         "ready": all(c["ok"] for c in checks.values()),
         "build_id": None if build is None else build.build_id,

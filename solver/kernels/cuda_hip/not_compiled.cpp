@@ -1,7 +1,6 @@
-// Stub for builds without a GPU backend. The GPU min-plus kernel will live in
-// this folder as one source compiled twice (nvcc for CUDA, hipcc for HIP)
-// behind a small portability header; until then CPU-only builds link and
-// report "backend 'cuda' not compiled in".
+// Stub for builds without a GPU backend (LITPATH_WITH_CUDA and LITPATH_WITH_HIP
+// OFF): CPU-only builds link and report "backend 'cuda' not compiled in". The
+// backend itself is minplus.cu (nvcc) / minplus.hip.cpp (hipcc) in this folder.
 #include <stdexcept>
 
 #include "kernels/backend.hpp"

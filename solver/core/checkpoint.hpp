@@ -1,0 +1,98 @@
+// Checkpoint and restart of the distributed Floyd-Warshall (DESIGN section 5).
+//
+// Layout under the checkpoint directory:
+//   iter-000012/rank-00003.ckpt   one piece per rank: header + the rank's tile store
+//   iter-000012/MANIFEST          written by rank 0 after every piece is in place
+// A piece is written to "<name>.tmp", fsynced, then renamed, so a killed rank
+// never leaves a piece that looks whole. The manifest (also tmp + rename) lists
+// each piece's size and checksum; it is written only after a gather from all
+// ranks, so a checkpoint counts as valid only when its MANIFEST exists and every
+// piece matches it. Iteration K means "K outer iterations are complete": the
+// matrix is exactly the state an uninterrupted run has after iteration K-1,
+// before any work of iteration K (the driver checkpoints only there).
+//
+// Resume picks the newest valid checkpoint; inputs that differ from those of
+// the checkpoint (graph digest, n, tile, grid) are refused with a clear error.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/driver.hpp"
+
+namespace litpath::apsp {
+
+// What a checkpoint must match to be resumed.
+struct CheckpointIdentity {
+    std::string graph_digest;
+    std::int64_t n = 0;
+    int tile = 0;
+    GridShape grid;
+};
+
+// --checkpoint-every: every `iterations` outer iterations, or every `seconds`
+// of solve time (text "N" or "Ns").
+struct CheckpointInterval {
+    std::int64_t iterations = 0;
+    double seconds = 0;
+    bool enabled() const { return iterations > 0 || seconds > 0; }
+    std::string to_string() const;
+};
+CheckpointInterval parse_checkpoint_interval(const std::string& text);  // throws std::invalid_argument
+
+// 64-bit checksum of a byte range (four-lane multiply-rotate; ~GB/s, not cryptographic).
+std::uint64_t checksum64(const void* data, std::size_t bytes);
+
+// The name of the checkpoint directory of iteration k under dir.
+std::string checkpoint_iteration_dir(const std::string& dir, std::int64_t iteration);
+
+class Checkpointer {
+public:
+    Checkpointer(std::string dir, CheckpointIdentity identity, CheckpointInterval interval, MPI_Comm comm,
+                 int keep = 2);
+
+    // Collective. True when a checkpoint should be taken once `iterations_done`
+    // iterations are complete (never after the last one). Every rank gets the
+    // same answer (seconds mode decides on rank 0 and broadcasts).
+    bool due(std::int64_t iterations_done, std::int64_t total);
+
+    // Collective. Writes every rank's piece, then rank 0 the manifest, then
+    // prunes all but the newest `keep` checkpoints. Throws on I/O errors
+    // (the same exception text on every rank is not guaranteed).
+    void write(std::int64_t iterations_done, const DistributedMatrix& matrix);
+
+    // Collective. Loads the newest valid checkpoint into matrix and returns its
+    // iteration, or -1 when there is none. A checkpoint whose piece is missing,
+    // short or fails its checksum is skipped with a warning on rank 0 (falls
+    // back to the previous one). Throws std::runtime_error (same text on every
+    // rank) when the newest checkpoint was written for other inputs.
+    std::int64_t resume(DistributedMatrix& matrix);
+
+    int written() const { return written_; }
+    double seconds() const { return seconds_; }
+    const std::string& dir() const { return dir_; }
+    const CheckpointInterval& interval() const { return interval_; }
+
+private:
+    std::string piece_path(const std::string& iteration_dir, int rank) const;
+    void prune(std::int64_t newest);
+
+    std::string dir_;
+    CheckpointIdentity identity_;
+    CheckpointInterval interval_;
+    MPI_Comm comm_;
+    int rank_ = 0, ranks_ = 1;
+    int keep_ = 2;
+    int written_ = 0;
+    double seconds_ = 0;
+    double last_checkpoint_time_ = -1;
+    std::int64_t last_checkpoint_iteration_ = -1;
+};
+
+// Iterations (ascending) of the checkpoint directories under dir that hold a MANIFEST.
+std::vector<std::int64_t> list_checkpoints(const std::string& dir);
+
+}  // namespace litpath::apsp

@@ -1,0 +1,60 @@
+// Device-pointer entry points of the GPU backend, for callers compiled by the
+// host compiler (tests, benchmarks, a future device-resident driver). No GPU
+// API types appear here: streams are passed as void* (cudaStream_t /
+// hipStream_t, nullptr = the default stream). Defined in minplus.cu; present
+// only in builds with LITPATH_WITH_CUDA or LITPATH_WITH_HIP.
+//
+// Same contract as kernels/backend.hpp (row-major float32, leading
+// dimensions, +inf = no path, non-negative costs), but every matrix pointer is
+// device memory and calls are asynchronous on the given stream.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace litpath::apsp::gpu {
+
+struct DeviceInfo {
+    std::string api;       // "cuda" or "hip"
+    std::string name;      // e.g. "NVIDIA H100 80GB HBM3"
+    std::string arch;      // e.g. "sm_90", "gfx90a"
+    int device = 0;        // ordinal in use
+    int warp_size = 0;     // from the device: 32 (NVIDIA) or 64 (most AMD)
+    int multiprocessors = 0;
+    std::size_t free_bytes = 0, total_bytes = 0;
+};
+
+// Number of visible devices (0 when the runtime finds none; never throws).
+int device_count();
+// Info for the device in use by the calling thread.
+DeviceInfo device_info();
+// Picks the device for this process: local rank (Open MPI, MPICH, Slurm
+// environment) modulo the device count; returns the ordinal.
+int select_device_for_local_rank();
+
+// C[m x n] <- min(C, A[m x k] (x) B[k x n]), B row-major k x n ("NN").
+void minplus_nn(int m, int n, int k, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+                void* stream);
+// C[m x n] <- min(C, A[m x k] (x) Bt^T), Bt row-major n x k ("NT", the layout
+// the seed paper's OPTSSRGEMM-NT tunes for).
+void minplus_nt(int m, int n, int k, const float* A, int lda, const float* Bt, int ldb, float* C, int ldc,
+                void* stream);
+// Floyd-Warshall closure of one b x b tile in place.
+void floyd_warshall_tile(float* tile, int b, int ld, void* stream);
+// dst[n x m] = src[m x n]^T (to build the NT operand of a row panel).
+void transpose(int m, int n, const float* src, int lds, float* dst, int ldd, void* stream);
+
+// Memory and streams, so host-compiled callers need no GPU headers.
+float* device_alloc(std::size_t elems);
+void device_free(float* p);
+void copy_to_device(float* dst, const float* src, std::size_t elems, void* stream);
+void copy_to_host(float* dst, const float* src, std::size_t elems, void* stream);
+void fill_bytes(float* p, unsigned char byte, std::size_t elems, void* stream);  // 0xFF = NaN poison
+void* stream_create();
+void stream_destroy(void* stream);
+void stream_synchronize(void* stream);
+
+// Milliseconds of `reps` calls of fn(stream) between two events on `stream`.
+double time_ms(void (*fn)(void*, void*), void* arg, int reps, void* stream);
+
+}  // namespace litpath::apsp::gpu

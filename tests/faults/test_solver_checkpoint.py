@@ -1,0 +1,290 @@
+"""apsp-fw killed mid-solve and resumed: the result is bit for bit that of an uninterrupted run.
+
+The graph (n = 600, tile 4: 150 outer iterations on a 2x2 grid) with `--checkpoint-every 1`
+takes a few seconds, long enough to SIGKILL one rank after a random number of checkpoints.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import adios2
+import numpy as np
+import pytest
+from solver.conftest import random_graph
+
+from pipeline.solve import SolverError, mpirun_command, run_solver
+
+pytestmark = [pytest.mark.faults, pytest.mark.mpi]
+
+N, TILE, GRID, RANKS = 600, 4, "2x2", 4
+ITERATIONS = (N + TILE - 1) // TILE
+
+
+def read_matrix(path: Path) -> np.ndarray:
+    with adios2.FileReader(str(path)) as reader:
+        var = reader.inquire_variable("distance")
+        n = int(var.shape()[0])
+        out = np.full((n, n), np.nan, dtype=np.float32)
+        reader.read_in_buffer(var, out, start=[0, 0], count=[n, n])
+    return out
+
+
+def assert_bitwise_equal(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.shape == want.shape
+    differing = int(np.count_nonzero(got.view(np.uint32) != want.view(np.uint32)))
+    assert differing == 0, f"{differing} elements differ from the uninterrupted run"
+
+
+def checkpoints(ckpt_dir: Path) -> list[int]:
+    """Iterations of the complete checkpoints (those with a MANIFEST)."""
+    if not ckpt_dir.is_dir():
+        return []
+    return sorted(int(p.parent.name[5:]) for p in ckpt_dir.glob("iter-*/MANIFEST"))
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return random_graph(N, seed=11).write_bp(tmp_path_factory.mktemp("graph") / "graph.bp", digest="digest-a")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(apsp_fw: Path, graph: Path, tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+    out = tmp_path_factory.mktemp("reference") / "distances.bp"
+    proc = apsp(apsp_fw, graph, "--output", out)
+    assert proc.returncode == 0, proc.stderr
+    return read_matrix(out)
+
+
+def command(apsp_fw: Path, graph: Path, *args: str | os.PathLike) -> list[str]:
+    return (
+        mpirun_command(RANKS)
+        + [str(apsp_fw), "--input", str(graph), "--grid", GRID, "--tile", str(TILE), "--threads", "1"]
+        + [str(a) for a in args]
+    )
+
+
+def apsp(
+    apsp_fw: Path, graph: Path, *args: str | os.PathLike, timeout: float = 180
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        command(apsp_fw, graph, *args), capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+def rank_pids(parent: int) -> list[int]:
+    """PIDs of the apsp-fw processes below `parent` (mpirun's ranks)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        except (OSError, ValueError):
+            continue
+        if comm == "apsp-fw" and _descends_from(ppid, parent):
+            found.append(int(proc.name))
+    return found
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    for _ in range(16):
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        except (OSError, ValueError):
+            return False
+    return False
+
+
+def kill_after_checkpoints(
+    apsp_fw: Path, graph: Path, out: Path, ckpt: Path, at_least: int, victim: str
+) -> None:
+    """Start a checkpointing run and SIGKILL it (one rank, or mpirun) once `at_least` checkpoints exist."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = command(
+        apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--checkpoint-every", "1", "--progress"
+    )
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(checkpoints(ckpt)) < 1 or max(checkpoints(ckpt)) < at_least:
+            assert proc.poll() is None, f"apsp-fw finished (exit {proc.returncode}) before it could be killed"
+            assert time.monotonic() < deadline, "no checkpoints appeared"
+            time.sleep(0.005)
+        if victim == "rank":
+            ranks = rank_pids(proc.pid)
+            assert ranks, "found no apsp-fw ranks to kill"
+            os.kill(random.choice(ranks), signal.SIGKILL)
+        else:
+            os.kill(proc.pid, signal.SIGKILL)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+    finally:
+        # Whatever is left of the job (orphaned ranks after killing mpirun) goes too.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        for pid in rank_pids(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+
+
+@pytest.mark.parametrize("victim", ["rank", "mpirun"])
+def test_killed_solve_resumes_bit_for_bit(tmp_path, apsp_fw, graph, uninterrupted, victim):
+    rng = random.Random(f"{victim}-{os.getpid()}")
+    kill_at = rng.randint(5, ITERATIONS // 2)
+    out, ckpt = tmp_path / "distances.bp", tmp_path / "checkpoints"
+    kill_after_checkpoints(apsp_fw, graph, out, ckpt, kill_at, victim)
+
+    assert not out.exists(), "a killed run left a distances.bp that looks finished"
+    done = checkpoints(ckpt)
+    assert done and max(done) >= kill_at and max(done) < ITERATIONS
+    assert len(done) <= 2 + 1, f"old checkpoints not pruned: {done}"
+
+    resumed = apsp(
+        apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--checkpoint-every", "1", "--resume"
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "apsp-fw: resuming from checkpoint" in resumed.stderr
+    assert '"resumed_from": null' not in resumed.stdout
+    assert not Path(str(out) + ".partial").exists()
+    assert_bitwise_equal(read_matrix(out), uninterrupted)
+
+
+def test_corrupt_piece_falls_back_to_previous_checkpoint(tmp_path, apsp_fw, graph, uninterrupted):
+    out, ckpt = tmp_path / "distances.bp", tmp_path / "checkpoints"
+    first = apsp(apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--checkpoint-every", "7")
+    assert first.returncode == 0, first.stderr
+    kept = checkpoints(ckpt)
+    assert len(kept) == 2, f"expected the newest 2 checkpoints kept, got {kept}"
+    older, newest = kept
+
+    # Flip one float in one rank's piece of the newest checkpoint.
+    piece = ckpt / f"iter-{newest:06d}" / "rank-00002.ckpt"
+    data = bytearray(piece.read_bytes())
+    data[-100] ^= 0x40
+    piece.write_bytes(bytes(data))
+    out.unlink() if out.is_file() else subprocess.run(["rm", "-rf", str(out)], check=True)
+
+    resumed = apsp(apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"skipping checkpoint {ckpt / f'iter-{newest:06d}'}" in resumed.stderr
+    assert "checksum mismatch" in resumed.stderr
+    assert f"resuming from checkpoint {ckpt / f'iter-{older:06d}'}" in resumed.stderr
+    assert_bitwise_equal(read_matrix(out), uninterrupted)
+    # The damaged checkpoint is gone, so it can never be picked again.
+    assert checkpoints(ckpt) == [older]
+
+
+def test_truncated_pieces_everywhere_start_over(tmp_path, apsp_fw, graph, uninterrupted):
+    out, ckpt = tmp_path / "distances.bp", tmp_path / "checkpoints"
+    first = apsp(apsp_fw, graph, "--checkpoint-dir", ckpt, "--checkpoint-every", "50")
+    assert first.returncode == 0, first.stderr
+    for piece in ckpt.glob("iter-*/rank-00001.ckpt"):
+        piece.write_bytes(piece.read_bytes()[:1000])
+    resumed = apsp(apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "truncated" in resumed.stderr
+    assert "no valid checkpoint" in resumed.stderr
+    assert_bitwise_equal(read_matrix(out), uninterrupted)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ("graph", "graph digest digest-a (this input: digest-b)"),
+        ("tile", "tile 4 (this run: 5)"),
+        ("grid", "grid 2x2 (this run: 4x1)"),
+    ],
+)
+def test_mismatched_input_is_refused(tmp_path, apsp_fw, graph, change, message):
+    ckpt = tmp_path / "checkpoints"
+    first = apsp(apsp_fw, graph, "--checkpoint-dir", ckpt, "--checkpoint-every", "60")
+    assert first.returncode == 0, first.stderr
+    other_graph = graph
+    args = ["--checkpoint-dir", ckpt, "--resume"]
+    cmd = command(apsp_fw, graph, *args)
+    if change == "graph":
+        other_graph = random_graph(N, seed=12).write_bp(tmp_path / "other.bp", digest="digest-b")
+        cmd = command(apsp_fw, other_graph, *args)
+    elif change == "tile":
+        cmd[cmd.index("--tile") + 1] = "5"
+    else:
+        cmd[cmd.index("--grid") + 1] = "4x1"
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+    assert proc.returncode == 2
+    assert "apsp-fw: error: cannot resume: checkpoint" in proc.stderr
+    assert message in proc.stderr
+
+
+def test_fresh_run_refuses_a_directory_with_checkpoints(tmp_path, apsp_fw, graph):
+    ckpt = tmp_path / "checkpoints"
+    assert apsp(apsp_fw, graph, "--checkpoint-dir", ckpt, "--checkpoint-every", "60").returncode == 0
+    again = apsp(apsp_fw, graph, "--checkpoint-dir", ckpt, "--checkpoint-every", "60")
+    assert again.returncode == 2
+    assert "already holds checkpoints; pass --resume" in again.stderr
+
+
+def test_checkpoint_options_are_checked(tmp_path, apsp_fw, graph):
+    bad = apsp(apsp_fw, graph, "--checkpoint-every", "10")
+    assert bad.returncode == 2 and "--checkpoint-every needs --checkpoint-dir" in bad.stderr
+    bad = apsp(apsp_fw, graph, "--checkpoint-dir", tmp_path / "c", "--checkpoint-every", "ten")
+    assert bad.returncode == 2 and "--checkpoint-every 'ten' is neither" in bad.stderr
+
+
+def test_seconds_interval_checkpoints(tmp_path, apsp_fw, graph, uninterrupted):
+    out, ckpt = tmp_path / "distances.bp", tmp_path / "checkpoints"
+    run = apsp(apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--checkpoint-every", "0.05s")
+    assert run.returncode == 0, run.stderr
+    assert '"every": "0.05s"' in run.stdout
+    assert_bitwise_equal(read_matrix(out), uninterrupted)
+
+
+def test_run_solver_resumes_from_checkpoint(tmp_path, apsp_fw, graph, uninterrupted):
+    """The wrapper (and so the workflow's solve rule) resumes by itself and cleans up after success."""
+    out, ckpt = tmp_path / "distances.bp", tmp_path / "distances.bp.checkpoints"
+    kill_after_checkpoints(apsp_fw, graph, out, ckpt, 20, "rank")
+    lines: list[str] = []
+    summary = run_solver(
+        graph,
+        out,
+        ranks=RANKS,
+        grid=GRID,
+        tile=TILE,
+        threads=1,
+        binary=apsp_fw,
+        checkpoint_every="1",
+        on_progress=lines.append,
+    )
+    assert summary["checkpoint"]["resumed_from"] >= 20
+    assert any(line.startswith("apsp-fw: resuming from checkpoint") for line in lines)
+    assert_bitwise_equal(read_matrix(out), uninterrupted)
+    assert not ckpt.exists(), "checkpoints should be removed once distances.bp is in place"
+
+
+def test_run_solver_reports_refused_resume(tmp_path, apsp_fw, graph):
+    out, ckpt = tmp_path / "distances.bp", tmp_path / "distances.bp.checkpoints"
+    assert apsp(apsp_fw, graph, "--checkpoint-dir", ckpt, "--checkpoint-every", "60").returncode == 0
+    with pytest.raises(SolverError, match="cannot resume"):
+        run_solver(graph, out, ranks=RANKS, grid=GRID, tile=TILE + 1, threads=1, binary=apsp_fw)
