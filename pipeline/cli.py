@@ -72,12 +72,15 @@ def describe(config_path: str) -> None:
 
 def _register_area_commands() -> None:
     """Sub-commands that live next to their stage's code."""
+    from pipeline.compare.commands import compare
     from pipeline.graph.commands import build_graph_command
     from pipeline.ingest.commands import ingest, merge, synth
+    from pipeline.spoke.commands import build_mapping, load_spoke
     from pipeline.store.commands import load_mongo_command
     from services.api.commands import serve
 
-    for command in (ingest, merge, synth, build_graph_command, load_mongo_command, serve):
+    commands = (ingest, merge, synth, build_graph_command, load_mongo_command, load_spoke, build_mapping)
+    for command in (*commands, serve, compare):
         cli.add_command(command)
 
 

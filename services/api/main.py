@@ -8,7 +8,7 @@ from fastapi import Depends, FastAPI
 
 from services.api.deps import require_api_key
 from services.api.errors import register_error_handlers
-from services.api.routers import concepts, distance, health, neighbors, paths
+from services.api.routers import compare, concepts, distance, health, neighbors, paths
 from services.api.settings import Settings, get_settings
 from services.api.state import close_state, open_state
 
@@ -41,6 +41,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     register_error_handlers(app)
     app.include_router(health.router)
     guarded = [Depends(require_api_key)]
-    for router in (concepts.router, distance.router, paths.router, neighbors.router):
+    for router in (concepts.router, distance.router, paths.router, neighbors.router, compare.router):
         app.include_router(router, dependencies=guarded)
     return app

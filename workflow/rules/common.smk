@@ -32,4 +32,8 @@ def all_targets():
         targets.append(BUILD_DIR / "mongo_load.json")
     if config["spoke"]["enabled"]:
         targets.append(BUILD_DIR / "mapping" / "coverage.md")
+        if config["compare"]["enabled"]:
+            targets.append(BUILD_DIR / "compare" / "report.html")
+    elif config["compare"]["enabled"]:
+        raise ValueError("config compare.enabled needs spoke.enabled (the comparison uses SPOKE and the mapping)")
     return targets

@@ -1,0 +1,340 @@
+"""Outputs of a comparison run: tables (Parquet + CSV), figure (PNG), report (HTML + Markdown).
+
+Written under the run's output folder:
+
+``paths.parquet`` / ``paths.csv``   one row per pair: scenario, literature path, SPOKE evidence,
+                                    documents, and the full record as JSON (``detail``)
+``hops.parquet`` / ``hops.csv``     one row per hop checked in SPOKE
+``scenarios.png``                   the scenario counts (the paper's Fig. 10)
+``report.html``                     self-contained (figure embedded as base64 PNG, no network)
+``report.md``                       the same content in Markdown, figure linked
+``run.json``                        provenance, coverage, counts, timings, Neo4j round trips
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from pipeline.compare.classify import DESCRIPTIONS, SCENARIOS, Comparison
+from pipeline.compare.run import CompareRun
+
+PATHS_SCHEMA = pa.schema(
+    [
+        ("source", pa.string()), ("target", pa.string()),
+        ("source_name", pa.string()), ("target_name", pa.string()),
+        ("scenario", pa.string()), ("hop_limit", pa.int32()),
+        ("literature_reachable", pa.bool_()), ("literature_path", pa.string()),
+        ("literature_names", pa.string()), ("total_cost", pa.float64()),
+        ("n_concepts", pa.int32()), ("n_mapped", pa.int32()), ("unmapped", pa.string()),
+        ("n_spoke_hops", pa.int32()), ("n_connected", pa.int32()), ("spoke_paths", pa.string()),
+        ("documents", pa.string()), ("evidence_status", pa.string()), ("detail", pa.string()),
+    ]
+)  # fmt: skip
+HOPS_SCHEMA = pa.schema(
+    [
+        ("source", pa.string()), ("target", pa.string()), ("scenario", pa.string()), ("hop", pa.int32()),
+        ("from_cui", pa.string()), ("to_cui", pa.string()), ("skipped", pa.string()),
+        ("connected", pa.bool_()), ("spoke_length", pa.int32()), ("relationships", pa.string()),
+        ("spoke_path", pa.string()), ("documents", pa.string()),
+    ]
+)  # fmt: skip
+EXAMPLES_PER_SCENARIO = 3
+
+
+def _names(run_names: dict[str, str | None], keys: list[str]) -> str:
+    return " → ".join(f"{k} {run_names.get(k) or ''}".strip() for k in keys)
+
+
+def spoke_text(comp: Comparison) -> str:
+    """The SPOKE column of Table VI: each hop's SPOKE path, or that no link was found."""
+    if comp.pair_link is not None:
+        return comp.pair_link.describe() or f"not connected within {comp.hops} hop(s)"
+    parts = []
+    if comp.unmapped:
+        parts.append(f"after removing unmapped {', '.join(comp.unmapped)}:")
+    for hop in comp.spoke_hops:
+        if hop.link.connected:
+            parts.append(
+                hop.link.describe() if hop.link.length else f"{hop.source} = {hop.target} (same SPOKE node)"
+            )
+        else:
+            parts.append(f"no link between {hop.source} and {hop.target} within {comp.hops} hop(s)")
+    if not comp.spoke_hops:
+        parts.append("fewer than two mapped concepts")
+    return "; ".join(parts)
+
+
+def hop_documents(comp: Comparison) -> list[list[str] | None]:
+    """Literature documents of each SPOKE hop: those of the literature hops it spans (None: unknown)."""
+    lit = comp.literature
+    if lit is None or not lit.hops or not comp.spoke_hops:
+        return [None] * len(comp.spoke_hops)
+    kept = [i for i, c in enumerate(comp.concepts) if c in comp.mapped]
+    out = []
+    for k in range(len(comp.spoke_hops)):
+        docs: list[str] = []
+        known = True
+        for hop in lit.hops[kept[k] : kept[k + 1]]:
+            if hop.documents is None:
+                known = False
+            else:
+                docs.extend(d for d in hop.documents if d not in docs)
+        out.append(docs if known else None)
+    return out
+
+
+def _documents_text(comp: Comparison) -> str | None:
+    lit = comp.literature
+    if lit is None or not lit.hops:
+        return None
+    parts = []
+    for hop in lit.hops:
+        docs = "?" if hop.documents is None else ",".join(hop.documents) or "-"
+        parts.append(f"{hop.source}-{hop.target}: {docs}")
+    return "; ".join(parts)
+
+
+def paths_table(run: CompareRun, names: dict[str, str | None]) -> pa.Table:
+    rows: dict[str, list] = {f.name: [] for f in PATHS_SCHEMA}
+    for comp in run.comparisons:
+        lit = comp.literature
+        reachable = bool(lit is not None and lit.reachable)
+        values = {
+            "source": comp.source, "target": comp.target,
+            "source_name": names.get(comp.source), "target_name": names.get(comp.target),
+            "scenario": comp.scenario, "hop_limit": comp.hops,
+            "literature_reachable": reachable,
+            "literature_path": " > ".join(lit.vertices) if reachable else None,
+            "literature_names": _names(names, lit.concepts) if reachable else None,
+            "total_cost": lit.total_cost if reachable else None,
+            "n_concepts": len(comp.concepts), "n_mapped": len(comp.mapped),
+            "unmapped": ";".join(comp.unmapped),
+            "n_spoke_hops": len(comp.spoke_hops), "n_connected": comp.n_connected,
+            "spoke_paths": spoke_text(comp),
+            "documents": _documents_text(comp),
+            "evidence_status": lit.evidence_status if reachable else None,
+            "detail": json.dumps(comp.as_dict(), default=str),
+        }  # fmt: skip
+        for key, value in values.items():
+            rows[key].append(value)
+    return pa.table(rows, schema=PATHS_SCHEMA)
+
+
+def hops_table(run: CompareRun) -> pa.Table:
+    rows: dict[str, list] = {f.name: [] for f in HOPS_SCHEMA}
+    for comp in run.comparisons:
+        for i, (hop, docs) in enumerate(zip(comp.spoke_hops, hop_documents(comp), strict=True)):
+            values = {
+                "source": comp.source, "target": comp.target, "scenario": comp.scenario, "hop": i,
+                "from_cui": hop.source, "to_cui": hop.target, "skipped": ";".join(hop.skipped),
+                "connected": hop.link.connected, "spoke_length": hop.link.length,
+                "relationships": "|".join(r["type"] for r in hop.link.relationships),
+                "spoke_path": hop.link.describe(),
+                "documents": None if docs is None else ",".join(docs),
+            }  # fmt: skip
+            for key, value in values.items():
+                rows[key].append(value)
+    return pa.table(rows, schema=HOPS_SCHEMA)
+
+
+def scenario_figure(counts: dict[str, int], title: str) -> bytes:
+    """Bar chart of scenario counts as PNG bytes (matplotlib Agg, no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [s for s in SCENARIOS]
+    values = [counts.get(s, 0) for s in labels]
+    fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
+    bars = ax.bar([f"Scenario {s}" if s != "none" else "none" for s in labels], values, color="#4C72B0")
+    ax.bar_label(bars, labels=[str(v) for v in values], padding=2, fontsize=8)
+    ax.set_ylabel("pairs")
+    ax.set_title(title, fontsize=10)
+    ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def examples(run: CompareRun, names: dict[str, str | None], per_scenario: int = EXAMPLES_PER_SCENARIO):
+    """Up to ``per_scenario`` rows per scenario for the Table VI style section (shortest paths first)."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for scenario in SCENARIOS:
+        chosen = sorted(
+            (c for c in run.comparisons if c.scenario == scenario),
+            key=lambda c: (len(c.concepts), c.source, c.target),
+        )[:per_scenario]
+        out[scenario] = [
+            {
+                "pair": f"{c.source} – {c.target}",
+                "literature": _names(names, c.concepts)
+                if c.literature is not None and c.literature.reachable
+                else "no path in the literature graph",
+                "spoke": spoke_text(c),
+                "documents": _documents_text(c) or "",
+            }
+            for c in chosen
+        ]
+    return out
+
+
+HTML_TEMPLATE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<title>litpath SPOKE comparison — {{ prov.build_id }}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;max-width:80em;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.5em}
+th,td{border:1px solid #ccc;padding:0.3em 0.6em;text-align:left;vertical-align:top;font-size:0.9em}
+th{background:#f0f0f0} .note{background:#fff3cd;padding:0.6em;border:1px solid #e0c060}
+code{font-size:0.9em}
+</style></head><body>
+<h1>Literature paths compared with SPOKE</h1>
+<p>Build <code>{{ prov.build_id }}</code>, {{ total }} pairs ({{ prov.pairs }}), SPOKE hop limit h = {{ prov.hop_limit }}.</p>
+{% if no_mapped %}<p class="note" id="no-mapped">No concept of the query set maps to a SPOKE node present in Neo4j: every pair is scenario 3c, 4 or none only by construction. Check the mapping file and the query identifiers.</p>{% endif %}
+<h2>Scenarios</h2>
+<img id="scenario-figure" alt="scenario counts" src="data:image/png;base64,{{ figure }}">
+<table id="scenario-counts"><tr><th>scenario</th><th>meaning</th><th>pairs</th></tr>
+{% for s in scenarios %}<tr><td>{{ s }}</td><td>{{ descriptions[s] }}</td><td class="count" data-scenario="{{ s }}">{{ counts[s] }}</td></tr>
+{% endfor %}<tr><th colspan="2">total</th><th>{{ total }}</th></tr></table>
+<h2>Examples per scenario</h2>
+{% for s in scenarios %}{% if example_rows[s] %}<h3>Scenario {{ s }}: {{ descriptions[s] }}</h3>
+<table><tr><th>pair</th><th>literature path</th><th>SPOKE path</th><th>literature documents</th></tr>
+{% for row in example_rows[s] %}<tr><td>{{ row.pair }}</td><td>{{ row.literature }}</td><td>{{ row.spoke }}</td><td>{{ row.documents }}</td></tr>
+{% endfor %}</table>{% endif %}{% endfor %}
+<h2>Mapping coverage</h2>
+<table id="coverage">
+{% if coverage.get("query") %}<tr><th>query entries</th><td>{{ coverage.query.entries }}</td></tr>
+<tr><th>query entries with no CUI</th><td>{{ coverage.query.entries_unresolved|join(", ") or "none" }}</td></tr>
+<tr><th>query concepts</th><td>{{ coverage.query.concepts }}</td></tr>
+<tr><th>… in the literature graph</th><td>{{ coverage.query.in_graph }}</td></tr>
+<tr><th>… mapped to SPOKE</th><td>{{ coverage.query.mapped }}</td></tr>
+<tr><th>… in the mapping, node missing in Neo4j</th><td>{{ coverage.query.in_mapping_not_in_neo4j|join(", ") or "none" }}</td></tr>{% endif %}
+<tr><th>concepts on the paths</th><td>{{ coverage.paths.concepts }}</td></tr>
+<tr><th>… mapped</th><td>{{ coverage.paths.mapped }}</td></tr>
+<tr><th>… unmapped</th><td>{{ coverage.paths.unmapped }}</td></tr>
+{% for t, n in coverage.paths.unmapped_by_semtype.items() %}<tr><td>unmapped, semantic type {{ t }}</td><td>{{ n }}</td></tr>{% endfor %}
+</table>
+<h2>Provenance</h2>
+<table id="provenance">{% for k, v in prov.items() %}<tr><th>{{ k }}</th><td><code>{{ v }}</code></td></tr>{% endfor %}
+<tr><th>Neo4j round trips</th><td>{{ round_trips }}</td></tr>
+{% for k, v in timings.items() %}<tr><th>seconds: {{ k }}</th><td>{{ "%.3f"|format(v) }}</td></tr>{% endfor %}
+</table>
+<p>Tables: <code>paths.parquet</code>/<code>paths.csv</code> (one row per pair), <code>hops.parquet</code>/<code>hops.csv</code> (one row per SPOKE hop).</p>
+</body></html>
+"""
+
+
+def _md_cell(text: Any) -> str:
+    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(run: CompareRun, names: dict[str, str | None], example_rows, no_mapped: bool) -> str:
+    prov, counts, total = run.provenance, run.counts(), len(run.comparisons)
+    lines = [
+        "# Literature paths compared with SPOKE",
+        "",
+        f"Build `{prov['build_id']}`, {total} pairs ({prov['pairs']}), SPOKE hop limit h = {prov['hop_limit']}.",
+        "",
+    ]
+    if no_mapped:
+        lines += ["> **No concept of the query set maps to a SPOKE node present in Neo4j.**", ""]
+    lines += ["![scenario counts](scenarios.png)", "", "| scenario | meaning | pairs |", "|---|---|---|"]
+    lines += [f"| {s} | {DESCRIPTIONS[s]} | {counts[s]} |" for s in SCENARIOS]
+    lines += [f"| **total** | | **{total}** |", "", "## Examples per scenario", ""]
+    for s in SCENARIOS:
+        if not example_rows[s]:
+            continue
+        lines += [
+            f"### Scenario {s}: {DESCRIPTIONS[s]}",
+            "",
+            "| pair | literature path | SPOKE path | documents |",
+        ]
+        lines += ["|---|---|---|---|"]
+        lines += [
+            f"| {_md_cell(r['pair'])} | {_md_cell(r['literature'])} | {_md_cell(r['spoke'])} | {_md_cell(r['documents'])} |"
+            for r in example_rows[s]
+        ]
+        lines.append("")
+    lines += ["## Mapping coverage", "", "```", json.dumps(run.coverage, indent=2), "```", ""]
+    lines += ["## Provenance", "", "| key | value |", "|---|---|"]
+    lines += [f"| {k} | `{_md_cell(v)}` |" for k, v in prov.items()]
+    lines += [f"| Neo4j round trips | {run.round_trips} |"]
+    lines += [f"| seconds: {k} | {v:.3f} |" for k, v in run.timings.items()]
+    return "\n".join(lines) + "\n"
+
+
+def no_mapped_concepts(run: CompareRun) -> bool:
+    """True when no query concept (or, without a query set, no concept on any path) maps to SPOKE."""
+    query = run.coverage.get("query")
+    if query is not None:
+        return query["mapped"] == 0
+    return not any(c.mapped for c in run.comparisons)
+
+
+def write_report(run: CompareRun, out_dir: str | Path, names: dict[str, str | None]) -> dict[str, Path]:
+    """Write every output of the run under ``out_dir``; returns their paths by name."""
+    import jinja2
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "paths_parquet": out / "paths.parquet", "paths_csv": out / "paths.csv",
+        "hops_parquet": out / "hops.parquet", "hops_csv": out / "hops.csv",
+        "figure": out / "scenarios.png", "html": out / "report.html", "markdown": out / "report.md",
+        "run": out / "run.json",
+    }  # fmt: skip
+    table = paths_table(run, names)
+    pq.write_table(table, paths["paths_parquet"])
+    pacsv.write_csv(table, paths["paths_csv"])
+    hops = hops_table(run)
+    pq.write_table(hops, paths["hops_parquet"])
+    pacsv.write_csv(hops, paths["hops_csv"])
+
+    counts = run.counts()
+    png = scenario_figure(
+        counts, f"SPOKE comparison, build {run.provenance['build_id']}, h = {run.provenance['hop_limit']}"
+    )
+    paths["figure"].write_bytes(png)
+    no_mapped = no_mapped_concepts(run)
+    example_rows = examples(run, names)
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    html = env.from_string(HTML_TEMPLATE).render(
+        prov=run.provenance, total=len(run.comparisons), counts=counts, scenarios=SCENARIOS,
+        descriptions=DESCRIPTIONS, figure=base64.b64encode(png).decode("ascii"), example_rows=example_rows,
+        coverage=run.coverage, round_trips=run.round_trips, timings=run.timings, no_mapped=no_mapped,
+    )  # fmt: skip
+    paths["html"].write_text(html, encoding="utf-8")
+    paths["markdown"].write_text(markdown(run, names, example_rows, no_mapped), encoding="utf-8")
+    record = {
+        "provenance": run.provenance,
+        "coverage": run.coverage,
+        "counts": counts,
+        "pairs": len(run.comparisons),
+        "neo4j_round_trips": run.round_trips,
+        "seconds": run.timings,
+        "no_mapped_concepts": no_mapped,
+    }
+    paths["run"].write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return paths
+
+
+__all__ = [
+    "HOPS_SCHEMA",
+    "PATHS_SCHEMA",
+    "hops_table",
+    "paths_table",
+    "scenario_figure",
+    "spoke_text",
+    "write_report",
+]

@@ -1,0 +1,206 @@
+"""SPOKE comparison over HTTP: classify a given path, a pair's literature path, serve the latest report.
+
+Needs ``LITPATH_NEO4J_URI`` (the SPOKE Neo4j) and the CUI -> SPOKE mapping: the file named by
+``LITPATH_COMPARE_MAPPING``, else the served build's ``mapping/cui_spoke_mapping.parquet``, else
+``<results_dir>/spoke/cui_spoke_mapping.parquet``. Reports are looked up under
+``LITPATH_COMPARE_REPORTS`` (default ``<results_dir>``, every build's ``compare/``): the
+newest ``report.html`` there is "latest". The classification is the CLI's
+(:mod:`pipeline.compare.classify`), so both give the same answer for the same inputs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from services.api.deps import SettingsDep, StateDep, run_bounded
+from services.api.errors import ApiError
+from services.api.models import CUI_PATTERN, ConceptKey, ErrorOut
+
+router = APIRouter(
+    prefix="/v1",
+    tags=["compare"],
+    responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}},
+)
+
+MAPPING_ENV = "LITPATH_COMPARE_MAPPING"
+REPORTS_ENV = "LITPATH_COMPARE_REPORTS"
+MAX_PATH_CONCEPTS = 100
+
+
+class SpokeUnavailable(ApiError):
+    status, code = 503, "spoke_unavailable"
+
+
+class NoReport(ApiError):
+    status, code = 404, "no_report"
+
+
+class ComparePathIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    concepts: list[ConceptKey] = Field(
+        min_length=2, max_length=MAX_PATH_CONCEPTS, description="A path as CUIs, in order (repeats allowed)"
+    )
+    hops: int = Field(1, ge=1, le=4, description="SPOKE hop limit h")
+    evidence: bool = Field(True, description="Look up supporting documents of each hop")
+
+
+class CompareOut(BaseModel):
+    build_id: str | None
+    source: str
+    target: str
+    scenario: str
+    description: str
+    hop_limit: int
+    concepts: list[str]
+    mapped: dict[str, list[dict[str, Any]]]
+    unmapped: list[str]
+    spoke_hops: list[dict[str, Any]]
+    n_connected: int
+    literature: dict[str, Any] | None
+    pair_link: dict[str, Any] | None
+    notes: list[str]
+    neo4j_round_trips: int
+
+
+def mapping_path(settings) -> Path:
+    """$LITPATH_COMPARE_MAPPING, else the served build's own mapping (the workflow writes it to
+    ``<build>/mapping/``), else ``<results_dir>/spoke/cui_spoke_mapping.parquet``."""
+    if os.environ.get(MAPPING_ENV):
+        return Path(os.environ[MAPPING_ENV])
+    from services.api.state import resolve_build_dir
+
+    try:
+        in_build = resolve_build_dir(settings) / "mapping" / "cui_spoke_mapping.parquet"
+        if in_build.exists():
+            return in_build
+    except (FileNotFoundError, OSError):
+        pass
+    return Path(settings.results_dir) / "spoke" / "cui_spoke_mapping.parquet"
+
+
+def _mapping(state):
+    """The mapping, read once per file version and kept in the service state."""
+    from pipeline.compare.spoke import CuiMapping
+
+    path = mapping_path(state.settings)
+    if not path.exists():
+        raise SpokeUnavailable(f"no CUI -> SPOKE mapping at {path} (set {MAPPING_ENV})")
+    stamp = (str(path), path.stat().st_mtime_ns)
+    cached = state.extras.get("compare_mapping")
+    if cached is None or cached[0] != stamp:
+        try:
+            cached = (stamp, CuiMapping.from_file(path))
+        except (ValueError, OSError) as exc:
+            raise SpokeUnavailable(f"the CUI -> SPOKE mapping cannot be read: {exc}") from None
+        state.extras["compare_mapping"] = cached
+    return cached[1]
+
+
+def _comparator(state, hops: int):
+    from pipeline.compare.classify import Comparator
+    from pipeline.compare.spoke import SpokeGraph
+
+    if state.neo4j is None:
+        raise SpokeUnavailable("SPOKE comparison needs a Neo4j: set LITPATH_NEO4J_URI")
+    spoke = SpokeGraph(state.neo4j, where="the configured SPOKE Neo4j")
+    return Comparator(_mapping(state), spoke, hops=hops)
+
+
+def _classify(state, paths, hops: int) -> dict:
+    from pipeline.store.neo4j import Neo4jUnavailable
+
+    comparator = _comparator(state, hops)
+    try:
+        comparison = comparator.compare_paths(paths)[0]
+    except Neo4jUnavailable as exc:
+        raise SpokeUnavailable(str(exc)) from None
+    build = state.build
+    return {
+        "build_id": None if build is None else build.build_id,
+        **comparison.as_dict(),
+        "neo4j_round_trips": comparator.spoke.round_trips,
+    }
+
+
+def _compare_path(state, body: ComparePathIn) -> dict:
+    from pipeline.compare.literature import NO_STORE, LiteratureHop, LiteraturePath, attach_evidence
+
+    concepts = list(body.concepts)
+    build = state.build
+    hops = []
+    for a, b in zip(concepts, concepts[1:], strict=False):
+        cost = None
+        if build is not None and a in build.vid_of and b in build.vid_of and a != b:
+            try:
+                cost = build.adjacency.edge_cost(build.vid_of[a], build.vid_of[b])
+            except KeyError:
+                cost = None  # not an edge of the literature graph
+        hops.append(LiteratureHop(a, b, cost))
+    path = LiteraturePath(concepts[0], concepts[-1], True, concepts, concepts, hops)
+    if body.evidence and build is not None:
+        attach_evidence([path], state.mongo_db, build.build_id)
+    else:
+        path.evidence_status = NO_STORE if build is not None else "no build loaded"
+    return _classify(state, [path], body.hops)
+
+
+def _compare_pair(state, source: str, target: str, hops: int) -> dict:
+    from pipeline.compare.literature import PathFinder, attach_evidence
+
+    build = state.require_build()
+    build.require_fresh()
+    path = PathFinder(build).path(source, target)
+    if path.reachable:
+        attach_evidence([path], state.mongo_db, build.build_id)
+    return _classify(state, [path], hops)
+
+
+@router.post("/compare/path", response_model=CompareOut)
+async def post_compare_path(state: StateDep, settings: SettingsDep, body: ComparePathIn) -> dict:
+    """Classify a given concept path against SPOKE; unknown or unmapped CUIs are listed, not errors."""
+    return await run_bounded(settings, _compare_path, state, body)
+
+
+CuiQuery = Query(pattern=CUI_PATTERN, description="CUI (C0000000) or GENE:<entrez>")
+
+
+@router.get("/compare/pair", response_model=CompareOut)
+async def get_compare_pair(
+    state: StateDep,
+    settings: SettingsDep,
+    source: Annotated[str, CuiQuery],
+    target: Annotated[str, CuiQuery],
+    hops: Annotated[int, Query(ge=1, le=4, description="SPOKE hop limit h")] = 1,
+) -> dict:
+    """The literature path between two concepts, classified; scenario 4 when only SPOKE connects them."""
+    if source == target:
+        from services.api.errors import InvalidRequest
+
+        raise InvalidRequest("source and target must differ", {"source": source, "target": target})
+    return await run_bounded(settings, _compare_pair, state, source, target, hops)
+
+
+def latest_report(settings) -> Path | None:
+    # Reports live in each build's compare/ folder (the workflow) or wherever `litpath compare
+    # --out` put them under the results folder; the newest is "latest".
+    root = Path(os.environ.get(REPORTS_ENV) or Path(settings.results_dir))
+    if not root.is_dir():
+        return None
+    reports = [p for p in root.glob("**/report.html") if p.is_file()]
+    return max(reports, key=lambda p: (p.stat().st_mtime_ns, str(p))) if reports else None
+
+
+@router.get("/reports/latest", response_class=HTMLResponse, responses={200: {"content": {"text/html": {}}}})
+async def get_latest_report(settings: SettingsDep) -> HTMLResponse:
+    """The newest comparison report (self-contained HTML)."""
+    path = latest_report(settings)
+    if path is None:
+        raise NoReport("no comparison report yet: run `litpath compare`")
+    return HTMLResponse(path.read_text(encoding="utf-8"), headers={"X-Report-Path": path.parent.name})

@@ -1,0 +1,250 @@
+"""`litpath compare` end to end on the hand-built build, SPOKE and mapping; the report; the HTTP API."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from pipeline.compare.commands import compare
+
+from .conftest import C1, C2, C4, C5, C7, C10
+
+pytestmark = pytest.mark.servers
+
+EXPECTED_H1 = {  # every unordered pair of QUERY, classified by hand from the pictures in conftest
+    (C1, C4): "1", (C1, C10): "2a", (C1, C2): "3c", (C1, C7): "3b", (C1, C5): "none",
+    (C4, C10): "2b", (C4, C2): "3b", (C4, C7): "3b", (C4, C5): "4",
+    (C10, C2): "3b", (C10, C7): "3b", (C10, C5): "none",
+    (C2, C7): "3a", (C2, C5): "none", (C7, C5): "none",
+}  # fmt: skip
+EXPECTED_H2 = {**EXPECTED_H1, (C1, C10): "1", (C4, C10): "1"}
+
+
+def run_compare(results_dir, neo4j_uri, out, *extra, queries=None):
+    args = [
+        "--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
+        "--queries", str(queries or results_dir / "queries.txt"), "--out", str(out), "--neo4j-uri", neo4j_uri,
+        *extra,
+    ]  # fmt: skip
+    return CliRunner().invoke(compare, args, catch_exceptions=False, env={"LITPATH_MONGO_URI": ""})
+
+
+@pytest.fixture(scope="module")
+def h1_run(spoke_driver, results_dir, neo4j_uri):
+    out = results_dir / "compare" / "h1"
+    result = run_compare(results_dir, neo4j_uri, out)
+    assert result.exit_code == 0, result.output
+    return out, json.loads(result.output)
+
+
+@pytest.mark.parametrize("hops,expected", [(1, EXPECTED_H1), (2, EXPECTED_H2)], ids=["h1", "h2"])
+def test_compare_all_pairs_scenarios(spoke_driver, results_dir, neo4j_uri, tmp_path, h1_run, hops, expected):
+    out = h1_run[0] if hops == 1 else tmp_path / "h2"
+    if hops != 1:
+        assert run_compare(results_dir, neo4j_uri, out, "--hops", str(hops)).exit_code == 0
+    table = pq.read_table(out / "paths.parquet").to_pylist()
+    assert {(r["source"], r["target"]): r["scenario"] for r in table} == expected
+    run = json.loads((out / "run.json").read_text())
+    assert run["neo4j_round_trips"] == 2  # all 15 pairs: one node lookup + one batched path query
+    by_pair = {(r["source"], r["target"]): r for r in table}
+    row = by_pair[(C1, C2)]
+    assert row["literature_path"] == f"{C1} > C0000008 > {C2}" and row["unmapped"] == "C0000008"
+    assert row["evidence_status"] == "no evidence store configured"
+    assert by_pair[(C4, C5)]["literature_reachable"] is False
+    assert (
+        by_pair[(C4, C5)]["spoke_paths"]
+        == "P00002 P2_HUMAN (Protein) <-[INTERACTS_PiP]- P00033 P3B_HUMAN (Protein)"
+    )
+
+
+def test_compare_ordered_pairs_doubles_each_scenario(spoke_driver, results_dir, neo4j_uri, tmp_path):
+    assert run_compare(results_dir, neo4j_uri, tmp_path, "--pairs", "ordered").exit_code == 0
+    table = pq.read_table(tmp_path / "paths.parquet").to_pylist()
+    assert len(table) == 30
+    for r in table:
+        key = (
+            (r["source"], r["target"])
+            if (r["source"], r["target"]) in EXPECTED_H1
+            else (r["target"], r["source"])
+        )
+        assert r["scenario"] == EXPECTED_H1[key]
+
+
+class _Collect(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.images, self.counts, self._scenario, self.ids = [], {}, None, set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "img":
+            self.images.append(attrs.get("src", ""))
+        self._scenario = attrs.get("data-scenario") if tag == "td" else None
+
+    def handle_data(self, data):
+        if self._scenario is not None and data.strip():
+            self.counts[self._scenario] = int(data)
+            self._scenario = None
+
+
+def test_report_renders_with_counts_equal_to_the_table(h1_run):
+    out, summary = h1_run
+    parser = _Collect()
+    parser.feed((out / "report.html").read_text())
+    assert parser.images and parser.images[0].startswith("data:image/png;base64,iVBOR")
+    table = pq.read_table(out / "paths.parquet").to_pylist()
+    from collections import Counter
+
+    found = Counter(r["scenario"] for r in table)
+    assert parser.counts == {s: found.get(s, 0) for s in parser.counts} and sum(parser.counts.values()) == 15
+    assert parser.counts == summary["counts"]
+    assert {"provenance", "coverage", "scenario-counts"} <= parser.ids and "no-mapped" not in parser.ids
+    assert (out / "scenarios.png").read_bytes()[:4] == b"\x89PNG"
+    html = (out / "report.html").read_text()
+    assert "cmp0001" in html and "http://" not in html and "https://" not in html  # offline
+    md = (out / "report.md").read_text()
+    assert "| 3b |" in md and "![scenario counts](scenarios.png)" in md
+    hops = pq.read_table(out / "hops.parquet").to_pylist()
+    assert sum(r["connected"] for r in hops) == sum(r["n_connected"] for r in table)
+    cov = json.loads((out / "run.json").read_text())["coverage"]
+    assert cov["query"]["concepts"] == 6 and cov["query"]["mapped"] == 6
+    assert cov["paths"]["unmapped"] == 2  # C8 and C9
+
+
+def test_query_set_with_no_mapped_concept_says_so(spoke_driver, results_dir, neo4j_uri, tmp_path):
+    queries = tmp_path / "q.csv"
+    queries.write_text("spoke_identifier,spoke_label\nDOID:404,Disease\n")
+    (tmp_path / "q2.txt").write_text("C0000008\nC0000009\nNOT_A_NODE\n")
+    for q in (queries, tmp_path / "q2.txt"):
+        result = run_compare(results_dir, neo4j_uri, tmp_path / q.stem, queries=q)
+        assert result.exit_code == 0, result.output
+        html = (tmp_path / q.stem / "report.html").read_text()
+        assert 'id="no-mapped"' in html
+    table = pq.read_table(tmp_path / "q2" / "paths.parquet").to_pylist()
+    assert [r["scenario"] for r in table] == ["3c"]  # C8 - C9 through C2: nothing maps but C2
+
+
+def test_spoke_identifiers_in_the_query_map_to_cuis(spoke_driver, results_dir, neo4j_uri, tmp_path):
+    queries = tmp_path / "q.txt"
+    queries.write_text("DOID:1\nP00002\n")  # DOID:1 -> C1 and C12 (C12 not in the build)
+    assert run_compare(results_dir, neo4j_uri, tmp_path / "out", queries=queries).exit_code == 0
+    table = {
+        (r["source"], r["target"]): r["scenario"]
+        for r in pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
+    }
+    # C12 is not in the build: no literature path, one SPOKE node with C1 (length 0) -> scenario 4
+    assert table == {(C1, "C0000012"): "4", (C1, C4): "1", ("C0000012", C4): "none"}
+
+
+def test_unreachable_neo4j_is_a_cli_error(results_dir, tmp_path):
+    result = CliRunner().invoke(
+        compare,
+        ["--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.csv"),
+         "--queries", str(results_dir / "queries.txt"), "--out", str(tmp_path), "--neo4j-uri", "bolt://127.0.0.1:9"],
+    )  # fmt: skip
+    assert result.exit_code == 1 and "not reachable" in result.output
+
+
+def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_uri, mongo_uri, tmp_path):
+    from pymongo import MongoClient
+
+    client = MongoClient(mongo_uri)
+    db = client["litpath_compare_test"]
+    db.evidence.delete_many({})
+    db.evidence.insert_one(
+        {"_id": f"cmp0001:{C1}|C0000003", "documents": ["PMID:11", "PMID:12"], "n_predications": 3}
+    )
+    queries = tmp_path / "q.txt"
+    queries.write_text(f"{C1}\n{C4}\n")
+    result = CliRunner().invoke(
+        compare,
+        ["--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
+         "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_uri,
+         "--mongo-uri", mongo_uri, "--mongo-database", "litpath_compare_test"],
+    )  # fmt: skip
+    client.close()
+    assert result.exit_code == 0, result.output
+    (row,) = pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
+    assert row["evidence_status"] == "ok"
+    assert row["documents"] == f"{C1}-C0000003: PMID:11,PMID:12; C0000003-{C4}: -"
+    hops = pq.read_table(tmp_path / "out" / "hops.parquet").to_pylist()
+    assert [h["documents"] for h in hops] == ["PMID:11,PMID:12", ""]
+
+
+# ------------------------------------------------------------------------------------------ HTTP
+
+
+@pytest.fixture(scope="module")
+def client(spoke_driver, results_dir, neo4j_uri, h1_run):
+    from fastapi.testclient import TestClient
+
+    from services.api.main import create_app
+    from services.api.settings import Settings
+
+    app = create_app(Settings(results_dir=results_dir, neo4j_uri=neo4j_uri))
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def test_compare_pair_matches_the_cli(client, h1_run):
+    table = pq.read_table(h1_run[0] / "paths.parquet").to_pylist()
+    for row in table:
+        response = client.get("/v1/compare/pair", params={"source": row["source"], "target": row["target"]})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["scenario"] == row["scenario"], (row["source"], row["target"])
+        assert body["build_id"] == "cmp0001"
+        assert body["spoke_hops"] == json.loads(row["detail"])["spoke_hops"]
+
+
+def test_compare_pair_h2_and_unknown_concept(client):
+    body = client.get("/v1/compare/pair", params={"source": C4, "target": C10, "hops": 2}).json()
+    assert body["scenario"] == "1" and body["spoke_hops"][0]["length"] == 2
+    body = client.get("/v1/compare/pair", params={"source": "C0000011", "target": C1}).json()
+    assert body["scenario"] == "4" and body["literature"]["in_graph"] is False  # C11 is not in the build
+    body = client.get("/v1/compare/pair", params={"source": "C0000099", "target": C1}).json()
+    assert body["scenario"] == "none" and body["unmapped"] == ["C0000099"]
+
+
+def test_compare_path_matches_the_classifier(client):
+    response = client.post("/v1/compare/path", json={"concepts": [C1, "C0000003", C4, C10]})
+    assert response.status_code == 200 and response.json()["scenario"] == "2a"
+    body = client.post("/v1/compare/path", json={"concepts": [C1, "C0000003", C4, C10], "hops": 2}).json()
+    assert body["scenario"] == "1" and body["neo4j_round_trips"] == 2
+    body = client.post("/v1/compare/path", json={"concepts": [C1, "C0000099", "C0000003"]}).json()
+    assert body["scenario"] == "3a" and body["unmapped"] == ["C0000099"]
+    assert body["literature"]["evidence_status"] == "no evidence store configured"
+
+
+def test_compare_path_bad_input(client):
+    response = client.post("/v1/compare/path", json={"concepts": [C1]})
+    assert response.status_code == 422 and response.json()["error"]["code"] == "invalid_request"
+    response = client.post("/v1/compare/path", json={"concepts": [C1, "DROP n"]})
+    assert response.status_code == 422
+
+
+def test_reports_latest_serves_the_newest_report(client, results_dir, h1_run):
+    response = client.get("/v1/reports/latest")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+    assert "data:image/png;base64," in response.text
+
+
+def test_compare_without_neo4j_is_503(results_dir, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from services.api.main import create_app
+    from services.api.settings import Settings
+
+    with TestClient(create_app(Settings(results_dir=results_dir, neo4j_uri="bolt://127.0.0.1:9"))) as c:
+        response = c.post("/v1/compare/path", json={"concepts": [C1, C4]})
+        assert response.status_code == 503 and response.json()["error"]["code"] == "spoke_unavailable"
+    with TestClient(create_app(Settings(results_dir=tmp_path))) as c:
+        assert c.get("/v1/compare/pair", params={"source": C1, "target": C4}).status_code == 503
+        response = c.get("/v1/reports/latest")
+        assert response.status_code == 404 and response.json()["error"]["code"] == "no_report"
