@@ -70,6 +70,15 @@ def describe(config_path: str) -> None:
     click.echo(describe_latest(load_config(config_path)))
 
 
+@cli.command()
+def schemas() -> None:
+    """Rewrite schemas/tables/*.json and schemas/openapi.json from the code."""
+    from pipeline.schemas_export import write_documents
+
+    written = write_documents()
+    click.echo("\n".join(f"wrote {p}" for p in written) or "schemas are up to date")
+
+
 def _register_area_commands() -> None:
     """Sub-commands that live next to their stage's code."""
     from pipeline.compare.commands import compare

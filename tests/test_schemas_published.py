@@ -1,0 +1,50 @@
+"""The JSON documents under schemas/ are what the code defines (regenerate: `litpath schemas`)."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pyarrow as pa
+
+from pipeline.schemas_export import rendered_documents, table_json_schema
+from pipeline.tables import DOCUMENTS
+
+
+def test_published_schemas_are_current() -> None:
+    stale = [
+        str(path)
+        for path, text in rendered_documents().items()
+        if not path.exists() or path.read_text() != text
+    ]
+    assert not stale, f"out of date, run `litpath schemas`: {stale}"
+
+
+def test_table_schema_accepts_a_real_row_and_refuses_a_wrong_one() -> None:
+    schema = table_json_schema("documents", DOCUMENTS)
+    row = pa.Table.from_pylist(
+        [
+            {
+                "doc_id": "PMID:1",
+                "pmid": 1,
+                "doi": None,
+                "cord_uid": None,
+                "title": "t",
+                "abstract": None,
+                "year": 2020,
+                "source": "pubmed",
+                "mesh": ["D000001"],
+                "source_file": "f.xml",
+            }
+        ],
+        schema=DOCUMENTS,
+    ).to_pylist()[0]
+    jsonschema.validate(row, schema)
+    bad = dict(row, year="2020")
+    try:
+        jsonschema.validate(bad, schema)
+    except jsonschema.ValidationError as error:
+        assert "year" in str(error.absolute_path) or "2020" in error.message
+    else:
+        raise AssertionError("a string year was accepted")
+    json.dumps(schema)
