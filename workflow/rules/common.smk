@@ -10,7 +10,9 @@ BUILD_DIR = RESULTS / "builds" / BUILD
 LOGS = RESULTS / "logs"
 
 if not INPUTS:
-    raise ValueError("config inputs: no input files configured (see config/config.yaml, section inputs)")
+    raise ValueError(
+        "config inputs: no input files configured (see config/config.yaml, section inputs)"
+    )
 
 
 def ingest_outputs(kind=None):
@@ -35,5 +37,36 @@ def all_targets():
         if config["compare"]["enabled"]:
             targets.append(BUILD_DIR / "compare" / "report.html")
     elif config["compare"]["enabled"]:
-        raise ValueError("config compare.enabled needs spoke.enabled (the comparison uses SPOKE and the mapping)")
+        raise ValueError(
+            "config compare.enabled needs spoke.enabled (the comparison uses SPOKE and the mapping)"
+        )
     return targets
+
+
+def mapping_sources():
+    """The configured cross-reference files, as named inputs and as command-line options."""
+    mapping = config["mapping"]
+    files = {
+        k: mapping[k] for k in ("do_xrefs", "gene_info", "ncit_swissprot") if mapping[k]
+    }
+    if mapping["umls_dir"]:
+        files["umls_dir"] = mapping["umls_dir"]
+    for i, path in enumerate(mapping["unichem"]):
+        files[f"unichem_{i}"] = path
+    return files
+
+
+def mapping_options(wildcards, input):
+    options = []
+    for name, path in mapping_sources().items():
+        flag = (
+            "--unichem"
+            if name.startswith("unichem_")
+            else f"--{name.replace('_', '-')}"
+        )
+        options.append(f"{flag} {path}")
+    if config["spoke"]["nodes"]:
+        options.append(
+            f"--spoke-nodes {config['spoke']['nodes']} --spoke-format {config['spoke']['format']}"
+        )
+    return " ".join(options)

@@ -22,14 +22,23 @@ rule compare:
         ),
     log:
         LOGS / BUILD / "compare.log",
+    conda:
+        "../envs/litpath.yaml"
     params:
         pair_hops=(
-            f"--pair-hops {config['compare']['pair_hops']}" if config["compare"]["pair_hops"] else ""
+            f"--pair-hops {config['compare']['pair_hops']}"
+            if config["compare"]["pair_hops"]
+            else ""
         ),
         mongo=(
-            f"--mongo-database {config['mongo']['database']}" if config["mongo"]["enabled"] else "--mongo-uri ''"
+            f"--mongo-database {config['mongo']['database']}"
+            if config["mongo"]["enabled"]
+            else "--mongo-uri ''"
         ),
+        build_dir=BUILD_DIR,
+        hops=config["compare"]["hops"],
+        pairs=config["compare"]["pairs"],
     shell:
-        "litpath compare --build {BUILD_DIR} --mapping {input.mapping} --queries {input.queries} "
-        "--hops {config[compare][hops]} {params.pair_hops} --pairs {config[compare][pairs]} "
+        "litpath compare --build {params.build_dir} --mapping {input.mapping} --queries {input.queries} "
+        "--hops {params.hops} {params.pair_hops} --pairs {params.pairs} "
         "{params.mongo} --out $(dirname {output.paths}) > {log} 2>&1"

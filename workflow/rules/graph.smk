@@ -4,11 +4,13 @@
 rule build_config:
     output:
         BUILD_DIR / "config.yaml",
+    log:
+        LOGS / BUILD / "build_config.log",
+    conda:
+        "../envs/litpath.yaml"
     params:
         config=config,
         inputs=[[f.kind, str(f.path), f.sha256] for f in INPUTS],
-    log:
-        LOGS / BUILD / "build_config.log",
     run:
         from pipeline.buildinfo import write_build_config
 
@@ -26,6 +28,8 @@ rule build_graph:
         LOGS / BUILD / "build_graph.log",
     benchmark:
         LOGS / BUILD / "build_graph.benchmark.tsv"
+    conda:
+        "../envs/litpath.yaml"
     resources:
         mem_mb=4000,
     shell:
@@ -42,13 +46,18 @@ rule load_mongo:
         BUILD_DIR / "mongo_load.json",
     log:
         LOGS / BUILD / "load_mongo.log",
+    conda:
+        "../envs/litpath.yaml"
     params:
         # The URI comes from $LITPATH_MONGO_URI (credentials stay out of logs) unless the
         # config names one.
-        uri=lambda wc: f"--uri {config['mongo']['uri']}" if config["mongo"]["uri"] else "",
+        uri=lambda wc: (
+            f"--uri {config['mongo']['uri']}" if config["mongo"]["uri"] else ""
+        ),
         database=config["mongo"]["database"],
+        build=BUILD,
     shell:
-        "litpath load-mongo {params.uri} --database {params.database} --build-id {BUILD} "
+        "litpath load-mongo {params.uri} --database {params.database} --build-id {params.build} "
         "--tables $(dirname {input.tables}) --graph $(dirname {input.graph}) "
         "--build-record {input.config} --out {output} > {log} 2>&1"
 
@@ -64,5 +73,9 @@ rule build_record:
         BUILD_DIR / "build.json",
     log:
         LOGS / BUILD / "build_record.log",
+    conda:
+        "../envs/litpath.yaml"
+    params:
+        build_dir=BUILD_DIR,
     shell:
-        "litpath finish-build --build-dir {BUILD_DIR} > {log} 2>&1"
+        "litpath finish-build --build-dir {params.build_dir} > {log} 2>&1"

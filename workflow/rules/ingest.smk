@@ -8,6 +8,8 @@ rule ingest_file:
         RESULTS / "ingest" / "{kind}" / "{key}" / "counts.json",
     log:
         LOGS / "ingest" / "{kind}" / "{key}.log",
+    conda:
+        "../envs/litpath.yaml"
     resources:
         mem_mb=2000,
     shell:
@@ -23,6 +25,8 @@ rule merge_tables:
         BUILD_DIR / "tables" / "counts.json",
     log:
         LOGS / BUILD / "merge_tables.log",
+    conda:
+        "../envs/litpath.yaml"
     resources:
         mem_mb=4000,
     shell:

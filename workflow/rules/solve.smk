@@ -18,6 +18,8 @@ rule solve:
         LOGS / BUILD / "solve.log",
     benchmark:
         LOGS / BUILD / "solve.benchmark.tsv"
+    conda:
+        "../envs/litpath.yaml"
     threads: config["solver"]["ranks"] * config["solver"]["threads"]
     resources:
         # The Slurm executor runs this as one MPI job (one task per rank); locally,

@@ -1,27 +1,6 @@
 # SPOKE in Neo4j and the UMLS CUI -> SPOKE mapping.
 
 
-def mapping_sources():
-    """The configured cross-reference files, as named inputs and as command-line options."""
-    mapping = config["mapping"]
-    files = {k: mapping[k] for k in ("do_xrefs", "gene_info", "ncit_swissprot") if mapping[k]}
-    if mapping["umls_dir"]:
-        files["umls_dir"] = mapping["umls_dir"]
-    for i, path in enumerate(mapping["unichem"]):
-        files[f"unichem_{i}"] = path
-    return files
-
-
-def mapping_options(wildcards, input):
-    options = []
-    for name, path in mapping_sources().items():
-        flag = "--unichem" if name.startswith("unichem_") else "--" + name.replace("_", "-")
-        options.append(f"{flag} {path}")
-    if config["spoke"]["nodes"]:
-        options.append(f"--spoke-nodes {config['spoke']['nodes']} --spoke-format {config['spoke']['format']}")
-    return " ".join(options)
-
-
 rule load_spoke:
     input:
         nodes=config["spoke"]["nodes"],
@@ -30,11 +9,18 @@ rule load_spoke:
         RESULTS / "spoke" / "load.json",
     log:
         LOGS / "spoke" / "load.log",
+    conda:
+        "../envs/litpath.yaml"
     params:
-        metaedges=f"--metaedges {config['spoke']['metaedges']}" if config["spoke"]["metaedges"] else "",
+        metaedges=(
+            f"--metaedges {config['spoke']['metaedges']}"
+            if config["spoke"]["metaedges"]
+            else ""
+        ),
+        format=config["spoke"]["format"],
     shell:
         "litpath load-spoke --nodes {input.nodes} --edges {input.edges} "
-        "--format {config[spoke][format]} {params.metaedges} --report {output} > {log} 2>&1"
+        "--format {params.format} {params.metaedges} --report {output} > {log} 2>&1"
 
 
 rule build_mapping:
@@ -51,6 +37,8 @@ rule build_mapping:
         ),
     log:
         LOGS / BUILD / "build_mapping.log",
+    conda:
+        "../envs/litpath.yaml"
     params:
         options=mapping_options,
     shell:
