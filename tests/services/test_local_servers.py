@@ -137,11 +137,16 @@ def test_neo4j_answers_and_enforces_uniqueness_constraint(neo4j_server: Neo4jSer
             "CREATE CONSTRAINT probe_identifier IF NOT EXISTS "
             "FOR (n:LocalServerProbe) REQUIRE n.identifier IS UNIQUE"
         )
-        driver.execute_query("CREATE (:LocalServerProbe {identifier: 'DOID:0080600', name: 'COVID-19'})")
-        with pytest.raises(ConstraintError):
-            driver.execute_query("CREATE (:LocalServerProbe {identifier: 'DOID:0080600'})")
-        names, _, _ = driver.execute_query("SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names")
-        assert "probe_identifier" in names[0]["names"]
+        try:
+            driver.execute_query("CREATE (:LocalServerProbe {identifier: 'DOID:0080600', name: 'COVID-19'})")
+            with pytest.raises(ConstraintError):
+                driver.execute_query("CREATE (:LocalServerProbe {identifier: 'DOID:0080600'})")
+            names, _, _ = driver.execute_query("SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names")
+            assert "probe_identifier" in names[0]["names"]
+        finally:
+            # The server is shared by the whole session: leave nothing behind for other tests.
+            driver.execute_query("MATCH (n:LocalServerProbe) DELETE n")
+            driver.execute_query("DROP CONSTRAINT probe_identifier IF EXISTS")
 
 
 def test_neo4j_with_password_persists_across_restart_and_stops_by_pid(tmp_path: Path) -> None:

@@ -39,9 +39,16 @@ def job_stats(output: str) -> dict[str, int]:
 
 def run_snakemake(workdir: Path, env: dict[str, str]) -> str:
     command = [
-        str(SNAKEMAKE), "-s", str(REPO / "workflow" / "Snakefile"),
-        "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"),
-        "--cores", "2", "--printshellcmds",
+        str(SNAKEMAKE),
+        "-s",
+        str(REPO / "workflow" / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "2",
+        "--printshellcmds",
     ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     output = done.stdout + done.stderr
@@ -56,16 +63,32 @@ def write_config(workdir: Path, corpus: Path, pubmed_files: list[Path]) -> None:
     for kind, patterns in inputs.items():
         inputs[kind] = [str(corpus / Path(p).relative_to("config/sample")) for p in patterns]
     inputs["pubmed_xml"] = [str(p) for p in pubmed_files]
+    # SPOKE, the mapping sources and the query set stay the bundled sample's.
+    for section, keys in (
+        ("spoke", ("nodes", "edges")),
+        ("mapping", ("umls_dir", "do_xrefs", "gene_info", "ncit_swissprot")),
+        ("compare", ("queries",)),
+    ):
+        for key in keys:
+            config[section][key] = str(REPO / config[section][key])
+    config["mapping"]["unichem"] = [str(REPO / p) for p in config["mapping"]["unichem"]]
     config["solver"].update(ranks=2, tile=32)
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
 
 
-def test_rerun_with_new_update_file_runs_only_its_jobs(tmp_path: Path, mongo_uri: str) -> None:
+def test_rerun_with_new_update_file_runs_only_its_jobs(
+    tmp_path: Path, mongo_uri: str, neo4j_uri: str
+) -> None:
     corpus = tmp_path / "corpus"
     generate_corpus(corpus, scale=400, seed=7, n_update_files=2)
     pubmed = sorted((corpus / "pubmed").rglob("*.xml.gz"), key=lambda p: p.name)
     assert len(pubmed) >= 3, pubmed
-    env = dict(os.environ, LITPATH_MONGO_URI=mongo_uri, PATH=f"{SNAKEMAKE.parent}:{os.environ['PATH']}")
+    env = dict(
+        os.environ,
+        LITPATH_MONGO_URI=mongo_uri,
+        LITPATH_NEO4J_URI=neo4j_uri,
+        PATH=f"{SNAKEMAKE.parent}:{os.environ['PATH']}",
+    )
 
     write_config(tmp_path, corpus, pubmed[:-1])
     first = job_stats(run_snakemake(tmp_path, env))
@@ -78,7 +101,15 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(tmp_path: Path, mongo_uri
     second = job_stats(run_snakemake(tmp_path, env))
     # Only the added update file is ingested again; everything downstream of it reruns.
     assert second["ingest_file"] == 1
-    for rule in ("merge_tables", "build_graph", "solve", "build_record"):
+    for rule in (
+        "merge_tables",
+        "build_graph",
+        "solve",
+        "load_mongo",
+        "build_mapping",
+        "compare",
+        "build_record",
+    ):
         assert second[rule] == 1, second
     second_build = (tmp_path / "results" / "latest").resolve()
     assert second_build != first_build
@@ -86,14 +117,27 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(tmp_path: Path, mongo_uri
 
     # Nothing left to do: a third run is a no-op.
     third = subprocess.run(
-        [str(SNAKEMAKE), "-s", str(REPO / "workflow" / "Snakefile"), "--directory", str(tmp_path),
-         "--configfile", str(tmp_path / "config.yaml"), "--cores", "1", "--dry-run"],
-        env=env, capture_output=True, text=True, timeout=300,
+        [
+            str(SNAKEMAKE),
+            "-s",
+            str(REPO / "workflow" / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "--configfile",
+            str(tmp_path / "config.yaml"),
+            "--cores",
+            "1",
+            "--dry-run",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
 
 
-def test_workflow_distances_match_scipy(tmp_path: Path, mongo_uri: str) -> None:
+def test_workflow_distances_match_scipy(tmp_path: Path, mongo_uri: str, neo4j_uri: str) -> None:
     """The solver's distances.bp for a real pipeline build equals scipy's Dijkstra."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import dijkstra
@@ -103,12 +147,16 @@ def test_workflow_distances_match_scipy(tmp_path: Path, mongo_uri: str) -> None:
     corpus = tmp_path / "corpus"
     generate_corpus(corpus, scale=300, seed=3, n_update_files=1)
     write_config(tmp_path, corpus, sorted((corpus / "pubmed").rglob("*.xml.gz"), key=lambda p: p.name))
-    env = dict(os.environ, LITPATH_MONGO_URI=mongo_uri, PATH=f"{SNAKEMAKE.parent}:{os.environ['PATH']}")
+    env = dict(
+        os.environ,
+        LITPATH_MONGO_URI=mongo_uri,
+        LITPATH_NEO4J_URI=neo4j_uri,
+        PATH=f"{SNAKEMAKE.parent}:{os.environ['PATH']}",
+    )
     run_snakemake(tmp_path, env)
     build = (tmp_path / "results" / "latest").resolve()
-    csr, attrs = read_graph_bp(build / "graph" / "graph.bp")
-    n = int(csr["n"])
-    graph = csr_matrix((csr["cost"].astype(np.float64), csr["col_idx"], csr["row_ptr"]), shape=(n, n))
+    (n, row_ptr, col_idx, cost), attrs = read_graph_bp(build / "graph" / "graph.bp")
+    graph = csr_matrix((cost.astype(np.float64), col_idx, row_ptr), shape=(n, n))
     expected = dijkstra(graph, directed=True)
     matrix = DistanceMatrix(build / "distances.bp")
     assert matrix.attributes["graph_digest"] == attrs["graph_digest"]
