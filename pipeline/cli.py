@@ -23,9 +23,24 @@ def cli() -> None:
 @click.option("--summary", type=click.Path(), help="Write the solver's JSON summary here")
 def solve(input_path: str, output: str, config_path: str | None, summary: str | None) -> None:
     """Run the distributed Floyd-Warshall solver (mpirun with the configured ranks)."""
-    from pipeline.solve import run_solver
+    from pipeline.plan.auto import resolve_auto
+    from pipeline.solve import run_solver, vertex_count
 
     settings = load_config(config_path)["solver"] if config_path else load_config_defaults()["solver"]
+    # `auto` grid, tile, broadcast and look-ahead come from the performance model (HyPerMod).
+    plan = resolve_auto(
+        vertex_count(input_path),
+        settings["ranks"],
+        settings["grid"],
+        settings["tile"],
+        settings["broadcast"],
+        None,
+        lookahead=settings["lookahead"],
+        threads=settings["threads"],
+    )
+    settings.update(
+        grid=plan["grid"], tile=plan["tile"], broadcast=plan["broadcast"], lookahead=plan["lookahead"]
+    )
     result = run_solver(
         input_path,
         output,
@@ -39,6 +54,7 @@ def solve(input_path: str, output: str, config_path: str | None, summary: str | 
         backend=settings["backend"],
         validate_rows=settings["validate_rows"],
     )
+    result["plan"] = plan
     text = json.dumps(result, indent=2)
     if summary:
         Path(summary).write_text(text + "\n")
@@ -84,6 +100,7 @@ def _register_area_commands() -> None:
     from pipeline.compare.commands import compare
     from pipeline.graph.commands import build_graph_command
     from pipeline.ingest.commands import ingest, merge, synth
+    from pipeline.plan.commands import calibrate_command, check_command, plan_command
     from pipeline.spoke.commands import build_mapping, load_spoke
     from pipeline.store.commands import load_mongo_command
     from services.api.commands import serve
@@ -91,6 +108,9 @@ def _register_area_commands() -> None:
     commands = (ingest, merge, synth, build_graph_command, load_mongo_command, load_spoke, build_mapping)
     for command in (*commands, serve, compare):
         cli.add_command(command)
+    cli.add_command(plan_command, "plan")
+    cli.add_command(calibrate_command, "plan-calibrate")
+    cli.add_command(check_command, "plan-check")
 
 
 def main() -> None:

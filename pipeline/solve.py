@@ -110,25 +110,37 @@ def find_solver() -> Path:
     return candidate
 
 
-def mpirun_command(ranks: int) -> list[str]:
-    """``mpirun -n R``, with the flags Open MPI needs as root and when ranks exceed cores."""
-    mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
-    if mpirun is None:
-        raise SolverError("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
-    cmd = [mpirun, "-n", str(int(ranks))]
-    if "open" in _mpirun_flavour(mpirun):
-        cmd.append("--oversubscribe")
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            cmd.append("--allow-run-as-root")
-    return cmd
+def mpirun_command(ranks: int, threads: int = 1) -> list[str]:
+    """The launcher prefix for ``ranks`` MPI processes: ``srun`` inside a Slurm allocation,
+    ``mpirun`` (with the flags Open MPI needs as root and when ranks exceed cores) elsewhere.
+
+    The choice is :func:`services.local.slurm.launcher_command`'s, overridable with
+    ``LITPATH_MPI_LAUNCHER=srun|mpirun``.
+    """
+    from services.local.slurm import launcher_command
+
+    command = launcher_command(int(ranks), os.environ, threads_per_rank=int(threads))
+    found = shutil.which(command[0])
+    if found is None:
+        hint = "apt-get install openmpi-bin libopenmpi-dev" if command[0] == "mpirun" else "Slurm's srun"
+        raise SolverError(f"{command[0]} not found on PATH ({hint})")
+    return [found, *command[1:]]
 
 
-def _mpirun_flavour(mpirun: str) -> str:
-    try:
-        out = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.lower()
+def vertex_count(input_path: str | Path) -> int:
+    """n of a solver input without reading its edges: graph.bp's ``n`` or a .mtx size line."""
+    path = Path(input_path)
+    if path.suffix == ".mtx":
+        with path.open() as handle:
+            for line in handle:
+                if not line.startswith("%") and line.strip():
+                    rows, cols = (int(v) for v in line.split()[:2])
+                    return max(rows, cols)
+        raise SolverError(f"{path}: no size line")
+    import adios2
+
+    with adios2.FileReader(str(path)) as reader:
+        return int(reader.read("n"))
 
 
 def solver_arguments(
@@ -240,7 +252,7 @@ def run_solver(
     with tempfile.TemporaryDirectory(prefix="apsp-fw-") as tmp:
         summary_path = Path(tmp) / "summary.json"
         cmd = (
-            mpirun_command(ranks)
+            mpirun_command(ranks, threads or 1)
             + [str(exe)]
             + solver_arguments(
                 input_path,

@@ -1,0 +1,3 @@
+from pipeline.plan.commands import main
+
+main()
