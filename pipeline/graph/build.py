@@ -35,6 +35,7 @@ import json
 import resource
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from pipeline.graph import weights
-from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
+from pipeline.graph.csr import argsort_keys, graph_digest, sort_edges, sum_by_key, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
 from pipeline.store.adios import write_graph_bp
 from pipeline.tables import EDGE_KINDS, EDGES
@@ -204,22 +205,16 @@ class PairCounter:
             counts = np.ones(len(keys), np.int64)
         self._pending.append((keys.astype(np.int64, copy=False), counts.astype(np.int64, copy=False)))
         self._pending_rows += len(keys)
-        if self._pending_rows > max(self._flush_rows, len(self._keys)):
+        if self._pending_rows > max(self._flush_rows, 2 * len(self._keys)):  # amortized: few re-sorts
             self._compact()
 
     def _compact(self) -> None:
         if not self._pending:
             return
-        table = pa.table(
-            {
-                "k": np.concatenate([self._keys] + [k for k, _ in self._pending]),
-                "c": np.concatenate([self._counts] + [c for _, c in self._pending]),
-            }
-        )
+        keys = np.concatenate([self._keys] + [k for k, _ in self._pending])
+        counts = np.concatenate([self._counts] + [c for _, c in self._pending])
         self._pending, self._pending_rows = [], 0
-        grouped = table.group_by("k", use_threads=False).aggregate([("c", "sum")])
-        self._keys = _numpy(grouped["k"], np.int64)
-        self._counts = _numpy(grouped["c_sum"], np.int64)
+        self._keys, self._counts = sum_by_key(keys, counts)
 
     def result(self) -> tuple[np.ndarray, np.ndarray]:
         """(keys, counts), each key once, in no particular order."""
@@ -483,7 +478,7 @@ def _assemble_edges(n: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -
     src = np.concatenate([np.minimum(u, v) for u, v, _ in parts])
     dst = np.concatenate([np.maximum(u, v) for u, v, _ in parts])
     if n < (1 << 31):
-        order = np.argsort(src * n + dst)
+        order = argsort_keys(src * n + dst, unique=True)
     else:
         order = sort_edges(src, dst)
     src = src[order]
@@ -514,6 +509,11 @@ def _write_edges(path: Path, src, dst, kind, weight, cost, rows_per_group: int =
                     schema=EDGES,
                 )
             )
+
+
+def _write_tables(out_dir: Path, vertices: pa.Table, src, dst, kind, weight, cost) -> None:
+    pq.write_table(vertices, out_dir / "vertices.parquet")
+    _write_edges(out_dir / "edges.parquet", src, dst, kind, weight, cost)
 
 
 def build_graph(tables_dir: Path, out_dir: Path, config: dict) -> dict:
@@ -584,28 +584,36 @@ def build_graph(tables_dir: Path, out_dir: Path, config: dict) -> dict:
     )
     del cc, ca, aa, vid_of_concept, vid_of_abstract
     cost = weights.cost_from_weight(weight)
-    digest = graph_digest(
-        keys_in_vid_order(concept_keys, concept_vid, abstract_keys, abstract_vid), src, dst, kind, cost
-    )
     lap("edges")
 
-    vertices = vertex_table(
-        concept_keys, concept_names, concept_vid, abstract_keys, abstract_names, abstract_vid
-    )
-    pq.write_table(vertices, out_dir / "vertices.parquet")
-    del vertices
-    _write_edges(out_dir / "edges.parquet", src, dst, kind, weight, cost)
-    del weight
-    csr = symmetric_csr(n, src, dst, cost)
-    write_graph_bp(
-        out_dir / "graph.bp",
-        n,
-        csr.row_ptr,
-        csr.col_idx,
-        csr.cost,
-        {"graph_digest": digest, "weight_scheme": weights.WEIGHT_SCHEME, "edge_kinds": kinds},
-    )
-    del csr
+    # Three jobs that release the GIL run side by side: the digest, the Parquet encoding of
+    # vertices and edges, and (here) the CSR build; graph.bp needs the digest, so it comes last.
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="graph-write") as pool:
+        digesting = pool.submit(
+            graph_digest,
+            keys_in_vid_order(concept_keys, concept_vid, abstract_keys, abstract_vid),
+            src,
+            dst,
+            kind,
+            cost,
+        )
+        vertices = vertex_table(
+            concept_keys, concept_names, concept_vid, abstract_keys, abstract_names, abstract_vid
+        )
+        writing = pool.submit(_write_tables, out_dir, vertices, src, dst, kind, weight, cost)
+        del vertices, weight
+        csr = symmetric_csr(n, src, dst, cost)
+        digest = digesting.result()
+        write_graph_bp(
+            out_dir / "graph.bp",
+            n,
+            csr.row_ptr,
+            csr.col_idx,
+            csr.cost,
+            {"graph_digest": digest, "weight_scheme": weights.WEIGHT_SCHEME, "edge_kinds": kinds},
+        )
+        del csr
+        writing.result()
     lap("write")
 
     edges_by_kind = np.bincount(kind, minlength=len(EDGE_KINDS))

@@ -30,7 +30,9 @@ import hashlib
 import io
 import json
 import time
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -177,14 +179,13 @@ class _GzipGuard(io.RawIOBase):
         return n
 
     def read(self, size: int = -1) -> bytes:
-        if size is None or size < 0:
-            chunks = []
-            while chunk := self.read(1 << 20):
-                chunks.append(chunk)
-            return b"".join(chunks)
-        buf = bytearray(size)
-        n = self.readinto(buf)
-        return bytes(buf[:n])
+        try:
+            return self._stream.read(size)
+        except (EOFError, gzip.BadGzipFile, OSError) as exc:
+            raise IngestError(
+                f"{self._source.path}: corrupt or truncated gzip stream near compressed byte "
+                f"{self._source.compressed_offset} ({exc})"
+            ) from exc
 
 
 def reject_utf16(source: InputFile) -> None:
@@ -196,10 +197,44 @@ def reject_utf16(source: InputFile) -> None:
         )
 
 
+# Parquet dictionary encoding only where values repeat (a doc_id column would overflow the
+# dictionary page and fall back to plain anyway, after paying for the attempt).
+DICTIONARY_COLUMNS = {"predications": ["predicate", "subject_cui", "object_cui"], "mentions": ["cui"]}
+
+
+class _BackgroundWrites:
+    """Parquet encoding on one worker thread (in submission order, so each file's row order is
+    kept) while the reader goes on; at most ``depth`` tables wait, which bounds memory."""
+
+    def __init__(self, depth: int = 4) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-write")
+        self._waiting: deque[Future] = deque()
+        self._depth = depth
+
+    def submit(self, writer: pq.ParquetWriter, table: pa.Table) -> None:
+        self._waiting.append(self._executor.submit(writer.write_table, table))
+        while len(self._waiting) > self._depth:
+            self._waiting.popleft().result()
+
+    def wait(self) -> None:
+        while self._waiting:
+            self._waiting.popleft().result()
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=True)
+
+
 class _TableSink:
-    def __init__(self, path: Path, schema: pa.Schema) -> None:
+    def __init__(
+        self,
+        path: Path,
+        schema: pa.Schema,
+        background: _BackgroundWrites,
+        use_dictionary: list[str] | bool = True,
+    ) -> None:
         self.schema = schema
-        self.writer = pq.ParquetWriter(path, schema)
+        self.background = background
+        self.writer = pq.ParquetWriter(path, schema, use_dictionary=use_dictionary)
         self.columns: dict[str, list[Any]] = {name: [] for name in schema.names}
         self._lists = list(self.columns.values())
         self.rows = 0
@@ -220,9 +255,16 @@ class _TableSink:
         if self.pending >= BATCH_ROWS:
             self.flush()
 
+    def write_table(self, table: pa.Table) -> None:
+        """Append a whole table after the rows already pending (row order is kept)."""
+        self.flush()
+        if table.num_rows:
+            self.background.submit(self.writer, table.select(self.schema.names).cast(self.schema))
+            self.rows += table.num_rows
+
     def flush(self) -> None:
         if self.pending:
-            self.writer.write_table(pa.Table.from_pydict(self.columns, schema=self.schema))
+            self.background.submit(self.writer, pa.Table.from_pydict(self.columns, schema=self.schema))
             self.rows += self.pending
             self.pending = 0
             for values in self.columns.values():
@@ -230,6 +272,7 @@ class _TableSink:
 
     def close(self) -> None:
         self.flush()
+        self.background.wait()
         self.writer.close()
 
 
@@ -242,8 +285,19 @@ class IngestRun:
         self.rows_accepted = 0
         self.rows_quarantined = 0
         out_dir.mkdir(parents=True, exist_ok=True)
-        self._sinks = {name: _TableSink(out_dir / f"{name}.parquet", SCHEMAS[name]) for name in produces}
-        self._sinks["quarantine"] = _TableSink(out_dir / "quarantine.parquet", tables.QUARANTINE)
+        self._background = _BackgroundWrites()
+        self._sinks = {
+            name: _TableSink(
+                out_dir / f"{name}.parquet",
+                SCHEMAS[name],
+                self._background,
+                DICTIONARY_COLUMNS.get(name, True),
+            )
+            for name in produces
+        }
+        self._sinks["quarantine"] = _TableSink(
+            out_dir / "quarantine.parquet", tables.QUARANTINE, self._background
+        )
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         self._sinks[table].append(row)
@@ -251,9 +305,13 @@ class IngestRun:
     def add_values(self, table: str, values: tuple[Any, ...]) -> None:
         self._sinks[table].append_values(values)
 
-    def accept(self) -> None:
-        self.rows_read += 1
-        self.rows_accepted += 1
+    def add_table(self, table_name: str, table: pa.Table) -> None:
+        """Append many rows at once (columnar readers); they follow the rows added before."""
+        self._sinks[table_name].write_table(table)
+
+    def accept(self, n: int = 1) -> None:
+        self.rows_read += n
+        self.rows_accepted += n
 
     def quarantine(self, line: int, field: str | None, reason: str, raw: str | None) -> None:
         self.rows_read += 1
@@ -265,8 +323,11 @@ class IngestRun:
         )
 
     def close(self) -> dict[str, int]:
-        for sink in self._sinks.values():
-            sink.close()
+        try:
+            for sink in self._sinks.values():
+                sink.close()
+        finally:
+            self._background.shutdown()
         return {name: sink.rows for name, sink in self._sinks.items()}
 
 

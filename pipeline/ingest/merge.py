@@ -29,22 +29,64 @@ concepts); predications are streamed batch by batch.
 from __future__ import annotations
 
 import json
+import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import tables
+from pipeline.graph.csr import sum_by_key
 from pipeline.ingest.common import IngestError
 
 SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}
 MENTION_SOURCES = ("predications", "entities", "both")
 _MENTION_SUMS = pa.schema([("doc_id", pa.string()), ("cui", pa.string()), ("count", pa.int64())])
 _CITATION_PAIRS = pa.schema([("citing", pa.string()), ("cited", pa.string())])
+
+
+_MENTIONS_COMPACT_ROWS = 1 << 24
+
+
+def _sorted_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """(code per row, distinct values): codes number the distinct values in sorted order."""
+    encoded = pc.dictionary_encode(column.combine_chunks())
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    indices = encoded.indices.to_numpy(zero_copy_only=False)
+    return rank[indices], encoded.dictionary.take(pa.array(order))
+
+
+def _sum_mentions(parts: list[pa.Table]) -> pa.Table:
+    """Counts summed per (doc_id, cui), sorted by (doc_id, cui).
+
+    Strings are hashed once per row (into codes that follow their sort order); grouping and
+    sorting then run on one int64 key per row.
+    """
+    table = pa.concat_tables(parts)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # both release the GIL for most of their work
+        coding_cuis = pool.submit(_sorted_codes, table.column("cui"))
+        doc, docs = _sorted_codes(table.column("doc_id"))
+        cui, cuis = coding_cuis.result()
+    key = doc * max(len(cuis), 1) + cui
+    count = table.column("count").to_numpy()
+    del table
+    key, summed = sum_by_key(key, count.astype(np.int64))
+    return pa.table(
+        {
+            "doc_id": docs.take(pa.array(key // max(len(cuis), 1))),
+            "cui": cuis.take(pa.array(key % max(len(cuis), 1))),
+            "count": pa.array(summed, pa.int64()),
+        },
+        schema=_MENTION_SUMS,
+    )
 
 
 def _read(file_dir: Path, name: str) -> pa.Table | None:
@@ -67,7 +109,7 @@ def _deleted_mask(
     """True where the row's doc was deleted by this file or a later one."""
     doomed = [doc for doc, at in last_deleted.items() if at >= file_index]
     if not doomed:
-        return pa.array([False] * len(column), pa.bool_())
+        return pa.array(np.zeros(len(column), dtype=bool))
     return pc.fill_null(pc.is_in(column, value_set=pa.array(doomed, pa.string())), False)
 
 
@@ -151,6 +193,8 @@ class _Merger:
         )
 
     def _clean(self, table: pa.Table, index: int, doc_column: str, label: str) -> pa.Table:
+        if self._untouched(index):
+            return table
         doomed = _deleted_mask(table.column(doc_column), index, self.last_deleted)
         removed = pc.sum(doomed).as_py() or 0
         if removed:
@@ -165,41 +209,38 @@ class _Merger:
         return table
 
     def mentions(self) -> pa.Table:
-        total: pa.Table | None = None
+        parts: list[pa.Table] = []
         sentence_doc: pa.Table | None = None
         if self.mention_source in ("entities", "both"):
-            parts = [t for d in self.file_dirs if (t := _read(d, "sentences")) is not None]
-            if parts:
-                sentence_doc = pa.concat_tables(parts).select(["sentence_id", "doc_id"])
+            sentences = [t for d in self.file_dirs if (t := _read(d, "sentences")) is not None]
+            if sentences:
+                sentence_doc = pa.concat_tables(sentences).select(["sentence_id", "doc_id"])
                 sentence_doc = (
                     sentence_doc.group_by("sentence_id")
                     .aggregate([("doc_id", "min")])
                     .rename_columns(["sentence_id", "doc_id"])
                 )
         for index, file_dir in enumerate(self.file_dirs):
-            parts = []
             if self.mention_source in ("predications", "both"):
                 mentions = _read(file_dir, "mentions")
                 if mentions is not None:
-                    parts.append(mentions)
+                    parts.append(self._clean_mentions(mentions, index))
             if self.mention_source in ("entities", "both"):
                 entities = _read(file_dir, "entity_mentions")
                 if entities is not None and entities.num_rows:
-                    parts.append(self._resolve_entities(entities, sentence_doc, file_dir))
-            for part in parts:
-                part = self._clean(part.select(["doc_id", "cui", "count"]), index, "doc_id", "mentions").cast(
-                    _MENTION_SUMS
-                )
-                total = part if total is None else pa.concat_tables([total, part])
-                total = (
-                    total.group_by(["doc_id", "cui"])
-                    .aggregate([("count", "sum")])
-                    .rename_columns(["doc_id", "cui", "count"])
-                )
-        if total is None:
+                    parts.append(
+                        self._clean_mentions(self._resolve_entities(entities, sentence_doc, file_dir), index)
+                    )
+            if sum(part.num_rows for part in parts) > _MENTIONS_COMPACT_ROWS and len(parts) > 1:
+                parts = [_sum_mentions(parts)]  # keep memory near the output size
+        if not parts:
             return tables.MENTIONS.empty_table()
-        total = total.sort_by([("doc_id", "ascending"), ("cui", "ascending")])
-        return total.cast(tables.MENTIONS)
+        return _sum_mentions(parts).cast(tables.MENTIONS)
+
+    def _clean_mentions(self, part: pa.Table, index: int) -> pa.Table:
+        return self._clean(part.select(["doc_id", "cui", "count"]), index, "doc_id", "mentions").cast(
+            _MENTION_SUMS
+        )
 
     def _resolve_entities(
         self, entities: pa.Table, sentence_doc: pa.Table | None, file_dir: Path
@@ -224,15 +265,29 @@ class _Merger:
                 )
         return joined.filter(pc.is_valid(joined.column("doc_id")))
 
+    def _untouched(self, index: int) -> bool:
+        """True when rules 1-2 change nothing in the tables of file ``index``."""
+        return not self.remap and all(at < index for at in self.last_deleted.values())
+
     def predications(self, path: Path) -> int:
+        sources = [
+            (index, file_dir / "predications.parquet")
+            for index, file_dir in enumerate(self.file_dirs)
+            if (file_dir / "predications.parquet").exists()
+        ]
+        if len(sources) == 1 and self._untouched(sources[0][0]):
+            source = sources[0][1]
+            if pq.read_schema(source).equals(tables.PREDICATIONS, check_metadata=False):
+                # the usual build: one SemMedDB dump, nothing deleted -- the file is the table
+                shutil.copyfile(source, path)
+                return pq.ParquetFile(path).metadata.num_rows
         written = 0
         with pq.ParquetWriter(path, tables.PREDICATIONS) as writer:
-            for index, file_dir in enumerate(self.file_dirs):
-                source = file_dir / "predications.parquet"
-                if not source.exists():
-                    continue
+            for index, source in sources:
                 for batch in pq.ParquetFile(source).iter_batches(batch_size=200_000):
-                    table = self._clean(pa.Table.from_batches([batch]), index, "doc_id", "predications")
+                    table = pa.Table.from_batches([batch])
+                    if not self._untouched(index):
+                        table = self._clean(table, index, "doc_id", "predications")
                     writer.write_table(table.cast(tables.PREDICATIONS))
                     written += table.num_rows
         return written

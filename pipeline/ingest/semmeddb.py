@@ -44,9 +44,20 @@ from __future__ import annotations
 
 import csv
 import io
+import queue
 import re
-from collections.abc import Iterator
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import BinaryIO
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from pipeline.graph.csr import sum_by_key
 from pipeline.ingest.common import IngestRun, InputFile, parse_int, reject_utf16
 
 NULL = "\ue000"  # cannot occur in latin-1 text, so it marks SQL NULL unambiguously
@@ -167,17 +178,35 @@ def iter_records(source: InputFile) -> Iterator[tuple[int, list[str | None] | No
     """Yield (line, fields, raw, error) per CSV record; NULL fields are None."""
     reject_utf16(source)
     text = io.TextIOWrapper(source.binary(), encoding="latin-1", newline="")
+    yield from _records(text, 1)
+
+
+def _records(
+    physical: Iterable[str], first_line: int, continuation: Callable[[], str | None] | None = None
+) -> Iterator[tuple[int, list[str | None] | None, str, str | None]]:
+    """The record loop of :func:`iter_records` over physical lines numbered from ``first_line``.
+
+    ``continuation`` (optional) supplies further physical lines, asked for only while a record
+    that started in ``physical`` is still open (a quoted line break), so a caller can cut its
+    input into blocks at line ends and still read records that span a cut.
+    """
     pending: list[str] = []
 
     def physical_lines() -> Iterator[str]:
-        for line in text:
+        for line in physical:
+            pending.append(line)
+            yield _mark_nulls(line)
+        while continuation is not None and pending:
+            line = continuation()
+            if line is None:
+                return
             pending.append(line)
             yield _mark_nulls(line)
 
     reader = csv.reader(
         physical_lines(), delimiter=",", quotechar='"', escapechar="\\", doublequote=False, strict=True
     )
-    next_line = 1
+    next_line = first_line
     while True:
         try:
             record = next(reader)
@@ -187,12 +216,12 @@ def iter_records(source: InputFile) -> Iterator[tuple[int, list[str | None] | No
             raw = "".join(pending)
             pending.clear()
             yield next_line, None, raw, f"malformed CSV: {exc}"
-            next_line = reader.line_num + 1
+            next_line = first_line + reader.line_num
             continue
         raw = "".join(pending)
         pending.clear()
         line = next_line
-        next_line = reader.line_num + 1
+        next_line = first_line + reader.line_num
         if not record or record == [""]:
             yield line, None, raw, "empty line"
             continue
@@ -228,34 +257,231 @@ def _reject_width(fields: list[str | None], allowed: tuple[int, ...], table: str
         raise RowError("*", f"{table}: expected {want} columns, got {len(fields)}")
 
 
-def read_predication(source: InputFile, run: IngestRun) -> None:
-    concepts = _Concepts()
-    mentions: dict[tuple[str, str], int] = {}
-    # (CUI field, name, semtype) -> arguments; the vocabulary is small next to the rows
-    arguments: dict[tuple[str | None, str | None, str | None, str], list[str]] = {}
+# --- PREDICATION ----------------------------------------------------------------------------
+#
+# The reader has two paths that give the same tables. The *record path* (:func:`_records` and
+# :meth:`_PredicationReader.record`) handles any row, one Python step per row. The *block path*
+# cuts the decompressed file at line ends into blocks of about FAST_BLOCK_BYTES, parses a block
+# with Arrow's CSV reader and validates it column-wise; it takes a block only when every record
+# is exactly one physical line (then record i of the block is line first_line + i), and hands
+# each line that fails a check to the record path, so quarantine rows, reasons and line numbers
+# are those of the record path. A block it cannot vouch for (a quoted line break, a lone CR, a
+# NUL byte, a field starting with \N that goes on, a parse error) goes to the record path whole.
+#
+# Arrow reads the fields as latin-1 bytes with the escapes applied, so an unquoted \N arrives
+# as "N": a field that reads exactly "N" where a NULL is allowed (predicate, names, semantic
+# types, novelty) is ambiguous and its line takes the record path. CUI fields are resolved once
+# per distinct value (the dictionary Arrow builds); rows with a list of gene ids are expanded in
+# Python from the parsed fields. Concept names follow the record path's event order exactly:
+# (row, subject/object, argument position). The tests compare the two paths on the fixtures, on
+# a synthetic corpus and on random quirky files (tests/ingest/test_semmeddb_fast_path.py).
 
-    def resolve(cui_field: str | None, name: str | None, semtype: str | None, field: str) -> list[str]:
+FAST_PATH = True  # tests switch it off to compare the two paths
+FAST_BLOCK_BYTES = 8 << 20
+PARSE_AHEAD = 2  # blocks parsed and checked ahead, in as many threads
+_ID_FIELDS = ("PREDICATION_ID", "SENTENCE_ID", "PMID")
+_DICT = pa.dictionary(pa.int32(), pa.binary())
+# CUI fields the block path resolves itself; any other form goes to the record path
+_ONE_CUI = r"^C[0-9]{7}$"
+_CUI_AND_GENES = r"^C[0-9]{7}(\|[0-9]+)+$"
+_ONE_GENE = r"^[1-9][0-9]{0,17}$"
+_NULL_GOES_ON = re.compile(rb"\\N[^,\r\n]")  # \N not followed by a delimiter (conservative)
+_GENE_LIST = r"^[0-9]+(\|[0-9]+)+$"
+_MAX_DIGITS = 18  # int64-safe; longer ids take the record path
+_ORDER_STEP = 64  # concept events are ordered by (row, side, argument) = (2 * row + side) * 64 + argument
+
+
+class _Prefetch:
+    """Reads (and decompresses) the stream ahead in a thread, ``depth`` chunks at most, so
+    zlib runs while the previous block is parsed (both release the GIL)."""
+
+    def __init__(self, stream: BinaryIO, chunk_bytes: int, depth: int = 2) -> None:
+        self._queue: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=depth)
+        self._done = False
+        self._thread = threading.Thread(target=self._run, args=(stream, chunk_bytes), daemon=True)
+        self._thread.start()
+
+    def _run(self, stream: BinaryIO, chunk_bytes: int) -> None:
+        try:
+            while chunk := stream.read(chunk_bytes):
+                self._queue.put(chunk)
+            self._queue.put(b"")
+        except BaseException as exc:  # handed to the reading thread
+            self._queue.put(exc)
+
+    def read(self, _size: int = -1) -> bytes:
+        if self._done:
+            return b""
+        item = self._queue.get()
+        if isinstance(item, BaseException):
+            self._done = True
+            self._thread.join()
+            raise item
+        if not item:
+            self._done = True
+            self._thread.join()
+        return item
+
+
+class _Blocks:
+    """The decompressed bytes of a file, cut into blocks that end at a line end."""
+
+    def __init__(self, stream: BinaryIO, block_bytes: int) -> None:
+        self._stream = stream
+        self._block_bytes = block_bytes
+        self._buffer = b""
+        self._eof = False
+        self._lines: list[str] = []  # physical lines handed out one by one (continuations)
+
+    def _fill(self, want: int) -> None:
+        chunks = [self._buffer]
+        have = len(self._buffer)
+        while not self._eof and have < want:
+            chunk = self._stream.read(max(want - have, 1 << 16))
+            if not chunk:
+                self._eof = True
+            chunks.append(chunk)
+            have += len(chunk)
+        self._buffer = b"".join(chunks) if len(chunks) > 1 else self._buffer
+
+    def next_block(self) -> tuple[bytes, bool]:
+        """(data, complete): data ends with a line feed unless it is the file's unterminated
+        last line, which comes alone with ``complete=False``; ``b""`` at the end."""
+        assert not self._lines, "continuation lines left over"
+        self._fill(self._block_bytes)
+        cut = self._buffer.rfind(b"\n", 0, self._block_bytes)
+        while cut < 0 and not self._eof:  # a line longer than a block
+            self._fill(len(self._buffer) * 2)
+            cut = self._buffer.find(b"\n")
+        if cut < 0:
+            data, self._buffer = self._buffer, b""
+            return data, False
+        data, self._buffer = self._buffer[: cut + 1], self._buffer[cut + 1 :]
+        return data, True
+
+    def unread(self, data: bytes) -> None:
+        """Put a block back in front (a block before it went to the record path)."""
+        self._buffer = data + self._buffer
+
+    def leftover(self) -> str:
+        """Physical lines split off by :meth:`next_line` but not asked for (after a lone CR)."""
+        text = "".join(reversed(self._lines))
+        self._lines = []
+        return text
+
+    def next_line(self) -> str | None:
+        """One physical line (as :class:`io.TextIOWrapper` with ``newline=""`` splits them)."""
+        if not self._lines:
+            self._fill(1)
+            while b"\n" not in self._buffer and not self._eof:
+                self._fill(len(self._buffer) * 2)
+            cut = self._buffer.find(b"\n")
+            cut = len(self._buffer) if cut < 0 else cut + 1
+            if cut == 0:
+                return None
+            data, self._buffer = self._buffer[:cut], self._buffer[cut:]
+            self._lines = list(io.StringIO(data.decode("latin-1"), newline=""))
+            self._lines.reverse()
+        return self._lines.pop()
+
+
+def _classify_cui_fields(values: pa.Array) -> pa.Array:
+    """Argument of each distinct CUI field the block path resolves itself, else null."""
+    one_cui = pc.match_substring_regex(values, _ONE_CUI)
+    with_genes = pc.match_substring_regex(values, _CUI_AND_GENES)
+    gene = pc.match_substring_regex(values, _ONE_GENE)
+    return pc.case_when(
+        pc.make_struct(one_cui, with_genes, gene),
+        values,
+        pc.utf8_slice_codeunits(values, 0, 8),
+        pc.binary_join_element_wise("GENE:", values, ""),
+    )
+
+
+def _ids(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """(valid, value): ``valid`` where the field is 1 to 18 ASCII digits (:func:`parse_int`)."""
+    text = column.combine_chunks().view(pa.string())  # latin-1 bytes: only ASCII digits pass
+    valid = pc.and_(pc.ascii_is_decimal(text), pc.less_equal(pc.binary_length(text), _MAX_DIGITS))
+    if not pc.all(valid).as_py():
+        text = pc.if_else(valid, text, "0")
+    value = pc.cast(text, pa.int64())
+    return valid.to_numpy(zero_copy_only=False), value
+
+
+def _text_dictionary(column: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
+    """(indices, values as text) of a dictionary column of latin-1 bytes."""
+    array = column.chunk(0) if column.num_chunks == 1 else column.unify_dictionaries().combine_chunks()
+    values = array.dictionary
+    text = values.view(pa.string())
+    non_ascii = pc.invert(pc.string_is_ascii(text))
+    where = np.flatnonzero(non_ascii.to_numpy(zero_copy_only=False))
+    if len(where):
+        decoded = [v.decode("latin-1") for v in values.take(pa.array(where)).to_pylist()]
+        text = pc.replace_with_mask(text, non_ascii, pa.array(decoded, pa.string()))
+    return array.indices, text
+
+
+def _rows(flag: pa.Array, indices: pa.Array) -> np.ndarray | bool:
+    """A per-value flag as a per-row boolean array (false where null); True if all hold."""
+    flag = pc.fill_null(flag, False)
+    if pc.all(flag).as_py() is not False and indices.null_count == 0:
+        return True
+    return pc.fill_null(pc.take(flag, indices), False).to_numpy(zero_copy_only=False)
+
+
+class _PredicationReader:
+    """State of one PREDICATION file: concepts, partial mention counts, argument cache."""
+
+    def __init__(self, run: IngestRun) -> None:
+        self.run = run
+        self.concepts = _Concepts()
+        self.mentions: dict[tuple[str, str], int] = {}
+        # (CUI field, name, semtype, field) -> arguments; the vocabulary is small next to the rows
+        self.arguments: dict[tuple[str | None, str | None, str | None, str], list[str]] = {}
+        self.width: int | None = None  # columns of the file's first record (12 or 15)
+        self._seen_concept_events = pa.array([], pa.string())
+
+    # --- the record path ------------------------------------------------------------------
+    def resolve(
+        self,
+        cui_field: str | None,
+        name: str | None,
+        semtype: str | None,
+        field: str,
+        events: list | None,
+        order: int,
+    ) -> list[str]:
         key = (cui_field, name, semtype, field)
-        cuis = arguments.get(key)
+        cuis = self.arguments.get(key)
         if cuis is None:
             cuis = parse_cui_field(cui_field, field)
-            for cui, one_name, one_type in zip(
-                cuis, _split_like(name, len(cuis)), _split_like(semtype, len(cuis)), strict=True
+            for position, (cui, one_name, one_type) in enumerate(
+                zip(cuis, _split_like(name, len(cuis)), _split_like(semtype, len(cuis)), strict=True)
             ):
-                concepts.add(cui, one_name, one_type)
-            if len(arguments) < 1_000_000:
-                arguments[key] = cuis
+                if events is None:
+                    self.concepts.add(cui, one_name, one_type)
+                else:
+                    events.append((cui, one_name, one_type, order + position))
+            if len(self.arguments) < 1_000_000:
+                self.arguments[key] = cuis
         return cuis
 
-    def flush_mentions() -> None:
-        for (doc_id, cui), count in mentions.items():
-            run.add_values("mentions", (doc_id, cui, count))
-        mentions.clear()
-
-    for line, fields, raw, error in iter_records(source):
+    def record(
+        self,
+        line: int,
+        fields: list[str | None] | None,
+        raw: str,
+        error: str | None,
+        events: list | None = None,
+        rows: list | None = None,
+        row: int = 0,
+    ) -> None:
+        """One record; ``events``/``rows`` collect concept events and predication rows when the
+        record sits in a block (row = its index there), else they go straight to the run."""
         if fields is None:
-            run.quarantine(line, None, error or "unreadable", raw)
-            continue
+            self.run.quarantine(line, None, error or "unreadable", raw)
+            return
+        order = 2 * row * _ORDER_STEP
         try:
             _reject_width(fields, (12, 15), "PREDICATION")
             predication_id = _required_int(fields[0], "PREDICATION_ID")
@@ -264,38 +490,519 @@ def read_predication(source: InputFile, run: IngestRun) -> None:
             predicate = fields[3]
             if not predicate:
                 raise RowError("PREDICATE", "missing predicate")
-            subjects = resolve(fields[4], fields[5], fields[6], "SUBJECT_CUI")
-            objects = resolve(fields[8], fields[9], fields[10], "OBJECT_CUI")
+            subjects = self.resolve(fields[4], fields[5], fields[6], "SUBJECT_CUI", events, order)
+            objects = self.resolve(
+                fields[8], fields[9], fields[10], "OBJECT_CUI", events, order + _ORDER_STEP
+            )
             subject_novelty = _novelty(fields[7], "SUBJECT_NOVELTY")
             object_novelty = _novelty(fields[11], "OBJECT_NOVELTY")
         except RowError as exc:
-            run.quarantine(line, exc.field, exc.reason, raw)
-            continue
-        run.accept()
+            self.run.quarantine(line, exc.field, exc.reason, raw)
+            return
+        self.run.accept()
         doc_id = f"PMID:{pmid}"
+        mentions = self.mentions
         for cui in subjects:
             mentions[(doc_id, cui)] = mentions.get((doc_id, cui), 0) + 1
         for cui in objects:
             mentions[(doc_id, cui)] = mentions.get((doc_id, cui), 0) + 1
         for subject in subjects:
             for obj in objects:
-                run.add_values(
-                    "predications",
-                    (
-                        predication_id,
-                        doc_id,
-                        sentence_id,
-                        predicate,
-                        subject,
-                        obj,
-                        subject_novelty,
-                        object_novelty,
-                    ),
+                values = (
+                    predication_id,
+                    doc_id,
+                    sentence_id,
+                    predicate,
+                    subject,
+                    obj,
+                    subject_novelty,
+                    object_novelty,
                 )
+                if rows is None:
+                    self.run.add_values("predications", values)
+                else:
+                    rows.append((row, len(rows), *values))
         if len(mentions) >= MENTION_FLUSH:
-            flush_mentions()
-    flush_mentions()
-    concepts.write(run)
+            self.flush_mentions()
+
+    def flush_mentions(self) -> None:
+        for (doc_id, cui), count in self.mentions.items():
+            self.run.add_values("mentions", (doc_id, cui, count))
+        self.mentions.clear()
+
+    def record_block(self, text: str, first_line: int, blocks: _Blocks | None) -> int:
+        """The record path over a block of text (records still open at its end read on from
+        ``blocks``); returns the number of the line after the last one consumed."""
+        lines = list(io.StringIO(text, newline=""))
+        pulled = 0
+
+        def continuation() -> str | None:
+            nonlocal pulled
+            line = blocks.next_line() if blocks is not None else None
+            pulled += line is not None
+            return line
+
+        for line, fields, raw, error in _records(lines, first_line, continuation):
+            self.record(line, fields, raw, error)
+        return first_line + len(lines) + pulled
+
+    # --- the block path -------------------------------------------------------------------
+    def _parse(self, data: bytes) -> tuple[pa.Table, list[int]] | None:
+        """Arrow's parse of a block (plus a sentinel line) into latin-1 bytes, ``\\N`` read as
+        ``N`` (the callers treat a field ``N`` as ambiguous); None when it cannot be trusted."""
+        # A record left open by a quote swallows the sentinel, so the record count tells.
+        sentinel = b",".join([b"0"] * self.width) + b"\n"
+        invalid: list[int] = []
+
+        def wrong_width(row: pcsv.InvalidRow) -> str:
+            invalid.append(-1 if row.number is None else row.number - 1)
+            return "skip"
+
+        names = list(PREDICATION_COLUMNS[: self.width])
+        try:
+            table = pcsv.read_csv(
+                pa.py_buffer(data + sentinel),
+                read_options=pcsv.ReadOptions(
+                    column_names=names, use_threads=False, block_size=len(data) + len(sentinel) + 1
+                ),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=",",
+                    quote_char='"',
+                    double_quote=False,
+                    escape_char="\\",
+                    newlines_in_values=False,
+                    ignore_empty_lines=False,
+                    invalid_row_handler=wrong_width,
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    include_columns=names[:12],
+                    column_types={name: pa.binary() if name in _ID_FIELDS else _DICT for name in names[:12]},
+                    null_values=[],
+                    strings_can_be_null=False,
+                ),
+            )
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        return table, invalid
+
+    def prepare(self, data: bytes) -> dict | None:
+        """The thread-safe part of the block path over ``data`` (complete lines): checks, Arrow's
+        parse and :meth:`_analyse`; None if the block needs the record path."""
+        if b"\x00" in data or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
+            return None  # NUL bytes and lone CRs: the record path's own line rules
+        if b"\\N" in data and _NULL_GOES_ON.search(data):
+            return None  # a field that starts with \\N and goes on (see _mark_nulls)
+        n_lines = data.count(b"\n")
+        parsed = self._parse(data)
+        if parsed is None:
+            return None
+        table, invalid = parsed
+        if table.num_rows + len(invalid) != n_lines + 1 or len(set(invalid)) != len(invalid):
+            return None
+        if invalid and (min(invalid) < 0 or max(invalid) >= n_lines):
+            return None
+        return self._analyse(data, table.slice(0, table.num_rows - 1), invalid, n_lines)  # less the sentinel
+
+    def fast_block(self, data: bytes, first_line: int, prepared: dict | None = None) -> bool:
+        """The block path over ``data`` (complete lines, ``prepared`` by :meth:`prepare` if
+        given); False (and nothing written) if the block needs the record path."""
+        if prepared is None:
+            prepared = self.prepare(data)
+        if prepared is None:
+            return False
+        self._commit(prepared, first_line)
+        return True
+
+    def _analyse(self, data: bytes, table: pa.Table, invalid: list[int], n_lines: int) -> dict | None:
+        """Everything about a parsed block that does not depend on earlier blocks (so it can run
+        ahead in the parse thread): checks, the rows for the record path, the columns to write."""
+        invalid_mask = np.zeros(n_lines, dtype=bool)
+        invalid_mask[invalid] = True
+        line_of_row = np.flatnonzero(~invalid_mask)  # block line index of each parsed row
+
+        ok = np.ones(table.num_rows, dtype=bool)
+        ids = []
+        for name in _ID_FIELDS:
+            valid, value = _ids(table.column(name))
+            ok &= valid
+            ids.append(value)
+        predicate_indices, predicate_text = _text_dictionary(table.column("PREDICATE"))
+        good_predicate = pc.and_(
+            pc.greater(pc.utf8_length(predicate_text), 0), pc.not_equal(predicate_text, "N")
+        )
+        ok &= _rows(good_predicate, predicate_indices)
+        sides = []
+        for cui_name, name_name, type_name, novelty_name in (
+            ("SUBJECT_CUI", "SUBJECT_NAME", "SUBJECT_SEMTYPE", "SUBJECT_NOVELTY"),
+            ("OBJECT_CUI", "OBJECT_NAME", "OBJECT_SEMTYPE", "OBJECT_NOVELTY"),
+        ):
+            cui_indices, cui_text = _text_dictionary(table.column(cui_name))
+            argument = _classify_cui_fields(cui_text)
+            # several gene ids ("3429|5715"): several arguments, expanded row by row below
+            gene_list = pc.fill_null(pc.match_substring_regex(cui_text, _GENE_LIST), False)
+            gene_entries = np.flatnonzero(gene_list.to_numpy(zero_copy_only=False))
+            genes = {
+                int(entry): parse_cui_field(value, cui_name)
+                for entry, value in zip(
+                    gene_entries, cui_text.take(pa.array(gene_entries)).to_pylist(), strict=True
+                )
+            }
+            ok &= _rows(pc.or_(pc.is_valid(argument), gene_list), cui_indices)
+            multi_entry = gene_list.to_numpy(zero_copy_only=False)
+            novelty_indices, novelty_text = _text_dictionary(table.column(novelty_name))
+            flag = pc.case_when(
+                pc.make_struct(pc.equal(novelty_text, "1"), pc.equal(novelty_text, "0")), True, False
+            )  # null for anything else, "N" (from \\N) included: the record path decides
+            ok &= _rows(pc.is_valid(flag), novelty_indices)
+            name_indices, name_text = _text_dictionary(table.column(name_name))
+            type_indices, type_text = _text_dictionary(table.column(type_name))
+            ok &= _rows(pc.not_equal(name_text, "N"), name_indices)
+            ok &= _rows(pc.not_equal(type_text, "N"), type_indices)
+            sides.append(
+                (
+                    cui_indices,
+                    argument,
+                    name_indices,
+                    name_text,
+                    type_indices,
+                    type_text,
+                    pc.take(flag, novelty_indices),
+                    multi_entry,
+                    genes,
+                )
+            )
+
+        # Lines for the record path: wrong width, or a field the block path does not resolve.
+        slow_lines = np.sort(np.concatenate([np.flatnonzero(invalid_mask), line_of_row[~ok]]))
+        slow_records = []
+        if len(slow_lines):
+            ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+            starts = np.r_[0, ends[:-1] + 1]
+            raws = [data[starts[i] : ends[i] + 1].decode("latin-1") for i in slow_lines.tolist()]
+            slow_records = list(_records(raws, 0))
+            # each line must be one whole record, as it was for Arrow
+            if len(slow_records) != len(raws) or any(
+                record[0] != i or (record[3] or "").endswith("unexpected end of data")
+                for i, record in enumerate(slow_records)
+            ):
+                return None
+            slow_records = list(zip(slow_lines.tolist(), slow_records, strict=True))
+
+        # rows with a several-gene argument: one predication row per (subject, object) pair
+        multi = np.zeros(len(ok), dtype=bool)
+        for side in sides:
+            if side[-1]:
+                multi |= side[-2][side[0].to_numpy(zero_copy_only=False)]
+        multi &= ok
+        multi_items = []
+        if multi.any():
+            multi_items = _multi_items(
+                np.flatnonzero(multi), line_of_row, ids, predicate_indices, predicate_text, sides
+            )
+            ok &= ~multi
+
+        keep = pa.array(ok)
+        n_fast = int(ok.sum())
+        fast_line = line_of_row[ok]
+        predication_id, sentence_id, pmid = (pc.filter(v, keep) for v in ids)
+        # one dictionary of arguments for both sides
+        (s_cui, s_arg, *s_rest), (o_cui, o_arg, *o_rest) = (side[:-2] for side in sides)
+        unified = pc.dictionary_encode(pa.concat_arrays([s_arg, o_arg]))
+        arguments = unified.dictionary
+        s_code = pc.filter(pc.take(unified.indices, s_cui), keep)
+        o_code = pc.filter(pc.take(unified.indices, pc.add(o_cui, len(s_arg))), keep)
+        fast = pa.table(
+            {
+                "row": pa.array(fast_line, pa.int64()),
+                "sub": pa.array(np.zeros(n_fast, np.int64)),
+                "predication_id": predication_id,
+                "doc_id": pc.binary_join_element_wise("PMID:", pc.cast(pmid, pa.string()), ""),
+                "sentence_id": sentence_id,
+                "predicate": pc.take(predicate_text, pc.filter(predicate_indices, keep)),
+                "subject_cui": pc.take(arguments, s_code),
+                "object_cui": pc.take(arguments, o_code),
+                "subject_novelty": pc.filter(s_rest[-1], keep),
+                "object_novelty": pc.filter(o_rest[-1], keep),
+            }
+        )
+        # mentions: one per side of every fast row, counted per (paper, argument)
+        n_codes = max(len(arguments), 1)
+        pmids = pmid.to_numpy()
+        if len(pmids) and int(pmids.max()) >= (1 << 62) // n_codes:  # no room to pack: rare ids
+            pairs = (
+                pa.table({"pmid": pa.concat_arrays([pmid, pmid]), "code": pa.concat_arrays([s_code, o_code])})
+                .group_by(["pmid", "code"], use_threads=False)
+                .aggregate([([], "count_all")])
+            )
+            paper, code, count = pairs["pmid"], pairs["code"], pairs["count_all"]
+        else:
+            key = np.concatenate([pmids, pmids]) * n_codes + np.concatenate(
+                [s_code.to_numpy(zero_copy_only=False), o_code.to_numpy(zero_copy_only=False)]
+            )
+            key, count = sum_by_key(key)
+            paper, code = pa.array(key // n_codes), pa.array(key % n_codes)
+        mentions = pa.table(
+            {
+                "doc_id": pc.binary_join_element_wise("PMID:", pc.cast(paper, pa.string()), ""),
+                "cui": pc.take(arguments, code),
+                "count": pc.cast(pa.array(count) if isinstance(count, np.ndarray) else count, pa.int32()),
+            }
+        )
+        concept_sides = [
+            _distinct_triples(
+                arguments, code, name_indices, name_text, type_indices, type_text, keep, fast_line, side
+            )
+            for side, (code, name_indices, name_text, type_indices, type_text) in enumerate(
+                [(s_code, *s_rest[:4]), (o_code, *o_rest[:4])]
+            )
+        ]
+        return {
+            "slow_records": slow_records,
+            "multi_items": multi_items,
+            "n_fast": n_fast,
+            "fast": fast,
+            "mentions": mentions,
+            "concept_sides": [side for side in concept_sides if side is not None],
+            "n_lines": n_lines,
+        }
+
+    def _commit(self, block: dict, first_line: int) -> None:
+        """Apply an analysed block, in file order: record-path rows, concepts, tables."""
+        events: list = []
+        slow_rows: list = []
+        for index, (_, fields, raw, error) in block["slow_records"]:
+            self.record(first_line + index, fields, raw, error, events=events, rows=slow_rows, row=index)
+        self._apply_multi(block["multi_items"], events, slow_rows)
+        self.run.accept(block["n_fast"])
+        fast = block["fast"]
+        if slow_rows:
+            slow = pa.table(
+                [
+                    pa.array(column, field.type)
+                    for column, field in zip(zip(*slow_rows, strict=True), fast.schema, strict=True)
+                ],
+                schema=fast.schema,
+            )
+            fast = pa.concat_tables([fast, slow]).sort_by([("row", "ascending"), ("sub", "ascending")])
+        self.run.add_table("predications", fast.drop_columns(["row", "sub"]))
+        self.run.add_table("mentions", block["mentions"])
+        self._concept_events(block["concept_sides"], events)
+
+    def _apply_multi(self, items: list, events: list, out: list) -> None:
+        """Rows whose subject or object is a list of gene ids (see :func:`_multi_items`)."""
+        mentions = self.mentions
+        for line, doc_id, predication_id, sentence_id, predicate, sides, flags in items:
+            for side, (arguments, names, types) in enumerate(sides):
+                order = (2 * line + side) * _ORDER_STEP
+                for position, (cui, name, semtype) in enumerate(
+                    zip(
+                        arguments,
+                        _split_like(names, len(arguments)),
+                        _split_like(types, len(arguments)),
+                        strict=True,
+                    )
+                ):
+                    events.append((cui, name, semtype, order + position))
+                    mentions[(doc_id, cui)] = mentions.get((doc_id, cui), 0) + 1
+            for subject in sides[0][0]:
+                for obj in sides[1][0]:
+                    out.append(
+                        (line, len(out), predication_id, doc_id, sentence_id, predicate, subject, obj, *flags)
+                    )
+        self.run.accept(len(items))
+
+    def _concept_events(self, sides: list, events: list) -> None:
+        """Apply the block's (cui, name, semtype) events to the concepts in row order.
+
+        Only the first event of each distinct triple can change :class:`_Concepts` (a repeat is
+        a no-op), and triples applied in an earlier block are skipped, so the Python work is
+        per new triple, not per row.
+        """
+        parts = []
+        for triples, distinct, packed, fast_line, side in sides:
+            new = pc.invert(pc.is_in(_triple_keys(triples), value_set=self._seen_concept_events))
+            if not pc.any(new).as_py():
+                continue
+            # only triples not applied before need their first row (for the event order)
+            fresh = distinct[new.to_numpy(zero_copy_only=False)]
+            rows = np.flatnonzero(np.isin(packed, fresh))
+            _, first = np.unique(packed[rows], return_index=True)
+            parts.append(
+                triples.filter(new).append_column(
+                    "order", pa.array((2 * fast_line[rows[first]] + side) * _ORDER_STEP, pa.int64())
+                )
+            )
+        if events:
+            parts.append(
+                pa.table(
+                    {
+                        "cui": pa.array([e[0] for e in events], pa.string()),
+                        "name": pa.array([e[1] for e in events], pa.string()),
+                        "semtype": pa.array([e[2] for e in events], pa.string()),
+                        "order": pa.array([e[3] for e in events], pa.int64()),
+                    }
+                )
+            )
+        if not parts:
+            return
+        triples = pa.concat_tables(parts)
+        key = _triple_keys(triples)
+        new = pc.invert(pc.is_in(key, value_set=self._seen_concept_events))
+        triples = triples.filter(new).sort_by([("order", "ascending")])
+        for cui, name, semtype in zip(
+            triples["cui"].to_pylist(),
+            triples["name"].to_pylist(),
+            triples["semtype"].to_pylist(),
+            strict=True,
+        ):
+            self.concepts.add(cui, name, semtype)
+        self._seen_concept_events = pc.unique(
+            pa.concat_arrays([self._seen_concept_events, pc.filter(key, new).combine_chunks()])
+        )
+
+
+def _multi_items(
+    rows: np.ndarray,
+    line_of_row: np.ndarray,
+    ids: list[pa.Array],
+    predicate_indices: pa.Array,
+    predicate_text: pa.Array,
+    sides: list,
+) -> list:
+    """Per row with a several-gene argument: (line, doc_id, ids, predicate, per side
+    (arguments, name, semtype), novelty flags), for :meth:`_PredicationReader._apply_multi`."""
+    take = pa.array(rows)
+    predication_id, sentence_id, pmid = (v.take(take).to_pylist() for v in ids)
+    predicate = predicate_text.take(predicate_indices.take(take)).to_pylist()
+    per_side = []
+    for indices, argument, name_indices, name_text, type_indices, type_text, flag, _, genes in sides:
+        entries = indices.take(take).to_pylist()
+        singles = argument.take(pa.array(entries, pa.int32())).to_pylist()
+        per_side.append(
+            (
+                [
+                    genes[e] if single is None else [single]
+                    for e, single in zip(entries, singles, strict=True)
+                ],
+                name_text.take(name_indices.take(take)).to_pylist(),
+                type_text.take(type_indices.take(take)).to_pylist(),
+                flag.take(take).to_pylist(),
+            )
+        )
+    (s_args, s_names, s_types, s_flags), (o_args, o_names, o_types, o_flags) = per_side
+    return [
+        (
+            int(line_of_row[row]),
+            f"PMID:{pmid[i]}",
+            predication_id[i],
+            sentence_id[i],
+            predicate[i],
+            ((s_args[i], s_names[i], s_types[i]), (o_args[i], o_names[i], o_types[i])),
+            (s_flags[i], o_flags[i]),
+        )
+        for i, row in enumerate(rows.tolist())
+    ]
+
+
+def _distinct_triples(
+    arguments: pa.Array,
+    code: pa.Array,
+    name_indices: pa.Array,
+    name_text: pa.Array,
+    type_indices: pa.Array,
+    type_text: pa.Array,
+    keep: pa.Array,
+    fast_line: np.ndarray,
+    side: int,
+) -> tuple | None:
+    """Distinct (argument, name, semtype) of one side of a block's rows; codes < 2**21 (block rows)."""
+    packed = (
+        (code.to_numpy(zero_copy_only=False).astype(np.int64) << 42)
+        | (pc.filter(name_indices, keep).to_numpy(zero_copy_only=False).astype(np.int64) << 21)
+        | pc.filter(type_indices, keep).to_numpy(zero_copy_only=False).astype(np.int64)
+    )
+    if not len(packed):
+        return None
+    distinct = np.sort(packed)
+    distinct = distinct[np.r_[True, distinct[1:] != distinct[:-1]]]
+    low21 = (1 << 21) - 1
+    triples = pa.table(
+        {
+            "cui": arguments.take(pa.array(distinct >> 42)),
+            "name": name_text.take(pa.array((distinct >> 21) & low21)),
+            "semtype": type_text.take(pa.array(distinct & low21)),
+        }
+    )
+    return triples, distinct, packed, fast_line, side
+
+
+def _triple_keys(triples: pa.Table) -> pa.Array:
+    """One string per (cui, name, semtype); the separators cannot occur in latin-1 text."""
+    return pc.binary_join_element_wise(
+        triples["cui"],
+        triples["name"],
+        triples["semtype"],
+        "\ue002",
+        null_handling="replace",
+        null_replacement="\ue001",
+    )
+
+
+def _file_width(data: bytes) -> int:
+    """Columns of the file's first record (12 or 15); the block path expects that many."""
+    first = data[: data.find(b"\n") + 1].decode("latin-1")
+    records = list(_records([first], 1)) if first else []
+    if records and records[0][1] is not None and len(records[0][1]) in (12, 15):
+        return len(records[0][1])
+    return 15
+
+
+def read_predication(source: InputFile, run: IngestRun) -> None:
+    """PREDICATION -> predications, mentions, concepts (see the module docstring).
+
+    Threads overlap: decompression (:class:`_Prefetch`), Arrow's parse and the column-wise
+    checks of the next PARSE_AHEAD blocks (:meth:`_PredicationReader.prepare`), and this
+    one, which commits blocks strictly in file order.
+    """
+    reader = _PredicationReader(run)
+    reject_utf16(source)
+    blocks = _Blocks(_Prefetch(source.binary(), FAST_BLOCK_BYTES), FAST_BLOCK_BYTES)
+    next_line = 1
+    ahead: deque[tuple[bytes, bool, Future | None]] = deque()
+    with ThreadPoolExecutor(max_workers=PARSE_AHEAD, thread_name_prefix="predication-parse") as parser:
+
+        def read_ahead() -> None:
+            while len(ahead) < PARSE_AHEAD + 1:
+                data, complete = blocks.next_block()
+                if not data:
+                    return
+                if reader.width is None:
+                    reader.width = _file_width(data)
+                whole_lines = complete and FAST_PATH
+                ahead.append((data, complete, parser.submit(reader.prepare, data) if whole_lines else None))
+
+        read_ahead()
+        while ahead:
+            data, complete, parsing = ahead.popleft()
+            prepared = parsing.result() if parsing is not None else None
+            if prepared is not None:
+                reader.fast_block(data, next_line, prepared)
+                next_line += prepared["n_lines"]
+            else:
+                # The record path may read on into the following blocks: give them back first.
+                for later, _, later_parsing in reversed(ahead):
+                    if later_parsing is not None:
+                        later_parsing.cancel()
+                    blocks.unread(later)
+                ahead.clear()
+                next_line = reader.record_block(
+                    data.decode("latin-1"), next_line, blocks if complete else None
+                )
+                while text := blocks.leftover():
+                    next_line = reader.record_block(text, next_line, blocks)
+            read_ahead()
+    reader.flush_mentions()
+    reader.concepts.write(run)
 
 
 def read_sentence(source: InputFile, run: IngestRun) -> None:

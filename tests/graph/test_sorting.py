@@ -1,0 +1,46 @@
+"""The int64 sorting helpers of pipeline.graph.csr against plain numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.graph.csr import argsort_keys, sum_by_key
+
+
+@pytest.mark.parametrize("high", [1, 7, 1 << 20, 1 << 40, 1 << 62])
+def test_argsort_keys_is_a_stable_argsort(high):
+    keys = np.random.default_rng(high % 1000).integers(0, high, 5000, dtype=np.int64)
+    assert np.array_equal(argsort_keys(keys), np.argsort(keys, kind="stable"))
+
+
+def test_argsort_keys_negative_and_empty():
+    keys = np.array([3, -1, 3, -5, 0], dtype=np.int64)
+    assert np.array_equal(argsort_keys(keys), np.argsort(keys, kind="stable"))
+    assert len(argsort_keys(np.zeros(0, np.int64))) == 0
+
+
+@pytest.mark.parametrize("with_counts", [False, True])
+def test_sum_by_key(with_counts):
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 50, 1000).astype(np.int64) << 33
+    counts = rng.integers(1, 5, 1000).astype(np.int64) if with_counts else None
+    distinct, sums = sum_by_key(keys, counts)
+    expected = np.unique(keys)
+    assert np.array_equal(distinct, expected)
+    weights = counts if with_counts else np.ones(len(keys), np.int64)
+    assert np.array_equal(sums, [weights[keys == k].sum() for k in expected])
+    empty_keys, empty_sums = sum_by_key(
+        np.zeros(0, np.int64), None if not with_counts else np.zeros(0, np.int64)
+    )
+    assert len(empty_keys) == len(empty_sums) == 0
+
+
+def test_argsort_keys_of_two_packed_codes():
+    rng = np.random.default_rng(5)
+    keys = (rng.integers(0, 1 << 21, 20000, dtype=np.int64) << 32) | rng.integers(
+        0, 3000, 20000, dtype=np.int64
+    )
+    assert np.array_equal(argsort_keys(keys), np.argsort(keys, kind="stable"))
+    distinct = np.unique(keys)
+    assert np.array_equal(distinct[::-1][argsort_keys(distinct[::-1].copy(), unique=True)], distinct)

@@ -1,0 +1,105 @@
+"""The PREDICATION reader's block path (Arrow, column-wise) against its record path (csv module,
+one row at a time): same tables, same quarantine rows, same line numbers."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from collections import Counter
+
+import pytest
+
+from pipeline.ingest import semmeddb
+from pipeline.ingest.common import ingest_file
+from pipeline.synth import generate_corpus
+
+from .helpers import DATA, counts, rows
+
+
+def _outputs(out):
+    result = counts(out)
+    mentions = Counter()
+    for row in rows(out, "mentions"):  # partial counts: the merge sums them per (doc, cui)
+        mentions[(row["doc_id"], row["cui"])] += row["count"]
+    return {
+        "counts": {k: result[k] for k in ("rows_read", "rows_accepted", "rows_quarantined")},
+        "predications": rows(out, "predications"),
+        "quarantine": rows(out, "quarantine"),
+        "concepts": rows(out, "concepts"),
+        "mentions": dict(mentions),
+    }
+
+
+def _both_paths(path, tmp_path, monkeypatch, block_bytes=None):
+    if block_bytes:
+        monkeypatch.setattr(semmeddb, "FAST_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(semmeddb, "FAST_PATH", False)
+    ingest_file("semmeddb_predication", path, tmp_path / "record")
+    monkeypatch.setattr(semmeddb, "FAST_PATH", True)
+    ingest_file("semmeddb_predication", path, tmp_path / "block")
+    return _outputs(tmp_path / "record"), _outputs(tmp_path / "block")
+
+
+@pytest.mark.parametrize("block_bytes", [None, 64, 300])
+def test_fixture_same_tables(tmp_path, monkeypatch, block_bytes):
+    record, block = _both_paths(DATA / "semmeddb" / "PREDICATION.csv", tmp_path, monkeypatch, block_bytes)
+    assert block == record
+    assert [q["line"] for q in block["quarantine"]] == [5, 6, 7, 9, 10]
+
+
+def test_synthetic_corpus_same_tables(tmp_path, monkeypatch):
+    manifest = generate_corpus(tmp_path / "corpus", 20_000, seed=3, n_update_files=1)
+    path = tmp_path / "corpus" / "semmeddb" / "semmedVER43_R_PREDICATION.csv.gz"
+    record, block = _both_paths(path, tmp_path, monkeypatch, 1 << 16)
+    assert block == record
+    assert block["counts"]["rows_quarantined"] == manifest["expected_quarantine"][path.name]
+
+
+GOOD = '"{pid}","{sid}","{pmid}","TREATS","C0012345","Sj\xf6gren\\\'s, x","dsyn","1","C0000123","Drug \\"X\\"","phsu","0",\\N,\\N,\\N'
+QUIRKS = [
+    '"{pid}","{sid}","{pmid}","ISA","C0796614|931","MS4A1","gngm",\\N,"6520","SLC3A2","gngm","1"',  # 12 columns
+    '"{pid}","{sid}","{pmid}","ISA","3429|5715","IFI27|PSMD9","gngm|aapp","1","0012","G","gngm","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","1|medd","M","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}"," {pmid}","ISA","C0000001","M","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}",\\N,"C0000001","M","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","N","C0000001",N,"N","1","C0000123",\\N,\\N,"yes",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","C0000001",\\Nabc,"dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","C0000001","two\nlines","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","C0000001","escaped\\\nbreak","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","C0000001","lone\rcr","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","C0000001","M","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N\r',
+    '"{pid}","{sid}","{pmid}","ISA","C0000001","nul\x00","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","C0000001","a"b,"dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","C0000001 ","M","dsyn","1","C0000123|C0000456","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","GENE","M","dsyn","1","99999999999999999999","D","phsu","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","TREATS"',
+    "",
+    '"{pid}","{sid}","00{pmid}","ISA","C0000002","",,"0","C0000002","D","phsu","1",\\N,\\N,\\N',
+]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_quirks_same_tables(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    lines = []
+    for pid in range(1, 400):
+        template = rng.choice(QUIRKS) if rng.random() < 0.25 else GOOD
+        lines.append(template.format(pid=pid, sid=pid * 3, pmid=1000 + pid // 4))
+    text = "\n".join(lines) + rng.choice(["\n", "", '\n"9999","1","2","ISA","C0000001","open quote'])
+    path = tmp_path / "PREDICATION.csv.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(text.encode("latin-1"))
+    record, block = _both_paths(path, tmp_path, monkeypatch, rng.choice([200, 700, 4096]))
+    assert block == record
+
+
+def test_quarantine_line_after_a_quoted_line_break(tmp_path, monkeypatch):
+    """A record spanning two physical lines shifts every later record's line number by one."""
+    good = GOOD.format(pid=1, sid=1, pmid=1)
+    broken = '"2","2","2","ISA","C0000001","two\nlines","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N'
+    bad = '"3","3","3","ISA","1|medd","M","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N'
+    path = tmp_path / "PREDICATION.csv"
+    path.write_bytes("\n".join([good, broken, good, bad, good, ""]).encode("latin-1"))
+    record, block = _both_paths(path, tmp_path, monkeypatch, 4096)
+    assert block == record
+    assert [q["line"] for q in block["quarantine"]] == [5]
