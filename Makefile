@@ -42,10 +42,16 @@ servers-stop:
 	@$(VENV)/python -m services.local.servers stop mongo || true
 	@$(VENV)/python -m services.local.servers stop neo4j || true
 
-## bench: every benchmark script; each records its numbers under bench/results/
+## bench: every benchmark, each against the peer a user would otherwise pick, in the same run;
+## each appends its numbers to bench/results/ (bench/solver/ and bench/gpu/ for the solver's)
 bench: setup bench-solver
+	@$(VENV)/python bench/ingest_graph.py
 	@$(VENV)/python bench/graph_build.py
 	@$(VENV)/python bench/spoke_load.py
+	@$(VENV)/python bench/path_service.py
+	@$(VENV)/python bench/compare.py
+	@$(VENV)/python bench/checkpoint_overhead.py --n 8192 --tile 256 --every 60s 10s --repeat 3
+	@$(VENV)/python bench/plan_check.py
 
 bench-solver: setup
 	@$(VENV)/python bench/solver/run_all.py
