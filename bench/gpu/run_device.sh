@@ -16,8 +16,8 @@
 # Environment: BACKEND (cuda|hip, detected), ARCH (detected: 90, gfx90a...),
 # NVCC (nvcc on PATH, else the wheels under $LITPATH_CACHE/cuda-wheels),
 # KERNEL_SIZES (1024,2048,4096,8192,16384), APSP_SIZES ("4096 8192 16384"; the
-# largest that fits is bounded by host memory, n^2 x 4 bytes x ~3, since the
-# backend stages tiles), TILE (1024), THREADS (8), BUILD_DIR (build-gpu-device),
+# largest that fits is bounded by device memory, n^2 x 4 bytes plus panels, and
+# by host memory, which still holds one n^2 copy for input, checkpoints and output), TILE (1024), THREADS (8), BUILD_DIR (build-gpu-device),
 # OUT_DIR (bench/gpu/out), PYTHON (python3).
 set -euo pipefail
 

@@ -29,6 +29,10 @@
 #include "core/validate.hpp"
 #include "kernels/backend.hpp"
 
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI: MPIX_Query_cuda_support / MPIX_Query_rocm_support
+#endif
+
 #ifndef LITPATH_SOLVER_VERSION
 #define LITPATH_SOLVER_VERSION "0.0.0"
 #endif
@@ -65,6 +69,11 @@ decomposition and communication
 
 compute
   --backend NAME        cpu (SIMD, default) | reference (scalar) | cuda | hip
+  --gpu-aware-mpi on|off|auto
+                        cuda/hip: broadcast tiles straight from device memory (on) or
+                        staged through host buffers (off); auto (default) = on only when
+                        the MPI library reports GPU support at run time
+                        (MPIX_Query_cuda_support / MPIX_Query_rocm_support)
   --threads T           OpenMP threads per rank (default: OMP_NUM_THREADS, else the
                         cores of this node divided among its ranks)
   --memory-limit BYTES  memory available per node (default: MemAvailable)
@@ -94,6 +103,7 @@ struct Options {
     int tile = 256;
     std::size_t chunk_bytes = 2u << 20;
     bool lookahead = true;
+    std::string gpu_aware_mpi = "auto";
     int threads = 0;
     std::int64_t validate = 0;
     double validate_tol = 1e-4;
@@ -170,6 +180,11 @@ Options parse_options(int argc, char** argv) {
             const std::string v = next();
             if (v != "on" && v != "off") throw UsageError("--lookahead '" + v + "' must be on or off");
             o.lookahead = v == "on";
+        } else if (arg == "--gpu-aware-mpi") {
+            const std::string v = next();
+            if (v != "on" && v != "off" && v != "auto")
+                throw UsageError("--gpu-aware-mpi '" + v + "' must be on, off or auto");
+            o.gpu_aware_mpi = v;
         } else if (arg == "--threads") o.threads = static_cast<int>(parse_int(arg, next(), 1));
         else if (arg == "--backend") o.backend = next();
         else if (arg == "--validate") o.validate = parse_int(arg, next(), 0);
@@ -201,6 +216,19 @@ Options parse_options(int argc, char** argv) {
         throw UsageError(std::string(o.resume ? "--resume" : "--checkpoint-every") + " needs --checkpoint-dir DIR");
     if (o.tile > 16384) throw UsageError("--tile " + std::to_string(o.tile) + " is too large (at most 16384)");
     return o;
+}
+
+// Whether this MPI library takes device pointers of `backend` (cuda, hip),
+// asked at run time where the library has the query (Open MPI's extensions);
+// false when it cannot tell.
+bool mpi_reports_gpu_support(const std::string& backend) {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    if (backend == "cuda") return MPIX_Query_cuda_support() == 1;
+#endif
+#if defined(MPIX_ROCM_AWARE_SUPPORT) && MPIX_ROCM_AWARE_SUPPORT
+    if (backend == "hip") return MPIX_Query_rocm_support() == 1;
+#endif
+    return false;
 }
 
 // If any rank failed, the lowest failing rank prints its message and every
@@ -393,6 +421,16 @@ int run(int argc, char** argv) {
     dopt.broadcast = bcast;
     dopt.lookahead = opt.lookahead;
     dopt.threads = opt.threads;
+    {
+        // Decided on every rank alike: "on" trusts the user, "auto" asks MPI
+        // (the same library everywhere); all ranks must agree, so take the AND.
+        const bool gpu = backend->name() == "cuda" || backend->name() == "hip";
+        int aware = gpu && (opt.gpu_aware_mpi == "on" ||
+                            (opt.gpu_aware_mpi == "auto" && mpi_reports_gpu_support(backend->name())));
+        int all = 0;
+        MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, world);
+        dopt.gpu_aware_mpi = all != 0;
+    }
     const std::int64_t first_iteration = std::max<std::int64_t>(resumed_from, 0);
     dopt.first_iteration = first_iteration;
     if (checkpointer && opt.checkpoint_every.enabled()) {
@@ -498,6 +536,8 @@ int run(int argc, char** argv) {
         j << "  \"lookahead\": " << (opt.lookahead ? "true" : "false") << ",\n";
         j << "  \"backend\": \"" << backend->name() << "\",\n  \"isa\": \"" << backend->isa() << "\",\n";
         j << "  \"threads\": " << opt.threads << ",\n";
+        j << "  \"matrix_residency\": \"" << solver.residency() << "\",\n";
+        j << "  \"gpu_aware_mpi\": " << (solver.used_gpu_aware_mpi() ? "true" : "false") << ",\n";
         j << "  \"seconds\": {\"read\": " << json_number(slowest[0]) << ", \"diagonal\": " << json_number(slowest[1])
           << ", \"panel\": " << json_number(slowest[2]) << ", \"broadcast\": " << json_number(slowest[3])
           << ", \"outer\": " << json_number(slowest[4]) << ", \"write\": " << json_number(slowest[5])

@@ -12,7 +12,7 @@
 set(LITPATH_CUDA_ARCHS "90" CACHE STRING "CUDA architectures for the GPU backend (CMAKE_CUDA_ARCHITECTURES syntax)")
 set(LITPATH_HIP_ARCHS "gfx90a" CACHE STRING "HIP offload architectures for the GPU backend (;-separated)")
 set(LITPATH_GPU_AWARE_MPI "AUTO" CACHE STRING
-    "AUTO|ON|OFF: record whether MPI accepts device pointers (the staging backend never passes them)")
+    "AUTO|ON|OFF: report at configure time whether MPI's headers declare GPU support (informational; apsp-fw decides at run time with --gpu-aware-mpi)")
 
 if(LITPATH_WITH_CUDA AND LITPATH_WITH_HIP)
   message(FATAL_ERROR "LITPATH_WITH_CUDA and LITPATH_WITH_HIP are exclusive: build one GPU backend per build tree")
@@ -33,7 +33,7 @@ endif()
 function(litpath_add_gpu_backend target)
   set(_src ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda_hip)
   if(LITPATH_WITH_CUDA)
-    target_sources(${target} PRIVATE ${_src}/minplus.cu)
+    target_sources(${target} PRIVATE ${_src}/minplus.cu ${_src}/device_store.cu)
     set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${LITPATH_CUDA_ARCHS}"
                                                CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-O3 -Xptxas=-warn-spills>)
@@ -53,7 +53,6 @@ function(litpath_add_gpu_backend target)
   elseif(LITPATH_WITH_HIP)
     find_program(LITPATH_HIPCC NAMES hipcc HINTS $ENV{ROCM_PATH}/bin /opt/rocm/bin REQUIRED)
     find_library(LITPATH_AMDHIP64 NAMES amdhip64 HINTS $ENV{ROCM_PATH}/lib /opt/rocm/lib REQUIRED)
-    set(_obj ${CMAKE_CURRENT_BINARY_DIR}/litpath_minplus_hip.o)
     set(_arch_flags)
     foreach(_a IN LISTS LITPATH_HIP_ARCHS)
       list(APPEND _arch_flags --offload-arch=${_a})
@@ -62,16 +61,20 @@ function(litpath_add_gpu_backend target)
     if(CMAKE_BUILD_TYPE STREQUAL "Debug")
       set(_opt -O0 -g)
     endif()
-    add_custom_command(
-      OUTPUT ${_obj}
-      COMMAND ${LITPATH_HIPCC} -std=c++17 ${_opt} -fPIC ${_arch_flags} -I${CMAKE_CURRENT_SOURCE_DIR}
-              -c ${_src}/minplus.hip.cpp -o ${_obj}
-      DEPENDS ${_src}/minplus.hip.cpp ${_src}/minplus.cu ${_src}/runtime.hpp ${_src}/gpu_kernels.hpp
-              ${CMAKE_CURRENT_SOURCE_DIR}/kernels/backend.hpp
-      COMMENT "hipcc ${_arch_flags} kernels/cuda_hip/minplus.hip.cpp"
-      VERBATIM)
-    set_source_files_properties(${_obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
-    target_sources(${target} PRIVATE ${_obj})
+    # One object per translation unit: the kernels + Backend, and the device store.
+    foreach(_unit minplus device_store)
+      set(_obj ${CMAKE_CURRENT_BINARY_DIR}/litpath_${_unit}_hip.o)
+      add_custom_command(
+        OUTPUT ${_obj}
+        COMMAND ${LITPATH_HIPCC} -std=c++17 ${_opt} -fPIC ${_arch_flags} -I${CMAKE_CURRENT_SOURCE_DIR}
+                -c ${_src}/${_unit}.hip.cpp -o ${_obj}
+        DEPENDS ${_src}/${_unit}.hip.cpp ${_src}/${_unit}.cu ${_src}/runtime.hpp ${_src}/gpu_kernels.hpp
+                ${CMAKE_CURRENT_SOURCE_DIR}/kernels/backend.hpp ${CMAKE_CURRENT_SOURCE_DIR}/kernels/matrix_store.hpp
+        COMMENT "hipcc ${_arch_flags} kernels/cuda_hip/${_unit}.hip.cpp"
+        VERBATIM)
+      set_source_files_properties(${_obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+      target_sources(${target} PRIVATE ${_obj})
+    endforeach()
     target_link_libraries(${target} PUBLIC ${LITPATH_AMDHIP64})
     target_compile_definitions(${target} PUBLIC LITPATH_HAVE_GPU=1 LITPATH_GPU_BACKEND_NAME="hip")
     set(LITPATH_GPU_BACKEND "hip" PARENT_SCOPE)
@@ -83,8 +86,8 @@ function(litpath_add_gpu_backend target)
 endfunction()
 
 # Whether the MPI library is GPU-aware (Open MPI's MPIX_Query_cuda_support /
-# MPIX_Query_rocm_support). Recorded for the future device-resident driver;
-# the staging backend hands MPI host buffers only.
+# MPIX_Query_rocm_support), as far as the headers tell at configure time.
+# Informational: apsp-fw --gpu-aware-mpi auto asks the library at run time.
 function(litpath_detect_gpu_aware_mpi out)
   set(_aware OFF)
   if(LITPATH_GPU_AWARE_MPI STREQUAL "ON")

@@ -20,11 +20,6 @@ constexpr int kTagDiagonalCol = 11;
 constexpr int kTagRowPanel = 20;
 constexpr int kTagColPanel = 30;
 
-struct WorkItem {
-    std::int64_t local_row, local_col;
-    int row_begin, row_end;  // rows of the tile this item updates
-};
-
 }  // namespace
 
 std::int64_t bytes_needed_per_rank(const LocalTiles& layout, bool lookahead) {
@@ -75,21 +70,51 @@ float DistributedMatrix::get(std::int64_t src, std::int64_t dst) const {
 BlockedFloydWarshall::BlockedFloydWarshall(DistributedMatrix& matrix, const ProcessGrid& grid,
                                            const Backend& backend, const DriverOptions& options)
     : matrix_(matrix), grid_(grid), backend_(backend), options_(options), layout_(matrix.layout()) {
-    const auto tile_elems = static_cast<std::size_t>(layout_.tile_elems());
-    diagonal_.assign(tile_elems, kInf);
-    const int sets = options_.lookahead ? 2 : 1;
-    for (int s = 0; s < sets; ++s) {
-        panels_[s].row.assign(tile_elems * static_cast<std::size_t>(layout_.local_tile_cols), kInf);
-        panels_[s].col.assign(tile_elems * static_cast<std::size_t>(layout_.local_tile_rows), kInf);
+    panels_[0].set = 0;
+    panels_[1].set = options_.lookahead ? 1 : 0;
+}
+
+BlockedFloydWarshall::~BlockedFloydWarshall() = default;
+
+void BlockedFloydWarshall::make_store() {
+    StoreShape shape;
+    shape.tiles = layout_.tile_count();
+    shape.b = layout_.tiling.b;
+    shape.row_panel_tiles = layout_.local_tile_cols;
+    shape.col_panel_tiles = layout_.local_tile_rows;
+    shape.panel_sets = options_.lookahead ? 2 : 1;
+    // Every rank has the same backend, so all of them take the same branch.
+    std::string error;
+    try {
+        store_ = backend_.make_resident_store(shape, options_.gpu_aware_mpi);
+    } catch (const std::exception& e) {
+        error = e.what();
     }
+    if (store_ || !error.empty()) {
+        // A device allocation that fails on one rank fails the run on all.
+        int ok = error.empty() ? 1 : 0, all_row = 0, all = 0;
+        MPI_Allreduce(&ok, &all_row, 1, MPI_INT, MPI_MIN, grid_.row_comm);
+        MPI_Allreduce(&all_row, &all, 1, MPI_INT, MPI_MIN, grid_.col_comm);
+        if (!all) {
+            store_.reset();
+            throw std::runtime_error(error.empty() ? "device matrix store failed on another rank"
+                                                   : "device matrix store: " + error);
+        }
+        residency_ = store_->on_device() ? "device" : "host";
+        gpu_aware_used_ = store_->gpu_aware_mpi();
+        return;
+    }
+    store_ = make_host_store(matrix_.data(), shape, backend_);
+}
+
+std::int64_t BlockedFloydWarshall::store_tile(std::int64_t local_row, std::int64_t local_col) const {
+    return local_row * layout_.local_tile_cols + local_col;
 }
 
 void BlockedFloydWarshall::diagonal_update(std::int64_t k) {
     if (!layout_.owns_tile_row(k) || !layout_.owns_tile_col(k)) return;
     const double t0 = MPI_Wtime();
-    float* d = matrix_.tile(layout_.local_tile_row(k), layout_.local_tile_col(k));
-    backend_.floyd_warshall_tile(d, layout_.tiling.extent(k), layout_.tiling.b);
-    std::memcpy(diagonal_.data(), d, diagonal_.size() * sizeof(float));
+    store_->close_diagonal(store_tile(layout_.local_tile_row(k), layout_.local_tile_col(k)), layout_.tiling.extent(k));
     times_.diagonal += MPI_Wtime() - t0;
 }
 
@@ -98,49 +123,47 @@ void BlockedFloydWarshall::diagonal_broadcast(std::int64_t k) {
     const bool in_row = grid_.me.row == owner.row, in_col = grid_.me.col == owner.col;
     if (!in_row && !in_col) return;
     const double t0 = MPI_Wtime();
+    const bool is_owner = in_row && in_col;
+    if (is_owner)
+        store_->diagonal_to_mpi();
+    else
+        store_->before_diagonal_receive();
+    float* diagonal = store_->mpi_diagonal();
     Broadcast along_row, along_col;
-    const auto count = static_cast<std::int64_t>(diagonal_.size());
-    if (in_row) along_row.start(diagonal_.data(), count, owner.col, grid_.row_comm, kTagDiagonalRow, options_.broadcast);
-    if (in_col) along_col.start(diagonal_.data(), count, owner.row, grid_.col_comm, kTagDiagonalCol, options_.broadcast);
+    const auto count = layout_.tile_elems();
+    if (in_row) along_row.start(diagonal, count, owner.col, grid_.row_comm, kTagDiagonalRow, options_.broadcast);
+    if (in_col) along_col.start(diagonal, count, owner.row, grid_.col_comm, kTagDiagonalCol, options_.broadcast);
     // Both directions progress together (EuroMPI'23 Algorithm 3). The owner
     // sends the same buffer both ways; other ranks receive in exactly one.
     while (!(along_row.progress() & along_col.progress())) std::this_thread::yield();
+    if (!is_owner) store_->diagonal_from_mpi();
     times_.broadcast += MPI_Wtime() - t0;
 }
 
 void BlockedFloydWarshall::panel_update(std::int64_t k, Panels& panels) {
     const auto& t = layout_.tiling;
-    const int b = t.b, ek = t.extent(k);
-    const auto tile_elems = layout_.tile_elems();
+    const int ek = t.extent(k);
     const double t0 = MPI_Wtime();
-    const float* diag = diagonal_.data();
+    panels.k = k;
     if (layout_.owns_tile_row(k)) {
         const std::int64_t lr = layout_.local_tile_row(k);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(options_.threads)
+        std::vector<PanelTile> tiles;
+        tiles.reserve(static_cast<std::size_t>(layout_.local_tile_cols));
         for (std::int64_t lc = 0; lc < layout_.local_tile_cols; ++lc) {
             const std::int64_t gj = layout_.global_tile_col(lc);
-            float* tile = matrix_.tile(lr, lc);
-            float* copy = panels.row.data() + lc * tile_elems;
-            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
-            if (gj == k) continue;
-            // A(k,j) <- A(k,j) (+) A(k,k) (x) A(k,j), reading the copy.
-            backend_.minplus_accumulate(ek, t.extent(gj), ek, diag, b, copy, b, tile, b);
-            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
+            tiles.push_back({store_tile(lr, lc), t.extent(gj), gj == k});
         }
+        store_->update_row_panel(panels.set, ek, tiles, options_.threads);
     }
     if (layout_.owns_tile_col(k)) {
         const std::int64_t lc = layout_.local_tile_col(k);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(options_.threads)
+        std::vector<PanelTile> tiles;
+        tiles.reserve(static_cast<std::size_t>(layout_.local_tile_rows));
         for (std::int64_t lr = 0; lr < layout_.local_tile_rows; ++lr) {
             const std::int64_t gi = layout_.global_tile_row(lr);
-            float* tile = matrix_.tile(lr, lc);
-            float* copy = panels.col.data() + lr * tile_elems;
-            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
-            if (gi == k) continue;
-            // A(i,k) <- A(i,k) (+) A(i,k) (x) A(k,k)
-            backend_.minplus_accumulate(t.extent(gi), ek, ek, copy, b, diag, b, tile, b);
-            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
+            tiles.push_back({store_tile(lr, lc), t.extent(gi), gi == k});
         }
+        store_->update_col_panel(panels.set, ek, tiles, options_.threads);
     }
     times_.panel += MPI_Wtime() - t0;
 }
@@ -148,12 +171,17 @@ void BlockedFloydWarshall::panel_update(std::int64_t k, Panels& panels) {
 void BlockedFloydWarshall::panel_broadcast_start(std::int64_t k, Panels& panels) {
     const double t0 = MPI_Wtime();
     const int parity = static_cast<int>(k & 1);
+    const bool row_root = grid_.me.row == static_cast<int>(k % grid_.shape.rows);
+    const bool col_root = grid_.me.col == static_cast<int>(k % grid_.shape.cols);
+    store_->panels_to_mpi(panels.set, row_root, col_root);
+    if (!row_root || !col_root) store_->before_panel_receive(panels.set);
+    const auto tile_elems = layout_.tile_elems();
     // Row panel k lives on process row k mod Pr: down each process column.
-    panels.row_bcast.start(panels.row.data(), static_cast<std::int64_t>(panels.row.size()),
+    panels.row_bcast.start(store_->mpi_row_panel(panels.set), tile_elems * layout_.local_tile_cols,
                            static_cast<int>(k % grid_.shape.rows), grid_.col_comm, kTagRowPanel + parity,
                            options_.broadcast);
     // Column panel k lives on process column k mod Pc: along each process row.
-    panels.col_bcast.start(panels.col.data(), static_cast<std::int64_t>(panels.col.size()),
+    panels.col_bcast.start(store_->mpi_col_panel(panels.set), tile_elems * layout_.local_tile_rows,
                            static_cast<int>(k % grid_.shape.cols), grid_.row_comm, kTagColPanel + parity,
                            options_.broadcast);
     times_.broadcast += MPI_Wtime() - t0;
@@ -162,6 +190,9 @@ void BlockedFloydWarshall::panel_broadcast_start(std::int64_t k, Panels& panels)
 void BlockedFloydWarshall::panel_broadcast_wait(Panels& panels) {
     const double t0 = MPI_Wtime();
     while (!(panels.row_bcast.progress() & panels.col_bcast.progress())) std::this_thread::yield();
+    const bool row_root = grid_.me.row == static_cast<int>(panels.k % grid_.shape.rows);
+    const bool col_root = grid_.me.col == static_cast<int>(panels.k % grid_.shape.cols);
+    if (!row_root || !col_root) store_->panels_from_mpi(panels.set, !row_root, !col_root);
     times_.broadcast += MPI_Wtime() - t0;
 }
 
@@ -169,56 +200,26 @@ void BlockedFloydWarshall::minplus_outer_product(std::int64_t k, const Panels& p
                                                  const std::function<bool(std::int64_t, std::int64_t)>& select,
                                                  Panels* pending) {
     const auto& t = layout_.tiling;
-    const int b = t.b, ek = t.extent(k);
-    const auto tile_elems = layout_.tile_elems();
-    const int threads = std::max(1, options_.threads);
-
-    std::vector<std::pair<std::int64_t, std::int64_t>> tiles;
+    const int ek = t.extent(k);
+    std::vector<OuterTile> tiles;
     for (std::int64_t lr = 0; lr < layout_.local_tile_rows; ++lr) {
         const std::int64_t gi = layout_.global_tile_row(lr);
         if (gi == k) continue;
         for (std::int64_t lc = 0; lc < layout_.local_tile_cols; ++lc) {
             const std::int64_t gj = layout_.global_tile_col(lc);
-            if (gj != k && select(gi, gj)) tiles.emplace_back(lr, lc);
+            if (gj != k && select(gi, gj)) tiles.push_back({store_tile(lr, lc), lr, lc, t.extent(gi), t.extent(gj)});
         }
     }
     if (tiles.empty()) return;
-    // Few tiles for many threads: split tiles into row blocks (multiples of
-    // the kernel's 6-row register block) so every thread has work.
-    int rows_per_item = b;
-    const auto want_items = static_cast<std::int64_t>(2 * threads);
-    if (static_cast<std::int64_t>(tiles.size()) < want_items) {
-        const std::int64_t splits = (want_items + static_cast<std::int64_t>(tiles.size()) - 1) /
-                                    static_cast<std::int64_t>(tiles.size());
-        rows_per_item = static_cast<int>((b + splits - 1) / splits);
-        rows_per_item = std::max(6, (rows_per_item + 5) / 6 * 6);
-    }
-    std::vector<WorkItem> items;
-    for (auto [lr, lc] : tiles) {
-        const int rows = t.extent(layout_.global_tile_row(lr));
-        for (int r0 = 0; r0 < rows; r0 += rows_per_item)
-            items.push_back({lr, lc, r0, std::min(rows, r0 + rows_per_item)});
-    }
-
     const double t0 = MPI_Wtime();
-    const std::size_t batch = pending ? static_cast<std::size_t>(4 * threads) : items.size();
-    for (std::size_t begin = 0; begin < items.size(); begin += batch) {
-        const std::size_t end = std::min(items.size(), begin + batch);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (std::size_t w = begin; w < end; ++w) {
-            const WorkItem& it = items[w];
-            const int n_cols = t.extent(layout_.global_tile_col(it.local_col));
-            const float* a = panels.col.data() + it.local_row * tile_elems + static_cast<std::int64_t>(it.row_begin) * b;
-            const float* bt = panels.row.data() + it.local_col * tile_elems;
-            float* c = matrix_.tile(it.local_row, it.local_col) + static_cast<std::int64_t>(it.row_begin) * b;
-            backend_.minplus_accumulate(it.row_end - it.row_begin, n_cols, ek, a, b, bt, b, c, b);
-        }
-        if (pending) {
-            // Relay look-ahead broadcast chunks that arrived meanwhile.
+    std::function<void()> poll;
+    if (pending) {
+        poll = [pending] {
             pending->row_bcast.progress();
             pending->col_bcast.progress();
-        }
+        };
     }
+    store_->outer_product(panels.set, ek, tiles, options_.threads, poll);
     times_.outer += MPI_Wtime() - t0;
 }
 
@@ -226,6 +227,8 @@ void BlockedFloydWarshall::run() {
     const std::int64_t nb = layout_.tiling.nb;
     const std::int64_t first = std::min(std::max<std::int64_t>(0, options_.first_iteration), nb);
     if (first >= nb) return;
+    make_store();
+    store_->upload(matrix_.data());  // no-op for the host store (it is the matrix)
     Panels* current = &panels_[0];
     Panels* next = options_.lookahead ? &panels_[1] : &panels_[0];
 
@@ -256,6 +259,7 @@ void BlockedFloydWarshall::run() {
             minplus_outer_product(k, *current, everything, nullptr);
             if (checkpoint_now) {
                 const double t0 = MPI_Wtime();
+                store_->download(matrix_.data());  // device tiles to the host for the checkpoint
                 options_.checkpoint(k1);
                 times_.checkpoint += MPI_Wtime() - t0;
             }
@@ -264,6 +268,9 @@ void BlockedFloydWarshall::run() {
         std::swap(current, next);
         if (options_.on_iteration) options_.on_iteration(k1, nb);
     }
+    const double t0 = MPI_Wtime();
+    store_->download(matrix_.data());  // waits for the device; no-op for the host store
+    times_.outer += MPI_Wtime() - t0;
 }
 
 }  // namespace litpath::apsp

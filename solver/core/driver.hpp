@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct DriverOptions {
     BroadcastOptions broadcast;
     bool lookahead = true;
     int threads = 1;
+    // With a device-resident store: hand device pointers to MPI (GPU-aware MPI)
+    // instead of staging broadcasts through host buffers. Ignored on the host.
+    bool gpu_aware_mpi = false;
     // Called on rank 0 after each outer iteration: (iterations done, total).
     std::function<void(std::int64_t, std::int64_t)> on_iteration;
     // Resume: iterations already complete in the matrix (from a checkpoint).
@@ -80,17 +84,29 @@ class BlockedFloydWarshall {
 public:
     BlockedFloydWarshall(DistributedMatrix& matrix, const ProcessGrid& grid, const Backend& backend,
                          const DriverOptions& options);
+    ~BlockedFloydWarshall();
+    // Solves in place; on return the matrix holds the result (downloaded from
+    // a device store). Collective: a store that cannot be made on one rank
+    // throws on every rank.
     void run();
     const PhaseTimes& times() const { return times_; }
+    // "device" or "host" (where the tiles lived during run()), and whether
+    // broadcasts used device pointers.
+    std::string residency() const { return residency_; }
+    bool used_gpu_aware_mpi() const { return gpu_aware_used_; }
 
 private:
+    // The store's panel set `set` (tiles A(k, j) for my local tile columns and
+    // A(i, k) for my local tile rows) and its broadcasts.
     struct Panels {
-        std::vector<float> row;  // tiles A(k, j) for my local tile columns, tile-major
-        std::vector<float> col;  // tiles A(i, k) for my local tile rows
-        Broadcast row_bcast;     // along my process column
-        Broadcast col_bcast;     // along my process row
+        int set = 0;
+        std::int64_t k = -1;  // iteration whose panels these are
+        Broadcast row_bcast;  // along my process column
+        Broadcast col_bcast;  // along my process row
     };
 
+    void make_store();
+    std::int64_t store_tile(std::int64_t local_row, std::int64_t local_col) const;
     void diagonal_update(std::int64_t k);
     void diagonal_broadcast(std::int64_t k);
     void panel_update(std::int64_t k, Panels& panels);
@@ -107,9 +123,11 @@ private:
     const Backend& backend_;
     DriverOptions options_;
     LocalTiles layout_;
-    std::vector<float> diagonal_;  // closed A(k,k) of the current iteration
+    std::unique_ptr<LocalMatrixStore> store_;  // made in run()
     Panels panels_[2];
     PhaseTimes times_;
+    std::string residency_ = "host";
+    bool gpu_aware_used_ = false;
 };
 
 }  // namespace litpath::apsp

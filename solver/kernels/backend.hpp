@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/matrix_store.hpp"
+
 namespace litpath::apsp {
 
 class Backend {
@@ -34,6 +36,16 @@ public:
                                     const float* A, int lda,
                                     const float* B, int ldb,
                                     float* C, int ldc) const = 0;
+
+    // A store keeping the local matrix in this backend's memory for the whole
+    // solve (kernels/matrix_store.hpp), or nullptr when the backend computes on
+    // host memory (the driver then uses make_host_store). With gpu_aware_mpi
+    // the store hands device pointers to MPI; otherwise it stages through host
+    // buffers. Throws when the memory cannot be had.
+    virtual std::unique_ptr<LocalMatrixStore> make_resident_store(const StoreShape& shape,
+                                                                  bool gpu_aware_mpi) const {
+        return nullptr;
+    }
 };
 
 // The backend selected by name. Throws std::runtime_error with

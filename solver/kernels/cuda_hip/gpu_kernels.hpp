@@ -10,7 +10,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
+
+#include "kernels/matrix_store.hpp"
 
 namespace litpath::apsp::gpu {
 
@@ -39,6 +43,20 @@ void minplus_nn(int m, int n, int k, const float* A, int lda, const float* B, in
 // the seed paper's OPTSSRGEMM-NT tunes for).
 void minplus_nt(int m, int n, int k, const float* A, int lda, const float* Bt, int ldb, float* C, int ldc,
                 void* stream);
+// One product of a batch: C + c <- min(C + c, (A + a) (x) (B + b)), m x n
+// outputs, offsets in elements. With ld % 4 == 0 the offsets must be
+// multiples of 4 (tile offsets are, being multiples of b*b).
+struct BatchTile {
+    std::int64_t a, b, c;
+    int m, n;
+};
+// Every product of `tiles` (device memory, `count` entries) in one launch
+// (several beyond 65535): the NN kernel, inner dimension k, leading dimension
+// ld for all operands; max_m / max_n bound the entries' m / n. The C regions
+// must not overlap each other nor any A or B region.
+void minplus_batched(int k, const float* A, const float* B, float* C, int ld, const BatchTile* tiles, int count,
+                     int max_m, int max_n, void* stream);
+
 // Floyd-Warshall closure of one b x b tile in place.
 void floyd_warshall_tile(float* tile, int b, int ld, void* stream);
 // dst[n x m] = src[m x n]^T (to build the NT operand of a row panel).
@@ -53,6 +71,11 @@ void fill_bytes(float* p, unsigned char byte, std::size_t elems, void* stream); 
 void* stream_create();
 void stream_destroy(void* stream);
 void stream_synchronize(void* stream);
+
+// The device-resident LocalMatrixStore (device_store.cu) on the current
+// device: tiles, panels and the diagonal in device memory; MPI buffers staged
+// through pinned host memory, or device pointers with gpu_aware_mpi.
+std::unique_ptr<LocalMatrixStore> make_device_store(const StoreShape& shape, bool gpu_aware_mpi);
 
 // Milliseconds of `reps` calls of fn(stream) between two events on `stream`.
 double time_ms(void (*fn)(void*, void*), void* arg, int reps, void* stream);

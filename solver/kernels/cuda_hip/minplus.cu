@@ -20,7 +20,9 @@
 // taken from a pool; the driver's OpenMP threads therefore overlap copies and
 // kernels of different tiles, and MPI always sees host buffers. The
 // device-pointer entry points (gpu_kernels.hpp) are the building blocks of a
-// device-resident driver (the next step; see README).
+// device-resident driver: device_store.cu builds the --backend cuda|hip
+// LocalMatrixStore from them, and the driver uses that store, so the staging
+// methods below serve only direct Backend callers (tests, benchmarks).
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -65,16 +67,15 @@ __device__ __forceinline__ void load4(const float* __restrict__ p, int ld, int r
         out[i] = (r < rows && c + i < cols) ? p[static_cast<std::int64_t>(r) * ld + c + i] : kInf;
 }
 
+// One kBM x kBN block of C at (row0, col0), by the calling block's threads
+// (the body of both the single and the batched kernel).
 template <bool NT>
-__global__ void __launch_bounds__(kThreads, 2)
-    minplus_tiled(int m, int n, int k, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
-                  float* __restrict__ C, int ldc, bool vec_a, bool vec_b, bool vec_c) {
-    __shared__ __align__(16) float As[2][kBK][kBM];
-    __shared__ __align__(16) float Bs[2][kBK][kBN];
-
+__device__ __forceinline__ void minplus_block(int m, int n, int k, const float* __restrict__ A, int lda,
+                                              const float* __restrict__ B, int ldb, float* __restrict__ C, int ldc,
+                                              bool vec_a, bool vec_b, bool vec_c, int row0, int col0,
+                                              float (&As)[2][kBK][kBM], float (&Bs)[2][kBK][kBN]) {
     const int tid = static_cast<int>(threadIdx.x);
     const int tx = tid % (kBN / kTN), ty = tid / (kBN / kTN);
-    const int row0 = static_cast<int>(blockIdx.y) * kBM, col0 = static_cast<int>(blockIdx.x) * kBN;
 
     // Loader coordinates: a kBM x kBK slab of A (and of B^T for NT) is 2
     // float4 per row; a kBK x kBN slab of B (NN) is 32 float4 per row.
@@ -149,6 +150,29 @@ __global__ void __launch_bounds__(kThreads, 2)
             }
         }
     }
+}
+
+template <bool NT>
+__global__ void __launch_bounds__(kThreads, 2)
+    minplus_tiled(int m, int n, int k, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
+                  float* __restrict__ C, int ldc, bool vec_a, bool vec_b, bool vec_c) {
+    __shared__ __align__(16) float As[2][kBK][kBM];
+    __shared__ __align__(16) float Bs[2][kBK][kBN];
+    minplus_block<NT>(m, n, k, A, lda, B, ldb, C, ldc, vec_a, vec_b, vec_c, static_cast<int>(blockIdx.y) * kBM,
+                      static_cast<int>(blockIdx.x) * kBN, As, Bs);
+}
+
+// blockIdx.z picks the product of the batch; blocks beyond its m x n leave at once.
+template <bool Vec>
+__global__ void __launch_bounds__(kThreads, 2)
+    minplus_batched_kernel(int k, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                           int ld, const BatchTile* __restrict__ tiles) {
+    __shared__ __align__(16) float As[2][kBK][kBM];
+    __shared__ __align__(16) float Bs[2][kBK][kBN];
+    const BatchTile t = tiles[blockIdx.z];
+    const int row0 = static_cast<int>(blockIdx.y) * kBM, col0 = static_cast<int>(blockIdx.x) * kBN;
+    if (row0 >= t.m || col0 >= t.n) return;  // the whole block: no __syncthreads is skipped by part of it
+    minplus_block<false>(t.m, t.n, k, A + t.a, ld, B + t.b, ld, C + t.c, ld, Vec, Vec, Vec, row0, col0, As, Bs);
 }
 
 // Whole tile in one block's shared memory; dynamic shared size b*b floats.
@@ -268,6 +292,24 @@ void minplus_nt(int m, int n, int k, const float* A, int lda, const float* Bt, i
     launch_minplus<true>(m, n, k, A, lda, Bt, ldb, C, ldc, stream);
 }
 
+void minplus_batched(int k, const float* A, const float* B, float* C, int ld, const BatchTile* tiles, int count,
+                     int max_m, int max_n, void* stream) {
+    if (count <= 0 || k <= 0 || max_m <= 0 || max_n <= 0) return;
+    // Offsets are multiples of 4 when ld is (see gpu_kernels.hpp), so the bases decide.
+    const bool vec = vec_ok(A, ld) && vec_ok(B, ld) && vec_ok(C, ld);
+    constexpr int kMaxZ = 65535;
+    for (int first = 0; first < count; first += kMaxZ) {
+        const int z = std::min(kMaxZ, count - first);
+        const dim3 grid(static_cast<unsigned>((max_n + kBN - 1) / kBN), static_cast<unsigned>((max_m + kBM - 1) / kBM),
+                        static_cast<unsigned>(z));
+        if (vec)
+            minplus_batched_kernel<true><<<grid, kThreads, 0, as_stream(stream)>>>(k, A, B, C, ld, tiles + first);
+        else
+            minplus_batched_kernel<false><<<grid, kThreads, 0, as_stream(stream)>>>(k, A, B, C, ld, tiles + first);
+        GPU_CHECK_LAUNCH();
+    }
+}
+
 void floyd_warshall_tile(float* tile, int b, int ld, void* stream) {
     if (b <= 0) return;
     if (b <= kSharedFwMax) {
@@ -356,6 +398,13 @@ public:
 
     std::string name() const override { return LITPATH_GPU_API; }
     std::string isa() const override { return arch_; }
+
+    // The driver's store: tiles resident on this device for the whole solve.
+    std::unique_ptr<LocalMatrixStore> make_resident_store(const StoreShape& shape,
+                                                          bool gpu_aware_mpi) const override {
+        GPU_CHECK(gpuSetDevice(device_));
+        return gpu::make_device_store(shape, gpu_aware_mpi);
+    }
 
     void floyd_warshall_tile(float* tile, int b, int ld) const override {
         if (b <= 0) return;
