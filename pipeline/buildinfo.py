@@ -88,7 +88,9 @@ def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> li
             files.append(InputFile(kind, path, sha256_of_file(path, cache), order))
     if cache_file is not None:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_suffix(".tmp")
+        # Every Slurm job parses the workflow again, so several processes may write at once:
+        # each through its own temporary file, renamed atomically.
+        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(cache, indent=0))
         tmp.replace(cache_file)
     return files

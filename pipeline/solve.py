@@ -2,8 +2,9 @@
 
 ``build_solver()`` configures and builds solver/ with CMake (Ninja, Release, -j2) against
 the cached MPI build of ADIOS2 (``scripts/build_adios2_mpi.sh``); a second call is a no-op
-when nothing changed. ``run_solver()`` launches ``mpirun -n R apsp-fw ...``, streams the
-solver's progress lines, and returns its JSON summary as a dict.
+when nothing changed. ``run_solver()`` launches ``apsp-fw`` on R ranks (``mpirun``, or
+``srun`` inside a Slurm allocation), streams the solver's progress lines, and returns its
+JSON summary as a dict.
 
 Fault tolerance: ``run_solver`` checkpoints into ``<output>.checkpoints`` (next to the
 output, so inside the build folder) and, when that folder holds a complete checkpoint from
@@ -17,6 +18,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -233,7 +235,8 @@ def run_solver(
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int | str | None = DEFAULT_CHECKPOINT_EVERY,
 ) -> dict[str, Any]:
-    """Run ``mpirun -n ranks apsp-fw`` and return its JSON summary.
+    """Run ``apsp-fw`` on ``ranks`` MPI ranks (mpirun, or srun inside a Slurm allocation) and
+    return its JSON summary.
 
     Progress lines (stderr of rank 0) are passed to ``on_progress`` (default: echoed to
     our stderr). On failure raises :class:`SolverError` with the exit status and the tail
@@ -276,6 +279,7 @@ def run_solver(
         if threads:
             env["OMP_NUM_THREADS"] = str(int(threads))
         echo = on_progress or (lambda line: print(line, file=sys.stderr, flush=True))
+        echo(f"launching: {shlex.join(cmd)}")
         log_tail: collections.deque[str] = collections.deque(maxlen=60)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         assert proc.stderr is not None

@@ -22,8 +22,11 @@ rule solve:
         "../envs/litpath.yaml"
     threads: config["solver"]["ranks"] * config["solver"]["threads"]
     resources:
-        # The Slurm executor runs this as one MPI job (one task per rank); locally,
-        # pipeline/solve.py launches mpirun itself.
+        **({"mpi": "srun"} if config["solver"]["ranks"] > 1 else {}),
+        # The Slurm executor runs this as one MPI job (one task per rank) whose command
+        # starts the ranks itself with srun (pipeline/solve.py); `mpi` keeps the executor
+        # from wrapping the command in an srun step of its own, which would leave the
+        # inner srun waiting for CPUs forever. The executor refuses `mpi` on one task.
         tasks=config["solver"]["ranks"],
         cpus_per_task=config["solver"]["threads"],
     shell:
