@@ -17,15 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-INPUT_KINDS = (
-    "semmeddb_predication",
-    "semmeddb_sentence",
-    "semmeddb_citations",
-    "semmeddb_entity",
-    "pubmed_xml",
-    "cord19_metadata",
-    "citations_table",
-)
+from pipeline.ingest.common import KINDS
+
+# The input kinds are the ingest readers' (one reader per kind).
+INPUT_KINDS = KINDS
 
 # Config sections whose values change what a build contains.
 BUILD_SECTIONS = ("ingest", "graph", "solver")

@@ -9,7 +9,7 @@ that are not UTF-8 are quarantined with line and field.
 from __future__ import annotations
 
 from pipeline.ingest.common import IngestRun, InputFile, parse_int
-from pipeline.ingest.cord19 import iter_csv, printable_raw, read_header, undecodable_field
+from pipeline.ingest.cord19 import iter_csv, malformed_row_reason, printable_raw, read_header
 
 REQUIRED = ("citing", "referenced")
 
@@ -22,14 +22,9 @@ def read_citations_table(source: InputFile, run: IngestRun) -> None:
         if fields is None or fields == []:
             run.quarantine(line, None, error or "empty line", printable_raw(raw))
             continue
-        if len(fields) != len(header):
-            run.quarantine(
-                line, "*", f"expected {len(header)} columns, got {len(fields)}", printable_raw(raw)
-            )
-            continue
-        bad = undecodable_field(header, fields)
-        if bad:
-            run.quarantine(line, bad, "bytes that are not valid UTF-8", printable_raw(raw))
+        malformed = malformed_row_reason(header, fields)
+        if malformed:
+            run.quarantine(line, *malformed, printable_raw(raw))
             continue
         citing = parse_int(fields[citing_at].strip())
         if citing is None:

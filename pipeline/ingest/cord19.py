@@ -67,6 +67,20 @@ def printable_raw(raw: str) -> str:
     return raw.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+def malformed_row_reason(header: list[str], fields: list[str]) -> tuple[str, str] | None:
+    """(field, reason) when a parsed CSV row cannot be used as a whole, else None.
+
+    Shared by the CSV readers (CORD-19 metadata, citation tables): a row whose column
+    count differs from the header's, or that holds bytes which are not UTF-8.
+    """
+    if len(fields) != len(header):
+        return "*", f"expected {len(header)} columns, got {len(fields)}"
+    bad = undecodable_field(header, fields)
+    if bad:
+        return bad, "bytes that are not valid UTF-8"
+    return None
+
+
 def undecodable_field(header: list[str], fields: list[str]) -> str | None:
     for name, value in zip(header, fields, strict=False):
         if _UNDECODABLE.search(value):
@@ -105,14 +119,9 @@ def read_metadata(source: InputFile, run: IngestRun) -> None:
         if fields == []:
             run.quarantine(line, None, "empty line", printable_raw(raw))
             continue
-        if len(fields) != len(header):
-            run.quarantine(
-                line, "*", f"expected {len(header)} columns, got {len(fields)}", printable_raw(raw)
-            )
-            continue
-        bad = undecodable_field(header, fields)
-        if bad:
-            run.quarantine(line, bad, "bytes that are not valid UTF-8", printable_raw(raw))
+        malformed = malformed_row_reason(header, fields)
+        if malformed:
+            run.quarantine(line, *malformed, printable_raw(raw))
             continue
         cord_uid = fields[column["cord_uid"]].strip()
         if not cord_uid:
