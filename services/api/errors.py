@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pymongo.errors import PyMongoError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger("litpath.api")
@@ -88,6 +89,13 @@ def register_error_handlers(app: FastAPI) -> None:
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return error_response(exc.status_code, code, str(exc.detail), None, getattr(exc, "headers", None))
+
+    @app.exception_handler(PyMongoError)
+    async def _mongo_unavailable(request: Request, exc: PyMongoError) -> JSONResponse:
+        # The evidence store failed under a query: say which dependency, not where it lives.
+        log.warning("MongoDB error on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+        message = f"the evidence store (MongoDB) is unavailable: {type(exc).__name__}; try again later"
+        return error_response(503, "dependency_unavailable", message, {"dependency": "mongodb"})
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -450,3 +450,26 @@ def test_api_key_required_401(fixture_build):
 def test_unknown_route_404(client):
     _assert_error(client.get("/v1/nothing"), 404, "not_found")
     _assert_error(client.delete("/v1/path"), 405, "method_not_allowed")
+
+
+def test_errors_mongo_failure_is_a_clear_503() -> None:
+    """A MongoDB failure under a query becomes 503 naming the dependency, never a bare 500."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+    from pymongo.errors import ServerSelectionTimeoutError
+
+    from services.api.errors import register_error_handlers
+
+    app = FastAPI()
+    register_error_handlers(app)
+
+    @app.get("/boom")
+    def boom() -> None:
+        raise ServerSelectionTimeoutError("127.0.0.1:27017: connection refused")
+
+    with TestClient(app) as client:
+        response = client.get("/boom")
+    assert response.status_code == 503
+    body = response.json()["error"]
+    assert body["code"] == "dependency_unavailable" and "MongoDB" in body["message"]
+    assert "27017" not in response.text
