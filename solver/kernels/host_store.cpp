@@ -55,39 +55,13 @@ public:
     void diagonal_from_mpi() override {}
 
     void update_row_panel(int set, int ek, const std::vector<PanelTile>& tiles, int threads) override {
-        const int b = shape_.b;
-        const auto tile_elems = shape_.tile_elems();
-        const float* diag = diagonal_.data();
-        float* panel = row_[set].data();
-        const auto count = static_cast<std::int64_t>(tiles.size());
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (std::int64_t p = 0; p < count; ++p) {
-            float* tile = tile_ptr(tiles[p].tile);
-            float* copy = panel + p * tile_elems;
-            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
-            if (tiles[p].diagonal) continue;
-            // A(k,j) <- A(k,j) (+) A(k,k) (x) A(k,j), reading the copy.
-            backend_.minplus_accumulate(ek, tiles[p].extent, ek, diag, b, copy, b, tile, b);
-            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
-        }
+        // A(k,j) <- A(k,j) (+) A(k,k) (x) A(k,j)
+        panel_update(PanelSide::row, row_[set].data(), ek, tiles, threads);
     }
 
     void update_col_panel(int set, int ek, const std::vector<PanelTile>& tiles, int threads) override {
-        const int b = shape_.b;
-        const auto tile_elems = shape_.tile_elems();
-        const float* diag = diagonal_.data();
-        float* panel = col_[set].data();
-        const auto count = static_cast<std::int64_t>(tiles.size());
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (std::int64_t p = 0; p < count; ++p) {
-            float* tile = tile_ptr(tiles[p].tile);
-            float* copy = panel + p * tile_elems;
-            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
-            if (tiles[p].diagonal) continue;
-            // A(i,k) <- A(i,k) (+) A(i,k) (x) A(k,k)
-            backend_.minplus_accumulate(tiles[p].extent, ek, ek, copy, b, diag, b, tile, b);
-            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
-        }
+        // A(i,k) <- A(i,k) (+) A(i,k) (x) A(k,k)
+        panel_update(PanelSide::column, col_[set].data(), ek, tiles, threads);
     }
 
     float* mpi_row_panel(int set) override { return row_[set].data(); }
@@ -144,6 +118,33 @@ private:
     StoreShape shape_;
     const Backend& backend_;
     std::vector<float> diagonal_;  // closed A(k,k) of the current iteration
+    enum class PanelSide { row, column };
+
+    /// The panel update of row or column k: each owned tile is copied into the panel buffer
+    /// (the operand the kernel reads, and what is broadcast), updated in place with the
+    /// closed diagonal tile on the left (row panel) or the right (column panel), and the
+    /// result copied back into the buffer. The diagonal tile itself is only copied.
+    void panel_update(PanelSide side, float* panel, int ek, const std::vector<PanelTile>& tiles,
+                      int threads) {
+        const int b = shape_.b;
+        const auto tile_elems = shape_.tile_elems();
+        const float* diag = diagonal_.data();
+        const auto count = static_cast<std::int64_t>(tiles.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+        for (std::int64_t p = 0; p < count; ++p) {
+            float* tile = tile_ptr(tiles[p].tile);
+            float* copy = panel + p * tile_elems;
+            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
+            if (tiles[p].diagonal) continue;
+            if (side == PanelSide::row) {
+                backend_.minplus_accumulate(ek, tiles[p].extent, ek, diag, b, copy, b, tile, b);
+            } else {
+                backend_.minplus_accumulate(tiles[p].extent, ek, ek, copy, b, diag, b, tile, b);
+            }
+            std::memcpy(copy, tile, static_cast<std::size_t>(tile_elems) * sizeof(float));
+        }
+    }
+
     std::vector<float> row_[2], col_[2];
 };
 
