@@ -16,7 +16,7 @@
 # Exit status: 0 all requested checks passed, 1 a check failed, 77 every
 # requested check was skipped (toolchain unavailable; the reason is printed).
 # Environment: LITPATH_CACHE (~/.cache/litpath), LITPATH_GPU_CHECK_BUILD
-# (build trees; $LITPATH_CACHE/gpu-compile-check), LITPATH_JOBS (2),
+# (build trees; $LITPATH_CACHE/gpu-compile-check/<hash of the checkout path>), LITPATH_JOBS (2),
 # PYTHON (python3, for pip), LITPATH_ADIOS2_PREFIX ($LITPATH_CACHE/adios2-mpi-2.12.1;
 # without it the check builds with -DLITPATH_WITH_ADIOS2=OFF).
 set -uo pipefail
@@ -24,7 +24,10 @@ set -uo pipefail
 what=${1:-all}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)  # solver/
 cache=${LITPATH_CACHE:-$HOME/.cache/litpath}
-build_root=${LITPATH_GPU_CHECK_BUILD:-$cache/gpu-compile-check}
+# One build tree per checkout: CMake refuses a cache made from another source
+# directory (a CI clone next to a developer's checkout shares $LITPATH_CACHE).
+checkout_key=$(printf '%s' "$here" | sha1sum | cut -c1-12)
+build_root=${LITPATH_GPU_CHECK_BUILD:-$cache/gpu-compile-check/$checkout_key}
 jobs=${LITPATH_JOBS:-2}
 python=${PYTHON:-python3}
 adios2=${LITPATH_ADIOS2_PREFIX:-$cache/adios2-mpi-2.12.1}

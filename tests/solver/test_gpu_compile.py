@@ -3,7 +3,7 @@
 CUDA: nvcc from the PyPI nvidia-cuda-* 13.x wheels builds apsp-fw with -DLITPATH_WITH_CUDA=ON (sm_90).
 HIP: Debian's hipcc builds it with -DLITPATH_WITH_HIP=ON (gfx90a). Each built apsp-fw must know its
 backend. Cold: pip wheels ~30 s, apt hipcc ~1-2 min; warm (cached wheels, build trees under
-$LITPATH_CACHE/gpu-compile-check): seconds when nothing changed, ~1 min per backend otherwise.
+$LITPATH_CACHE/gpu-compile-check/<checkout>): seconds when nothing changed, ~1 min per backend otherwise.
 """
 
 from __future__ import annotations
