@@ -5,6 +5,7 @@
 //
 // Exit status: 0 ok; 2 bad input, options or resources; 3 --validate failed.
 #include <mpi.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -331,10 +332,28 @@ int run(int argc, char** argv) {
     MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     int ranks_on_node = 1;
     MPI_Comm_size(node, &ranks_on_node);
+    // CPUs this rank may run on: the launcher may have bound it (Open MPI binds a
+    // rank to one core by default), and threads beyond that would share them.
+    int allowed_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    {
+        cpu_set_t mask;
+        CPU_ZERO(&mask);
+        if (sched_getaffinity(0, sizeof(mask), &mask) == 0) allowed_cpus = std::max(1, CPU_COUNT(&mask));
+    }
     if (opt.threads <= 0) {
         const char* env = std::getenv("OMP_NUM_THREADS");
         const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        opt.threads = env && std::atoi(env) > 0 ? std::atoi(env) : std::max(1, hw / ranks_on_node);
+        opt.threads = env && std::atoi(env) > 0 ? std::atoi(env)
+                                                : std::max(1, std::min(allowed_cpus, hw / ranks_on_node));
+    }
+    {
+        int worst_allowed = allowed_cpus;
+        MPI_Allreduce(&allowed_cpus, &worst_allowed, 1, MPI_INT, MPI_MIN, world);
+        if (root && opt.threads > worst_allowed)
+            std::cerr << "apsp-fw: warning: " << opt.threads << " threads per rank, but a rank may run on only "
+                      << worst_allowed << " CPU(s) (the launcher bound it), so its threads share them; "
+                      << "launch with mpirun --map-by slot:PE=" << opt.threads << " (or --bind-to none), "
+                      << "or srun -c " << opt.threads << std::endl;
     }
 
     ProcessGrid grid(world, shape);

@@ -143,6 +143,37 @@ def test_launcher_outside_allocation_is_mpirun() -> None:
     assert "^slurm" not in command
 
 
+def test_launcher_gives_threaded_ranks_their_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Open MPI's default binds a rank to one core: its threads would share it.
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert "--map-by" not in launcher_command(2, {})
+    fits = launcher_command(2, {}, threads_per_rank=4)
+    assert fits[fits.index("--map-by") + 1] == "slot:PE=4"
+    too_many = launcher_command(4, {}, threads_per_rank=4)
+    assert too_many[too_many.index("--bind-to") + 1] == "none"
+
+
+def test_threaded_rank_runs_on_as_many_cpus_as_threads() -> None:
+    """The real mpirun with our flags: a 1-rank, 2-thread job may use 2 CPUs, not 1."""
+    if shutil.which("mpirun") is None or (os.cpu_count() or 1) < 2:
+        pytest.skip("needs mpirun and 2 CPUs")
+    command = launcher_command(1, {}, threads_per_rank=2)
+    out = subprocess.run(
+        [*command, "grep", "Cpus_allowed_list", "/proc/self/status"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    allowed = out.split(":")[1].strip()
+    cpus = sum(
+        int(b) - int(a) + 1 if "-" in part else 1
+        for part in allowed.split(",")
+        for a, _, b in [part.partition("-")]
+    )
+    assert cpus >= 2, out
+
+
 def test_launcher_inside_allocation_is_srun_with_pmix() -> None:
     assert launcher_command(2, {"SLURM_JOB_ID": "17"}) == ["srun", "-n", "2", "--mpi=pmix"]
     assert launcher_command(2, {"SLURM_JOB_ID": "17"}, threads_per_rank=4)[-1] == "--cpus-per-task=4"
