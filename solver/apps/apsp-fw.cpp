@@ -5,7 +5,6 @@
 //
 // Exit status: 0 ok; 2 bad input, options or resources; 3 --validate failed.
 #include <mpi.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/affinity.hpp"
 #include "core/checkpoint.hpp"
 #include "core/distances_output.hpp"
 #include "core/driver.hpp"
@@ -334,27 +334,25 @@ int run(int argc, char** argv) {
     MPI_Comm_size(node, &ranks_on_node);
     // CPUs this rank may run on: the launcher may have bound it (Open MPI binds a
     // rank to one core by default), and threads beyond that would share them.
-    int allowed_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    {
-        cpu_set_t mask;
-        CPU_ZERO(&mask);
-        if (sched_getaffinity(0, sizeof(mask), &mask) == 0) allowed_cpus = std::max(1, CPU_COUNT(&mask));
-    }
+    const std::vector<int> rank_cpus = allowed_cpus();
+    int allowed_cpu_count = rank_cpus.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
+                                              : static_cast<int>(rank_cpus.size());
     if (opt.threads <= 0) {
         const char* env = std::getenv("OMP_NUM_THREADS");
         const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         opt.threads = env && std::atoi(env) > 0 ? std::atoi(env)
-                                                : std::max(1, std::min(allowed_cpus, hw / ranks_on_node));
+                                                : std::max(1, std::min(allowed_cpu_count, hw / ranks_on_node));
     }
     {
-        int worst_allowed = allowed_cpus;
-        MPI_Allreduce(&allowed_cpus, &worst_allowed, 1, MPI_INT, MPI_MIN, world);
+        int worst_allowed = allowed_cpu_count;
+        MPI_Allreduce(&allowed_cpu_count, &worst_allowed, 1, MPI_INT, MPI_MIN, world);
         if (root && opt.threads > worst_allowed)
             std::cerr << "apsp-fw: warning: " << opt.threads << " threads per rank, but a rank may run on only "
                       << worst_allowed << " CPU(s) (the launcher bound it), so its threads share them; "
                       << "launch with mpirun --map-by slot:PE=" << opt.threads << " (or --bind-to none), "
                       << "or srun -c " << opt.threads << std::endl;
     }
+    const std::string thread_placement = place_threads(opt.threads, rank_cpus);
 
     ProcessGrid grid(world, shape);
     PhaseTimes times;
@@ -555,6 +553,7 @@ int run(int argc, char** argv) {
         j << "  \"lookahead\": " << (opt.lookahead ? "true" : "false") << ",\n";
         j << "  \"backend\": \"" << backend->name() << "\",\n  \"isa\": \"" << backend->isa() << "\",\n";
         j << "  \"threads\": " << opt.threads << ",\n";
+        j << "  \"thread_placement\": \"" << thread_placement << "\",\n";
         j << "  \"matrix_residency\": \"" << solver.residency() << "\",\n";
         j << "  \"gpu_aware_mpi\": " << (solver.used_gpu_aware_mpi() ? "true" : "false") << ",\n";
         j << "  \"seconds\": {\"read\": " << json_number(slowest[0]) << ", \"diagonal\": " << json_number(slowest[1])

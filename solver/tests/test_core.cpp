@@ -5,6 +5,13 @@
 #include <map>
 #include <set>
 
+#include <omp.h>
+#include <sched.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "core/affinity.hpp"
 #include "core/broadcast.hpp"
 #include "core/grid.hpp"
 #include "core/sha256.hpp"
@@ -134,4 +141,43 @@ TEST(Sha256, KnownVectors) {
     const std::string s = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     two_blocks.update(s.data(), s.size());
     EXPECT_EQ(two_blocks.hex_digest(), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+// Thread placement: with one CPU per thread, thread i runs on the mask's i-th CPU only.
+TEST(Affinity, PinsOneThreadPerAllowedCpu) {
+    const std::vector<int> cpus = litpath::apsp::allowed_cpus();
+    ASSERT_FALSE(cpus.empty());
+    if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs";
+    unsetenv("OMP_PROC_BIND");
+    unsetenv("OMP_PLACES");
+    const int threads = static_cast<int>(cpus.size());
+    EXPECT_EQ(litpath::apsp::place_threads(threads + 1, cpus), "os");  // not one CPU per thread
+    ASSERT_EQ(litpath::apsp::place_threads(threads, cpus), "pinned");
+    std::vector<std::vector<int>> seen(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+    {
+        cpu_set_t mask;
+        CPU_ZERO(&mask);
+        sched_getaffinity(0, sizeof(mask), &mask);
+        std::vector<int> mine;
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &mask)) mine.push_back(cpu);
+        seen[static_cast<std::size_t>(omp_get_thread_num())] = mine;
+    }
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(seen[t], std::vector<int>{cpus[t]}) << "thread " << t;
+    // Restore the whole mask on every thread for the tests after this one.
+#pragma omp parallel num_threads(threads)
+    {
+        cpu_set_t all;
+        CPU_ZERO(&all);
+        for (int cpu : cpus) CPU_SET(cpu, &all);
+        sched_setaffinity(0, sizeof(all), &all);
+    }
+}
+
+TEST(Affinity, UserPlacementIsLeftAlone) {
+    setenv("OMP_PROC_BIND", "spread", 1);
+    EXPECT_EQ(litpath::apsp::place_threads(2, {0, 1}), "user");
+    unsetenv("OMP_PROC_BIND");
+    EXPECT_EQ(litpath::apsp::place_threads(1, {0}), "os");
 }
