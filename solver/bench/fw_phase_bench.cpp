@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "core/affinity.hpp"
 #include "kernels/backend.hpp"
 
 namespace {
@@ -96,6 +97,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "fw-phase-bench: %s\n", e.what());
         return 2;
     }
+    // The same thread placement apsp-fw uses, so the model sees the solver's rates.
+    const std::string placement = litpath::apsp::place_threads(threads, litpath::apsp::allowed_cpus());
+    std::fprintf(stderr, "fw-phase-bench: %d threads, placement %s\n", threads, placement.c_str());
     const double per_cell = seconds / std::max<std::size_t>(1, tiles.size() * (locals.size() + 1));
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> cost(0.0f, 10.0f);
