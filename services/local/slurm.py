@@ -549,8 +549,9 @@ def launcher_command(ranks: int, env: Mapping[str, str], threads_per_rank: int =
     - ``srun -n R --mpi=pmix [-c T]`` inside a Slurm allocation (``SLURM_JOB_ID`` set): Slurm
       places the ranks on the allocated nodes; nothing else is needed.
     - otherwise ``mpirun -n R --oversubscribe`` (plus ``--allow-run-as-root`` as root); with
-      T > 1 threads a rank, ``--map-by slot:PE=T`` (each rank bound to T cores) or, when the
-      node has fewer than R x T cores, ``--bind-to none``. When
+      T > 1 threads a rank, ``--map-by slot:PE=T`` (each rank bound to T cores; with
+      ``--use-hwthread-cpus`` when only hardware threads make room) or, when the node has
+      fewer than R x T CPUs, ``--bind-to none``. When
       ``mpirun`` is chosen inside an allocation it gets ``--mca ras ^slurm --mca plm ^slurm``, so
       Open MPI does not try to launch its daemons through Slurm (single node only then).
 
@@ -576,10 +577,14 @@ def launcher_command(ranks: int, env: Mapping[str, str], threads_per_rank: int =
     command = ["mpirun", "-n", str(ranks), "--oversubscribe"]
     if threads_per_rank > 1:
         # Open MPI binds each rank to ONE core by default (for up to 2 ranks), so a rank's
-        # OpenMP threads would share that core. Give each rank its T cores, or no binding
-        # when the node has fewer than ranks x T.
-        if ranks * threads_per_rank <= (os.cpu_count() or 1):
+        # OpenMP threads would share that core. Give each rank its T cores (PE counts
+        # cores; hardware threads when they are needed to fit), or no binding when the
+        # node has fewer than ranks x T CPUs.
+        wanted = ranks * threads_per_rank
+        if wanted <= (psutil.cpu_count(logical=False) or 1):
             command += ["--map-by", f"slot:PE={threads_per_rank}"]
+        elif wanted <= (psutil.cpu_count(logical=True) or 1):
+            command += ["--use-hwthread-cpus", "--map-by", f"slot:PE={threads_per_rank}"]
         else:
             command += ["--bind-to", "none"]
     if os.geteuid() == 0:

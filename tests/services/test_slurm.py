@@ -145,11 +145,17 @@ def test_launcher_outside_allocation_is_mpirun() -> None:
 
 def test_launcher_gives_threaded_ranks_their_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     # Open MPI's default binds a rank to one core: its threads would share it.
-    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    import psutil
+
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 16 if logical else 8)
     assert "--map-by" not in launcher_command(2, {})
     fits = launcher_command(2, {}, threads_per_rank=4)
     assert fits[fits.index("--map-by") + 1] == "slot:PE=4"
-    too_many = launcher_command(4, {}, threads_per_rank=4)
+    assert "--use-hwthread-cpus" not in fits
+    hyperthreads = launcher_command(2, {}, threads_per_rank=8)
+    assert "--use-hwthread-cpus" in hyperthreads
+    assert hyperthreads[hyperthreads.index("--map-by") + 1] == "slot:PE=8"
+    too_many = launcher_command(4, {}, threads_per_rank=8)
     assert too_many[too_many.index("--bind-to") + 1] == "none"
 
 
