@@ -17,7 +17,10 @@ What is measured (one run, one machine, one graph):
    explodes). It is the realistic peer a Neo4j user would run, and it solves an easier
    problem than ours -- the comparison favours Neo4j. Sequential latency (one session) and
    throughput from a thread pool of sessions are recorded.
-4. **On-demand Dijkstra** (reference, in-process, no HTTP): the *weighted* answer without
+4. **HTTP floor** -- ``GET /v1/health`` from the same one-client loop: what the HTTP stack
+   (client, uvicorn, FastAPI routing, JSON) costs a request that does no work, so the path
+   query's own time is the difference.
+5. **On-demand Dijkstra** (reference, in-process, no HTTP): the *weighted* answer without
    precomputed distances -- ``scipy.sparse.csgraph.dijkstra`` from the source per query.
 
 The graph is the test fixture's random literature-like graph (build_fixture.py) with its
@@ -238,6 +241,23 @@ def dijkstra_reference(adjacency, pair_vids) -> dict:
     return percentiles(samples)
 
 
+def http_floor(base: str, count: int) -> dict:
+    """One keep-alive client calling /v1/health: the per-request cost of the HTTP stack alone."""
+    import httpx
+
+    samples = []
+    with httpx.Client(base_url=base, timeout=30) as client:
+        for _ in range(20):  # warm-up
+            client.get("/v1/health")
+        for _ in range(count):
+            started = time.perf_counter()
+            response = client.get("/v1/health")
+            samples.append(time.perf_counter() - started)
+            if response.status_code != 200:
+                raise SystemExit(f"/v1/health answered {response.status_code}: {response.text}")
+    return percentiles(samples)
+
+
 def write_report(path: Path, result: dict) -> None:
     svc, seq, neo = result["service_wrk"], result["service_sequential"], result.get("neo4j")
     dij = result["dijkstra"]
@@ -258,6 +278,13 @@ def write_report(path: Path, result: dict) -> None:
         f"| litpath /v1/path, one client | {seq['p50_ms']:.2f} | {seq['p90_ms']:.2f} | {seq['p99_ms']:.2f} | "
         f"{1e3 / seq['mean_ms']:.0f} | {seq['paths_checked']} returned paths checked (edges exist, cost = D) |",
     ]
+    floor = result.get("http_floor")
+    if floor:
+        lines.append(
+            f"| litpath /v1/health, one client (HTTP floor) | {floor['p50_ms']:.2f} | {floor['p90_ms']:.2f} | "
+            f"{floor['p99_ms']:.2f} | {1e3 / floor['mean_ms']:.0f} | no work: client + uvicorn + FastAPI + JSON; "
+            f"the path query itself adds {seq['p50_ms'] - floor['p50_ms']:.2f} ms at p50 |"
+        )
     if neo:
         lines += [
             f"| Neo4j shortestPath (hop count), one session | {neo['sequential']['p50_ms']:.2f} | "
@@ -286,6 +313,11 @@ def write_report(path: Path, result: dict) -> None:
             (f">= 10x Neo4j at p50 (one client each): {ratio:.1f}x", ratio >= TARGETS["neo4j_ratio_p50"])
         )
     lines += [f"- {'met' if ok else 'NOT met'}: {name}" for name, ok in checks]
+    if neo and floor:
+        lines.append(
+            f"- context: Neo4j p50 / HTTP-floor p50 = {neo['sequential']['p50_ms'] / floor['p50_ms']:.1f}x, "
+            "the largest ratio any answer over this HTTP stack could reach on this machine"
+        )
     lines += ["", "Raw numbers:", "", "```json", json.dumps(result, indent=2), "```", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as handle:
@@ -320,6 +352,8 @@ def main() -> None:
     try:
         sequential = sequential_service(base, pairs, adjacency, keys)
         print("service, one client:", json.dumps(sequential), flush=True)
+        floor = http_floor(base, len(pairs))
+        print("HTTP floor (/v1/health), one client:", json.dumps(floor), flush=True)
         import psutil
 
         server_procs = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
@@ -345,7 +379,8 @@ def main() -> None:
         "build": "results dir " + str(args.results_dir) if args.results_dir else "random fixture, scipy distances",
         "loadavg": " ".join(f"{x:.1f}" for x in LOADAVG),
         "workers": args.workers, "wrk_threads": args.wrk_threads, "n_pairs": args.pairs,
-        "service_wrk": loaded, "service_sequential": sequential, "neo4j": neo, "dijkstra": dij,
+        "service_wrk": loaded, "service_sequential": sequential, "http_floor": floor,
+        "neo4j": neo, "dijkstra": dij,
     }  # fmt: skip
     write_report(Path(args.out), result)
     print(f"recorded to {args.out}")
