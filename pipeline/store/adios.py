@@ -18,6 +18,10 @@ distances.bp, written by the solver
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
+import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -162,6 +166,50 @@ def write_distances_bp(
         stream.end_step()
 
 
+# Run in a child process before a distances.bp is opened here: ADIOS2 (2.12) segfaults on
+# some damaged BP5 metadata (a truncated mmd.0, for one) instead of raising, and a crash there
+# must not take the service or the pipeline down with it.
+_PROBE = """
+import sys, adios2
+with adios2.FileReader(sys.argv[1]) as reader:
+    variables = reader.available_variables()
+    for name in reader.available_attributes():
+        reader.read_attribute(name)
+    if "distance" in variables:
+        reader.all_blocks_info("distance")
+"""
+
+
+def probe_opens(path: Path, timeout_s: float = 300.0) -> None:
+    """Open ``path`` with ADIOS2 in a child process; :class:`DistancesCorrupt` if that crashes
+    or raises (with ADIOS2's last message line)."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _PROBE, str(path)],
+            capture_output=True,
+            text=True,
+            errors="replace",  # ADIOS2 prints raw bytes of damaged metadata
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise DistancesCorrupt(f"{path}: ADIOS2 did not finish opening it in {timeout_s:.0f} s") from exc
+    if proc.returncode < 0:
+        try:
+            name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            name = f"signal {-proc.returncode}"
+        raise DistancesCorrupt(
+            f"{path}: ADIOS2 crashed ({name}) reading its metadata: truncated or damaged, not served"
+        )
+    if proc.returncode > 0:  # ADIOS2 raised: report it now rather than open (and wait) again
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", proc.stderr)  # ADIOS2 colours its messages
+        lines = [line.strip() for line in plain.splitlines() if line.strip()]
+        raise DistancesCorrupt(
+            f"{path}: cannot be opened (truncated or damaged?): {lines[-1] if lines else ''}"
+        )
+
+
 class DistanceMatrix:
     """Row and tile reader of a solver's ``distances.bp``, opened once and shared.
 
@@ -184,6 +232,7 @@ class DistanceMatrix:
                     raise DistancesCorrupt(
                         f"{self.path}: BP5 file {name} is missing or empty (incomplete write?)"
                     )
+            probe_opens(self.path)
         try:
             self._reader = adios2.FileReader(str(self.path))
         except Exception as exc:  # noqa: BLE001 -- ADIOS2 raises plain RuntimeErrors

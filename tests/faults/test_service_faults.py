@@ -48,6 +48,18 @@ def test_ready_missing_metadata_503(build):
         _error(client.get("/v1/distance?source=C0000001&target=C0000002"), 503, "build_unavailable")
 
 
+def test_ready_truncated_metadata_503(build):
+    # A BP5 metadata file cut to a third makes ADIOS2 2.12 segfault instead of raising: the
+    # probe in a child process must catch it, or this test process dies with it.
+    meta = build.build_dir / "distances.bp" / "mmd.0"
+    os.truncate(meta, meta.stat().st_size // 3)
+    with TestClient(create_app(Settings(results_dir=build.results_dir))) as client:
+        assert client.get("/v1/health").status_code == 200
+        error = _error(client.get("/v1/ready"), 503, "not_ready")
+        assert "truncated or damaged" in error["message"], error
+        _error(client.get("/v1/distance?source=C0000001&target=C0000002"), 503, "build_unavailable")
+
+
 def test_ready_unfinished_solve_503(build):
     (build.build_dir / "distances.bp.partial").mkdir()
     with TestClient(create_app(Settings(results_dir=build.results_dir))) as client:
