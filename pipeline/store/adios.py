@@ -129,6 +129,7 @@ def read_graph_bp(path: Path | str) -> tuple[tuple[int, np.ndarray, np.ndarray, 
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"graph file not found: {path}")
+    probe_opens(path, GraphCorrupt)
     with adios2.FileReader(str(path)) as reader:
         n = int(np.asarray(reader.read("n")).item())
         row_ptr = _read_1d(reader, "row_ptr", np.int64)
@@ -166,23 +167,26 @@ def write_distances_bp(
         stream.end_step()
 
 
-# Run in a child process before a distances.bp is opened here: ADIOS2 (2.12) segfaults on
-# some damaged BP5 metadata (a truncated mmd.0, for one) instead of raising, and a crash there
+class GraphCorrupt(ValueError):
+    """graph.bp is truncated or damaged; the message names the file."""
+
+
+# Run in a child process before a BP file is opened here: ADIOS2 (2.12) segfaults on some
+# damaged BP5 metadata (a truncated mmd.0, for one) instead of raising, and a crash there
 # must not take the service or the pipeline down with it.
 _PROBE = """
 import sys, adios2
 with adios2.FileReader(sys.argv[1]) as reader:
-    variables = reader.available_variables()
     for name in reader.available_attributes():
         reader.read_attribute(name)
-    if "distance" in variables:
-        reader.all_blocks_info("distance")
+    for name in reader.available_variables():
+        reader.all_blocks_info(name)
 """
 
 
-def probe_opens(path: Path, timeout_s: float = 300.0) -> None:
-    """Open ``path`` with ADIOS2 in a child process; :class:`DistancesCorrupt` if that crashes
-    or raises (with ADIOS2's last message line)."""
+def probe_opens(path: Path, error: type[ValueError] = DistancesCorrupt, timeout_s: float = 300.0) -> None:
+    """Open ``path`` with ADIOS2 in a child process; ``error`` if that crashes or raises
+    (with ADIOS2's last message line)."""
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _PROBE, str(path)],
@@ -193,21 +197,17 @@ def probe_opens(path: Path, timeout_s: float = 300.0) -> None:
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
-        raise DistancesCorrupt(f"{path}: ADIOS2 did not finish opening it in {timeout_s:.0f} s") from exc
+        raise error(f"{path}: ADIOS2 did not finish opening it in {timeout_s:.0f} s") from exc
     if proc.returncode < 0:
         try:
             name = signal.Signals(-proc.returncode).name
         except ValueError:
             name = f"signal {-proc.returncode}"
-        raise DistancesCorrupt(
-            f"{path}: ADIOS2 crashed ({name}) reading its metadata: truncated or damaged, not served"
-        )
+        raise error(f"{path}: ADIOS2 crashed ({name}) reading its metadata: truncated or damaged, not used")
     if proc.returncode > 0:  # ADIOS2 raised: report it now rather than open (and wait) again
         plain = re.sub(r"\x1b\[[0-9;]*m", "", proc.stderr)  # ADIOS2 colours its messages
         lines = [line.strip() for line in plain.splitlines() if line.strip()]
-        raise DistancesCorrupt(
-            f"{path}: cannot be opened (truncated or damaged?): {lines[-1] if lines else ''}"
-        )
+        raise error(f"{path}: cannot be opened (truncated or damaged?): {lines[-1] if lines else ''}")
 
 
 class DistanceMatrix:

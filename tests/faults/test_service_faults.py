@@ -60,6 +60,14 @@ def test_ready_truncated_metadata_503(build):
         _error(client.get("/v1/distance?source=C0000001&target=C0000002"), 503, "build_unavailable")
 
 
+def test_ready_truncated_graph_metadata_503(build):
+    meta = build.build_dir / "graph" / "graph.bp" / "mmd.0"
+    os.truncate(meta, meta.stat().st_size // 3)
+    with TestClient(create_app(Settings(results_dir=build.results_dir))) as client:
+        error = _error(client.get("/v1/ready"), 503, "not_ready")
+        assert "GraphCorrupt" in error["message"] and "truncated or damaged" in error["message"], error
+
+
 def test_ready_unfinished_solve_503(build):
     (build.build_dir / "distances.bp.partial").mkdir()
     with TestClient(create_app(Settings(results_dir=build.results_dir))) as client:
