@@ -334,12 +334,11 @@ int run(int argc, char** argv) {
     MPI_Comm_size(node, &ranks_on_node);
     // CPUs this rank may run on: the launcher may have bound it (Open MPI binds a
     // rank to one core by default), and threads beyond that would share them.
+    const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const std::vector<int> rank_cpus = allowed_cpus();
-    int allowed_cpu_count = rank_cpus.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
-                                              : static_cast<int>(rank_cpus.size());
+    int allowed_cpu_count = rank_cpus.empty() ? hw : static_cast<int>(rank_cpus.size());
     if (opt.threads <= 0) {
         const char* env = std::getenv("OMP_NUM_THREADS");
-        const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         opt.threads = env && std::atoi(env) > 0 ? std::atoi(env)
                                                 : std::max(1, std::min(allowed_cpu_count, hw / ranks_on_node));
     }
