@@ -20,9 +20,12 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -46,6 +49,60 @@ _NOTICE_PREFIXES = (
 
 class SolverError(RuntimeError):
     """The solver could not be built, was not found, or failed; the message says why."""
+
+
+def session_processes(session_id: int) -> list[int]:
+    """PIDs of the live processes in session ``session_id``.
+
+    Open MPI's mpirun puts every rank in a process group of its own, so killing mpirun's
+    group misses them, and a rank whose mpirun died is reparented and keeps computing (and
+    writing checkpoints). They all stay in the session mpirun was started in, though.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state ppid pgrp session ...
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[3]) == session_id:
+            found.append(int(entry.name))
+    return found
+
+
+def stop_job(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """Stop an MPI launcher started with ``start_new_session=True`` and every rank it started.
+
+    SIGTERM first (mpirun and srun pass it on to the ranks and clean up); after ``grace``
+    seconds, SIGKILL to whatever is left in the launcher's session; returns once all of it
+    is gone, so that a rerun never races the old job for its checkpoint directory.
+    """
+    kill_wait = 10.0  # seconds for SIGKILLed processes to disappear
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    deadline = time.monotonic() + kill_wait
+    while True:
+        left = session_processes(proc.pid)
+        if proc.poll() is None:
+            left.append(proc.pid)
+        if not left:
+            break
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if time.monotonic() > deadline:
+            raise SolverError(f"could not stop MPI job {proc.pid}: processes {left} survive SIGKILL")
+        time.sleep(0.05)
+    proc.wait()
 
 
 def cache_dir() -> Path:
@@ -281,23 +338,31 @@ def run_solver(
         echo = on_progress or (lambda line: print(line, file=sys.stderr, flush=True))
         echo(f"launching: {shlex.join(cmd)}")
         log_tail: collections.deque[str] = collections.deque(maxlen=60)
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        # A session of its own, so that stop_job can find every rank (see session_processes).
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+        )
         assert proc.stderr is not None
-        try:
-            for line in proc.stderr:
+
+        def relay_log(stream: Iterable[str]) -> None:
+            for line in stream:
                 line = line.rstrip("\n")
                 log_tail.append(line)
                 if line.startswith(_NOTICE_PREFIXES):
                     echo(line)
+
+        # The log is read beside the wait, so that the timeout holds while the job runs.
+        relay = threading.Thread(target=relay_log, args=(proc.stderr,), daemon=True)
+        relay.start()
+        try:
             status = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            proc.kill()
-            proc.wait()
+            stop_job(proc)
             raise SolverError(f"apsp-fw timed out after {timeout} s: {' '.join(cmd)}") from exc
         except BaseException:
-            proc.kill()
-            proc.wait()
+            stop_job(proc)
             raise
+        relay.join(timeout=30)
         if status != 0:
             tail = "\n".join(log_tail)
             raise SolverError(f"apsp-fw failed with exit status {status}: {' '.join(cmd)}\n{tail}")

@@ -394,6 +394,7 @@ int run(int argc, char** argv) {
         CheckpointIdentity identity{info.digest, info.n, b, shape};
         checkpointer = std::make_unique<Checkpointer>(opt.checkpoint_dir, identity, opt.checkpoint_every, world);
         try {
+            checkpointer->claim();
             if (opt.resume) {
                 resumed_from = checkpointer->resume(matrix);
             } else if (root && !list_checkpoints(opt.checkpoint_dir).empty()) {

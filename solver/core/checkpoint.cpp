@@ -1,6 +1,7 @@
 #include "core/checkpoint.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@ namespace {
 constexpr char kMagic[8] = {'L', 'P', 'C', 'K', 'P', 'T', '0', '1'};
 constexpr const char* kManifest = "MANIFEST";
 constexpr const char* kManifestHeader = "litpath-apsp-checkpoint 1";
+constexpr const char* kLock = "LOCK";
 
 // Fixed-size header in front of each piece's payload (the rank's tile store).
 struct PieceHeader {
@@ -282,6 +284,48 @@ Checkpointer::Checkpointer(std::string dir, CheckpointIdentity identity, Checkpo
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &ranks_);
     last_checkpoint_iteration_ = 0;
+}
+
+Checkpointer::~Checkpointer() {
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+void Checkpointer::claim() {
+    std::string error;
+    if (rank_ == 0) {
+        const std::string lock_path = (fs::path(dir_) / kLock).string();
+        try {
+            make_directories(dir_);
+            const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0) throw std::runtime_error(lock_path + ": cannot open: " + errno_text());
+            if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                lock_fd_ = fd;
+                char host[256] = {};
+                ::gethostname(host, sizeof host - 1);
+                const std::string holder =
+                    "apsp-fw pid " + std::to_string(::getpid()) + " on host " + std::string(host) + "\n";
+                if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, holder.data(), holder.size(), 0) < 0)
+                    std::cerr << "apsp-fw: warning: " << lock_path << ": cannot record the lock holder: " << errno_text()
+                              << std::endl;
+            } else if (errno == EWOULDBLOCK) {
+                char holder[512] = {};
+                const ssize_t got = ::pread(fd, holder, sizeof holder - 1, 0);
+                ::close(fd);
+                std::string who = got > 0 ? std::string(holder, static_cast<std::size_t>(got)) : "another apsp-fw";
+                while (!who.empty() && who.back() == '\n') who.pop_back();
+                error = dir_ + " is in use by another run (" + who +
+                        "); wait for it to finish or stop it, then rerun with --resume";
+            } else {
+                std::cerr << "apsp-fw: warning: " << lock_path << ": no file locking here (" << errno_text()
+                          << "); make sure no other run uses " << dir_ << std::endl;
+                ::close(fd);
+            }
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    }
+    error = broadcast_string(error, comm_);
+    if (!error.empty()) throw std::runtime_error("checkpoint: " + error);
 }
 
 std::string Checkpointer::piece_path(const std::string& iteration_dir, int rank) const {

@@ -13,6 +13,12 @@
 //
 // Resume picks the newest valid checkpoint; inputs that differ from those of
 // the checkpoint (graph digest, n, tile, grid) are refused with a clear error.
+//
+// One run at a time per directory: rank 0 holds an flock on <dir>/LOCK for the
+// whole run (the file names its pid and host). A second run on the same
+// directory (say a rerun while the ranks of a job whose mpirun was killed are
+// still computing) is refused instead of interleaving its pieces and pruning
+// with theirs. The lock goes with the process, so a crash never leaves it stale.
 #pragma once
 
 #include <mpi.h>
@@ -53,6 +59,16 @@ class Checkpointer {
 public:
     Checkpointer(std::string dir, CheckpointIdentity identity, CheckpointInterval interval, MPI_Comm comm,
                  int keep = 2);
+    ~Checkpointer();
+    Checkpointer(const Checkpointer&) = delete;
+    Checkpointer& operator=(const Checkpointer&) = delete;
+
+    // Collective; call before resume() or write(). Creates the directory and
+    // takes its lock on rank 0. Throws std::runtime_error (same text on every
+    // rank) when another live run holds it. Where the file system has no flock
+    // (some parallel file systems without the flock mount option) it warns and
+    // goes on unlocked.
+    void claim();
 
     // Collective. True when a checkpoint should be taken once `iterations_done`
     // iterations are complete (never after the last one). Every rank gets the
@@ -86,6 +102,7 @@ private:
     MPI_Comm comm_;
     int rank_ = 0, ranks_ = 1;
     int keep_ = 2;
+    int lock_fd_ = -1;  // rank 0: the open, flocked <dir>/LOCK
     int written_ = 0;
     double seconds_ = 0;
     double last_checkpoint_time_ = -1;

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from solver.conftest import random_graph
 
-from pipeline.solve import SolverError, mpirun_command, run_solver
+from pipeline.solve import SolverError, mpirun_command, run_solver, session_processes, stop_job
 
 pytestmark = [pytest.mark.faults, pytest.mark.mpi]
 
@@ -78,35 +78,16 @@ def apsp(
     )
 
 
-def rank_pids(parent: int) -> list[int]:
-    """PIDs of the apsp-fw processes below `parent` (mpirun's ranks)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
+def rank_pids(session: int) -> list[int]:
+    """PIDs of the apsp-fw ranks of the job whose mpirun leads `session`."""
+    ranks = []
+    for pid in session_processes(session):
         try:
-            stat = (proc / "stat").read_text()
-            comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        except (OSError, ValueError):
-            continue
-        if comm == "apsp-fw" and _descends_from(ppid, parent):
-            found.append(int(proc.name))
-    return found
-
-
-def _descends_from(pid: int, ancestor: int) -> bool:
-    for _ in range(16):
-        if pid == ancestor:
-            return True
-        if pid <= 1:
-            return False
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            pid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        except (OSError, ValueError):
-            return False
-    return False
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "apsp-fw":
+                ranks.append(pid)
+        except OSError:
+            pass
+    return ranks
 
 
 def kill_after_checkpoints(
@@ -122,7 +103,8 @@ def kill_after_checkpoints(
     )
     try:
         deadline = time.monotonic() + 120
-        while len(checkpoints(ckpt)) < 1 or max(checkpoints(ckpt)) < at_least:
+        # One listing per look: the run prunes and adds checkpoints while we list them.
+        while max(checkpoints(ckpt), default=-1) < at_least:
             assert proc.poll() is None, f"apsp-fw finished (exit {proc.returncode}) before it could be killed"
             assert time.monotonic() < deadline, "no checkpoints appeared"
             time.sleep(0.005)
@@ -137,15 +119,9 @@ def kill_after_checkpoints(
         except subprocess.TimeoutExpired:
             pass
     finally:
-        # Whatever is left of the job (orphaned ranks after killing mpirun) goes too.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-        for pid in rank_pids(proc.pid):
-            os.kill(pid, signal.SIGKILL)
-    time.sleep(0.2)
+        # The ranks mpirun leaves behind when it is killed would go on writing checkpoints
+        # beside the resumed run; everything in the job's session goes.
+        stop_job(proc, grace=0)
 
 
 @pytest.mark.parametrize("victim", ["rank", "mpirun"])
@@ -288,3 +264,76 @@ def test_run_solver_reports_refused_resume(tmp_path, apsp_fw, graph):
     assert apsp(apsp_fw, graph, "--checkpoint-dir", ckpt, "--checkpoint-every", "60").returncode == 0
     with pytest.raises(SolverError, match="cannot resume"):
         run_solver(graph, out, ranks=RANKS, grid=GRID, tile=TILE + 1, threads=1, binary=apsp_fw)
+
+
+@pytest.fixture(scope="module")
+def slow_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """n = 2400 in tiles of 4 on the 2x2 grid: about 20 s of solving here, time to interfere."""
+    return random_graph(2400, seed=3).write_bp(
+        tmp_path_factory.mktemp("slow") / "graph.bp", digest="digest-slow"
+    )
+
+
+def test_second_run_on_a_busy_checkpoint_directory_is_refused(
+    tmp_path, apsp_fw, graph, slow_graph, uninterrupted
+):
+    """Two runs on one checkpoint directory would interleave pieces and prune each other's.
+
+    (The case met in practice: a rerun while the ranks of a job whose mpirun was killed are
+    still computing; they notice mpirun is gone only after a while.)
+    """
+    ckpt = tmp_path / "checkpoints"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = command(apsp_fw, slow_graph, "--checkpoint-dir", ckpt, "--checkpoint-every", "600s")
+    first = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while "apsp-fw pid" not in _read_bytes(ckpt / "LOCK").decode(errors="replace"):
+            assert first.poll() is None, f"apsp-fw exited ({first.returncode}) before taking its lock"
+            assert time.monotonic() < deadline, "the first run never took its lock"
+            time.sleep(0.01)
+        second = apsp(apsp_fw, graph, "--checkpoint-dir", ckpt, "--checkpoint-every", "1", "--resume")
+        assert first.poll() is None, "the first run ended before the second was checked"
+        assert second.returncode == 2, second.stderr
+        assert f"apsp-fw: error: checkpoint: {ckpt} is in use by another run (apsp-fw pid " in second.stderr
+        assert "stop it, then rerun with --resume" in second.stderr
+    finally:
+        stop_job(first)
+    # With the old job gone, the lock is free again.
+    out = tmp_path / "distances.bp"
+    third = apsp(apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--checkpoint-every", "1")
+    assert third.returncode == 0, third.stderr
+    assert_bitwise_equal(read_matrix(out), uninterrupted)
+
+
+def test_run_solver_timeout_stops_every_rank(tmp_path, apsp_fw, slow_graph):
+    """A timeout holds while the job runs, and leaves no rank behind to race a rerun."""
+    out = tmp_path / "distances.bp"
+    started = time.monotonic()
+    with pytest.raises(SolverError, match="timed out after 1.0 s"):
+        run_solver(
+            slow_graph,
+            out,
+            ranks=RANKS,
+            grid=GRID,
+            tile=TILE,
+            threads=1,
+            binary=apsp_fw,
+            timeout=1.0,
+            on_progress=lambda line: None,
+        )
+    assert time.monotonic() - started < 15
+    survivors = [
+        p.parent.name for p in Path("/proc").glob("[0-9]*/cmdline") if str(out).encode() in _read_bytes(p)
+    ]
+    assert survivors == [], f"apsp-fw processes left running: {survivors}"
+    assert not out.exists()
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
