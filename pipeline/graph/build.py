@@ -128,26 +128,28 @@ class KeyEncoder:
 
     Each batch arrives dictionary-encoded, so only its distinct keys are looked up: in C++
     (``index_in`` against all keys so far) when the batch's dictionary is large next to
-    them, else in a Python dict. A key costs one Python step when it is first seen.
-    ``flagged`` (optional) is a set of keys to mark: :meth:`encode` also returns, per row,
-    whether its key is in that set (used for excluded semantic types).
+    them, else in a Python dict. The dict is filled lazily, only once a lookup needs it, so
+    keys that only ever go through ``index_in`` or :meth:`append_new` never cost a Python
+    step. ``flagged`` (optional) is a set of keys to mark: :meth:`encode` also returns, per
+    row, whether its key is in that set (used for excluded semantic types).
     """
 
     def __init__(self, flagged: pa.Array | None = None):
-        self._codes: dict[str, int] = {}
+        self._size = 0
+        self._codes: dict[str, int] = {}  # the first len(self._codes) keys
         self._new_keys: list[pa.Array] = []
         self._all_keys: pa.Array = pa.array([], pa.string())
         self._flagged = flagged if flagged is not None and len(flagged) else None
 
     def __len__(self) -> int:
-        return len(self._codes)
+        return self._size
 
-    def _add(self, keys: pa.Array) -> np.ndarray:
-        """Codes for keys not seen before (distinct)."""
-        start = len(self._codes)
-        self._codes.update(zip(keys.to_pylist(), range(start, start + len(keys)), strict=True))
+    def append_new(self, keys: pa.Array) -> np.ndarray:
+        """Codes for ``keys``, which the caller guarantees are distinct and not seen before."""
+        start = self._size
+        self._size += len(keys)
         self._new_keys.append(keys)
-        return np.arange(start, start + len(keys), dtype=np.int64)
+        return np.arange(start, self._size, dtype=np.int64)
 
     def keys(self) -> pa.Array:
         """The keys in code order."""
@@ -158,6 +160,13 @@ class KeyEncoder:
             self._new_keys = []
         return self._all_keys
 
+    def _dict(self) -> dict[str, int]:
+        if len(self._codes) < self._size:
+            done = len(self._codes)
+            later = self.keys().slice(done).to_pylist()
+            self._codes.update(zip(later, range(done, self._size), strict=True))
+        return self._codes
+
     def encode(self, column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray | None]:
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
@@ -167,20 +176,17 @@ class KeyEncoder:
             # a dictionary with repeated values would give one key two codes: re-encode
             encoded = pc.dictionary_encode(column.cast(column.type.value_type))
             distinct = encoded.dictionary
-        if len(distinct) * 8 >= len(self._codes):
+        if len(distinct) * 8 >= self._size:
             position = pc.index_in(distinct, value_set=self.keys())
             lookup = _numpy(pc.fill_null(position, -1), np.int64)
-            unseen = lookup < 0
-            if unseen.any():
-                lookup[unseen] = self._add(pc.filter(distinct, pa.array(unseen)))
         else:
-            codes_of = self._codes
+            codes_of = self._dict()
             lookup = np.fromiter(
                 (codes_of.get(key, -1) for key in distinct.to_pylist()), np.int64, len(distinct)
             )
-            unseen = lookup < 0
-            if unseen.any():
-                lookup[unseen] = self._add(pc.filter(distinct, pa.array(unseen)))
+        unseen = lookup < 0
+        if unseen.any():
+            lookup[unseen] = self.append_new(pc.filter(distinct, pa.array(unseen)))
         indices = _numpy(encoded.indices, np.int64)
         flags = None
         if self._flagged is not None:
@@ -364,15 +370,84 @@ def _concept_concept_edges(tables_dir: Path, cfg: dict, concepts: KeyEncoder, co
     return a, b, weight
 
 
+class _SortedMentions:
+    """The mentions of a table sorted by (doc_id, cui) with each pair once -- what the merge
+    writes -- collected without a re-sort: doc codes follow from where doc_id changes, and
+    no pair needs summing.
+
+    :meth:`take` checks the order batch by batch (string comparisons in Arrow) and returns
+    False, taking nothing, at the first batch that breaks it; :meth:`pairs` then hands what
+    it has to the general path, which sorts and sums.
+    """
+
+    def __init__(self, documents: KeyEncoder) -> None:
+        self.documents = documents
+        self.doc: list[np.ndarray] = []
+        self.cui: list[np.ndarray] = []
+        self.count: list[np.ndarray] = []
+        self._last: tuple[str, str] | None = None
+
+    def take(self, doc_id: pa.Array, cui_id: pa.Array) -> np.ndarray | None:
+        """Doc codes of the batch, or None when it is not in (doc_id, cui) order after the last."""
+        n = len(doc_id)
+        if not n:
+            return np.zeros(0, np.int64)
+        if doc_id.null_count or cui_id.null_count:
+            return None
+        first = (doc_id[0].as_py(), cui_id[0].as_py())
+        if self._last is not None and not first > self._last:
+            return None
+        if n > 1:
+            later, earlier = doc_id.slice(1), doc_id.slice(0, n - 1)
+            same_doc = pc.equal(later, earlier)
+            in_order = pc.or_(
+                pc.greater(later, earlier),
+                pc.and_(same_doc, pc.greater(cui_id.slice(1), cui_id.slice(0, n - 1))),
+            )
+            if not pc.all(in_order).as_py():
+                return None
+        new_doc = np.empty(n, dtype=bool)
+        new_doc[0] = self._last is None or first[0] != self._last[0]
+        if n > 1:
+            np.logical_not(_numpy(same_doc, bool), out=new_doc[1:])
+        self.documents.append_new(pc.filter(doc_id, pa.array(new_doc)))
+        self._last = (doc_id[n - 1].as_py(), cui_id[n - 1].as_py())
+        return len(self.documents) - 1 - int(np.count_nonzero(new_doc)) + np.cumsum(new_doc)
+
+    def add(self, doc: np.ndarray, cui: np.ndarray, count: np.ndarray) -> None:
+        self.doc.append(doc)
+        self.cui.append(cui)
+        self.count.append(count)
+
+    def pairs(self) -> PairCounter:
+        pairs = PairCounter()
+        for doc, cui, count in zip(self.doc, self.cui, self.count, strict=True):
+            pairs.add(_pack(doc, cui), count)
+        self.doc, self.cui, self.count = [], [], []
+        return pairs
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        join = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64)  # noqa: E731
+        return join(self.doc), join(self.cui), join(self.count)
+
+
 def _concept_abstract_edges(
     tables_dir: Path, cfg: dict, concepts: KeyEncoder, documents: KeyEncoder, counts: dict
 ) -> tuple:
     path = _require_table(tables_dir, "mentions", "concept_abstract edges")
-    pairs = PairCounter()
+    # With no documents coded yet, codes can follow the table's own order (see _SortedMentions).
+    in_order = _SortedMentions(documents) if len(documents) == 0 else None
+    pairs: PairCounter | None = None if in_order is not None else PairCounter()
     rows = nonpositive = excluded_rows = 0
-    for batch in _batches(path, ["doc_id", "cui", "count"], cfg["batch_rows"], ("doc_id", "cui")):
+    for batch in _batches(path, ["doc_id", "cui", "count"], cfg["batch_rows"], ("cui",)):
         rows += batch.num_rows
-        doc, _ = documents.encode(batch.column("doc_id"))
+        doc = None
+        if in_order is not None:
+            doc = in_order.take(batch.column("doc_id"), batch.column("cui").cast(pa.string()))
+            if doc is None:  # not sorted and distinct after all: count the general way from here
+                pairs, in_order = in_order.pairs(), None
+        if doc is None:
+            doc, _ = documents.encode(batch.column("doc_id"))
         cui, cui_excluded = concepts.encode(batch.column("cui"))
         mention_count = _numpy(pc.fill_null(batch.column("count"), 0), np.int64)
         keep = mention_count > 0
@@ -381,16 +456,22 @@ def _concept_abstract_edges(
             excluded = keep & cui_excluded
             excluded_rows += int(np.count_nonzero(excluded))
             keep &= ~excluded
-        pairs.add(_pack(doc[keep], cui[keep]), mention_count[keep])
-    keys, mentions = pairs.result()
-    doc, cui = _unpack(keys)
+        if in_order is not None:
+            in_order.add(doc[keep], cui[keep], mention_count[keep])
+        else:
+            pairs.add(_pack(doc[keep], cui[keep]), mention_count[keep])
+    if in_order is not None:
+        doc, cui, mentions = in_order.result()
+    else:
+        keys, mentions = pairs.result()
+        doc, cui = _unpack(keys)
     all_mentions = np.bincount(doc, weights=mentions, minlength=len(documents)) if len(doc) else np.zeros(0)
     counts.update(
         mention_rows=rows,
         mention_rows_nonpositive_removed=nonpositive,
         mention_rows_excluded_semtype_removed=excluded_rows,
         mention_rows_used=rows - nonpositive - excluded_rows,
-        concept_abstract_pairs=int(len(keys)),
+        concept_abstract_pairs=int(len(doc)),
     )
     weight = weights.occurrence_weight(mentions, all_mentions[doc]) if len(doc) else np.zeros(0)
     return cui, doc, weight

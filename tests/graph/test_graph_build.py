@@ -8,6 +8,8 @@ from pathlib import Path
 
 import adios2
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import scipy.sparse
@@ -18,7 +20,7 @@ from pipeline.graph.build import build_graph, graph_config
 from pipeline.graph.commands import build_graph_command
 from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
 from pipeline.store.adios import read_graph_bp
-from pipeline.tables import EDGES, VERTICES
+from pipeline.tables import EDGES, MENTIONS, VERTICES
 
 _spec = importlib.util.spec_from_file_location("tiny_corpus", Path(__file__).with_name("tiny_corpus.py"))
 tiny = importlib.util.module_from_spec(_spec)
@@ -285,3 +287,62 @@ def test_out_of_order_predication_ids_are_counted(tmp_path):
     # 2, 1, 2: one step down; the split predication 2 is then counted as two predications
     assert record["counts"]["predication_rows_out_of_order"] == 1
     assert record["counts"]["predications_used"] == 3
+
+
+# --- concept--abstract counting: the merge's sorted, distinct mentions and anything else -------
+
+
+def _random_mentions(rng: np.random.Generator, rows: int) -> pd.DataFrame:
+    """Mentions with repeated (doc, cui) pairs and a few non-positive counts."""
+    return pd.DataFrame(
+        {
+            "doc_id": [f"PMID:{d}" for d in rng.integers(1, 400, rows)],
+            "cui": [f"C{c:07d}" for c in rng.integers(1, 60, rows)],
+            "count": rng.integers(-1, 5, rows),
+        }
+    )
+
+
+def _expected_occurrence(frame: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """concept--abstract weights computed independently with pandas."""
+    kept = frame[frame["count"] > 0]
+    per_pair = kept.groupby(["cui", "doc_id"])["count"].sum()
+    per_doc = kept.groupby("doc_id")["count"].sum()
+    return {(cui, doc): count / per_doc[doc] for (cui, doc), count in per_pair.items()}
+
+
+@pytest.mark.parametrize(
+    "layout", ["sorted_distinct", "order_breaks_midway", "duplicates_midway", "shuffled_with_duplicates"]
+)
+def test_concept_abstract_weights_whatever_the_mention_order(tmp_path, layout):
+    rng = np.random.default_rng()
+    raw = _random_mentions(rng, 3000)
+    summed = raw.groupby(["doc_id", "cui"], as_index=False)["count"].sum().sort_values(["doc_id", "cui"])
+    if layout == "sorted_distinct":  # what merge writes: one sorted pass, no re-sort
+        frame = summed
+    elif layout == "order_breaks_midway":  # a later batch starts before the previous one ended
+        half = len(summed) // 2
+        frame = pd.concat(
+            [summed.iloc[:half], summed.iloc[half - 40 : half - 20].assign(count=0), summed.iloc[half:]]
+        )
+    elif layout == "duplicates_midway":  # a pair split over two rows (in order otherwise)
+        parts = summed.iloc[[len(summed) // 2]].assign(count=1)
+        frame = pd.concat([summed, parts]).sort_values(["doc_id", "cui"], kind="stable")
+    else:
+        frame = raw.sample(frac=1, random_state=int(rng.integers(1 << 31)))
+    expected = _expected_occurrence(frame)
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    pq.write_table(
+        pa.Table.from_pandas(frame, preserve_index=False).cast(MENTIONS), tables / "mentions.parquet"
+    )
+    record = build_graph(tables, tmp_path / "graph", {"edge_kinds": ["concept_abstract"], "batch_rows": 97})
+
+    edges = _edges_by_key(tmp_path / "graph")
+    assert set(edges) == set(expected)
+    for key, (kind, weight, _) in edges.items():
+        assert kind == "concept_abstract"
+        assert weight == pytest.approx(expected[key], rel=1e-12)
+    assert record["counts"]["concept_abstract_pairs"] == len(expected)
+    assert record["counts"]["mention_rows"] == len(frame)
+    assert record["counts"]["mention_rows_nonpositive_removed"] == int((frame["count"] <= 0).sum())
