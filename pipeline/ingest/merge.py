@@ -54,31 +54,56 @@ _CITATION_PAIRS = pa.schema([("citing", pa.string()), ("cited", pa.string())])
 _MENTIONS_COMPACT_ROWS = 1 << 24
 
 
-def _sorted_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """(code per row, distinct values): codes number the distinct values in sorted order."""
-    encoded = pc.dictionary_encode(column.combine_chunks())
-    order = pc.sort_indices(encoded.dictionary).to_numpy()
+_CODES = pa.dictionary(pa.int32(), pa.string())
+
+
+def _dictionary_column(chunks: list[pa.Array]) -> pa.ChunkedArray:
+    """A column's chunks as dictionary chunks sharing one dictionary.
+
+    Chunks read from Parquet with ``read_dictionary`` already are dictionaries (one per row
+    group): unifying them hashes each row group's distinct values, not every row. Plain
+    string chunks (entity mentions, remapped doc ids) are encoded here.
+    """
+    chunks = [
+        chunk.cast(_CODES)
+        if pa.types.is_dictionary(chunk.type)
+        else pc.dictionary_encode(chunk.cast(pa.string()))
+        for chunk in chunks
+    ]
+    return pa.table({"c": pa.chunked_array(chunks, _CODES)}).unify_dictionaries().column("c")
+
+
+def _sorted_codes(chunks: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
+    """(code per row, distinct values) of a column's chunks: codes number the distinct values
+    in sorted order."""
+    unified = _dictionary_column(chunks)
+    if not unified.num_chunks:
+        return np.zeros(0, np.int64), pa.array([], pa.string())
+    dictionary = unified.chunk(0).dictionary
+    order = pc.sort_indices(dictionary).to_numpy()
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order), dtype=np.int64)
-    indices = encoded.indices.to_numpy(zero_copy_only=False)
-    return rank[indices], encoded.dictionary.take(pa.array(order))
+    indices = np.concatenate([chunk.indices.to_numpy(zero_copy_only=False) for chunk in unified.chunks])
+    return rank[indices], dictionary.take(pa.array(order))
 
 
 def _sum_mentions(parts: list[pa.Table]) -> pa.Table:
     """Counts summed per (doc_id, cui), sorted by (doc_id, cui).
 
-    Strings are hashed once per row (into codes that follow their sort order); grouping and
-    sorting then run on one int64 key per row.
+    Strings are hashed once per distinct value of each row group (into codes that follow
+    their sort order); grouping and sorting then run on one int64 key per row.
     """
-    table = pa.concat_tables(parts)
+    doc_chunks = [chunk for part in parts for chunk in part.column("doc_id").chunks]
+    cui_chunks = [chunk for part in parts for chunk in part.column("cui").chunks]
+    count = np.concatenate(
+        [np.zeros(0, np.int64)] + [part.column("count").to_numpy().astype(np.int64) for part in parts]
+    )
     with ThreadPoolExecutor(max_workers=2) as pool:  # both release the GIL for most of their work
-        coding_cuis = pool.submit(_sorted_codes, table.column("cui"))
-        doc, docs = _sorted_codes(table.column("doc_id"))
+        coding_cuis = pool.submit(_sorted_codes, cui_chunks)
+        doc, docs = _sorted_codes(doc_chunks)
         cui, cuis = coding_cuis.result()
     key = doc * max(len(cuis), 1) + cui
-    count = table.column("count").to_numpy()
-    del table
-    key, summed = sum_by_key(key, count.astype(np.int64))
+    key, summed = sum_by_key(key, count)
     return pa.table(
         {
             "doc_id": docs.take(pa.array(key // max(len(cuis), 1))),
@@ -89,9 +114,9 @@ def _sum_mentions(parts: list[pa.Table]) -> pa.Table:
     )
 
 
-def _read(file_dir: Path, name: str) -> pa.Table | None:
+def _read(file_dir: Path, name: str, dictionary_columns: tuple[str, ...] = ()) -> pa.Table | None:
     path = file_dir / f"{name}.parquet"
-    return pq.read_table(path) if path.exists() else None
+    return pq.read_table(path, read_dictionary=list(dictionary_columns) or None) if path.exists() else None
 
 
 def _remap(column: pa.ChunkedArray | pa.Array, mapping: dict[str, str]) -> pa.Array:
@@ -222,7 +247,7 @@ class _Merger:
                 )
         for index, file_dir in enumerate(self.file_dirs):
             if self.mention_source in ("predications", "both"):
-                mentions = _read(file_dir, "mentions")
+                mentions = _read(file_dir, "mentions", ("doc_id", "cui"))
                 if mentions is not None:
                     parts.append(self._clean_mentions(mentions, index))
             if self.mention_source in ("entities", "both"):
@@ -238,9 +263,12 @@ class _Merger:
         return _sum_mentions(parts).cast(tables.MENTIONS)
 
     def _clean_mentions(self, part: pa.Table, index: int) -> pa.Table:
-        return self._clean(part.select(["doc_id", "cui", "count"]), index, "doc_id", "mentions").cast(
-            _MENTION_SUMS
-        )
+        """doc_id, cui (dictionary or plain strings: _sum_mentions takes both) and an int64 count."""
+        part = part.select(["doc_id", "cui", "count"])
+        if not self._untouched(index):  # deletions and remapping work on plain strings
+            part = part.set_column(0, "doc_id", part.column("doc_id").cast(pa.string()))
+        part = self._clean(part, index, "doc_id", "mentions")
+        return part.set_column(2, "count", part.column("count").cast(pa.int64()))
 
     def _resolve_entities(
         self, entities: pa.Table, sentence_doc: pa.Table | None, file_dir: Path

@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from pipeline import tables
+from pipeline.ingest import merge as merge_module
 from pipeline.ingest.common import IngestError, ingest_file
 from pipeline.ingest.merge import merge_ingested
 
@@ -122,3 +125,50 @@ def test_unfinished_ingest_dir_is_refused(tmp_path):
     (tmp_path / "half").mkdir()
     with pytest.raises(IngestError, match="no counts.json"):
         merge_ingested([tmp_path / "half"], tmp_path / "out", {})
+
+
+# --- mention sums: Parquet dictionaries, plain strings and compaction give the same table ---
+
+
+def _mention_dir(root, name: str, frame: pd.DataFrame, row_group_rows: int):
+    """An ingest output folder holding only mentions (in row groups of their own dictionaries)."""
+    folder = root / name
+    folder.mkdir()
+    table = pa.Table.from_pandas(frame, preserve_index=False).cast(
+        pa.schema([("doc_id", pa.string(), False), ("cui", pa.string(), False), ("count", pa.int32(), False)])
+    )
+    pq.write_table(table, folder / "mentions.parquet", row_group_size=row_group_rows)
+    counts = {"rows_read": len(frame), "rows_accepted": len(frame), "rows_quarantined": 0}
+    (folder / "counts.json").write_text(json.dumps(counts))
+    return folder
+
+
+@pytest.mark.parametrize("compact_rows", [None, 50])
+def test_mentions_summed_over_files_and_row_groups(tmp_path, monkeypatch, compact_rows):
+    if compact_rows is not None:  # sum early, then mix the plain-string result with later files
+        monkeypatch.setattr(merge_module, "_MENTIONS_COMPACT_ROWS", compact_rows)
+    rng = np.random.default_rng()
+    frames = [
+        pd.DataFrame(
+            {
+                "doc_id": [f"PMID:{d}" for d in rng.integers(1, 300, rows)],
+                "cui": [f"C{c:07d}" for c in rng.integers(1, 80, rows)],
+                "count": rng.integers(1, 4, rows),
+            }
+        )
+        for rows in (400, 1, 700)
+    ]
+    dirs = [_mention_dir(tmp_path, f"f{i}", f, int(rng.integers(1, 90))) for i, f in enumerate(frames)]
+    out, result = merged(None, tmp_path, dirs)
+
+    expected = (
+        pd.concat(frames)
+        .groupby(["doc_id", "cui"], as_index=False)["count"]
+        .sum()
+        .sort_values(["doc_id", "cui"])
+    )
+    got = pq.read_table(out / "mentions.parquet").to_pandas()
+    assert got["doc_id"].tolist() == expected["doc_id"].tolist()
+    assert got["cui"].tolist() == expected["cui"].tolist()
+    assert got["count"].tolist() == expected["count"].tolist()
+    assert result["tables"]["mentions"] == len(expected)
