@@ -94,11 +94,18 @@ def test_predication_reader_gzip_same_result(tmp_path):
     assert plain.sha256 != zipped.sha256  # checksum of the file as stored
 
 
-def test_truncated_gzip_is_a_clear_error(tmp_path):
+@pytest.mark.parametrize("damage", ["truncated", "deflate_data_overwritten", "crc_wrong"])
+def test_damaged_gzip_is_a_clear_error(tmp_path, damage):
     packed = tmp_path / "PREDICATION.csv.gz"
     body = (DATA / "semmeddb" / "PREDICATION.csv").read_bytes() * 50
-    data = gzip.compress(body)
-    packed.write_bytes(data[: len(data) // 2])
+    data = bytearray(gzip.compress(body))
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    elif damage == "deflate_data_overwritten":
+        data[len(data) // 3 : len(data) // 3 + 64] = bytes(range(64))
+    else:
+        data[-8] ^= 0xFF  # the CRC-32 of the trailer
+    packed.write_bytes(bytes(data))
     with pytest.raises(IngestError, match=r"PREDICATION\.csv\.gz: corrupt or truncated gzip"):
         ingest_file("semmeddb_predication", packed, tmp_path / "out")
 
