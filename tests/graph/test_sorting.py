@@ -1,11 +1,11 @@
-"""The int64 sorting helpers of pipeline.graph.csr against plain numpy."""
+"""The int64 sorting helpers and the symmetric CSR of pipeline.graph.csr against plain numpy."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pipeline.graph.csr import argsort_keys, sum_by_key
+from pipeline.graph.csr import argsort_keys, sum_by_key, symmetric_csr
 
 
 @pytest.mark.parametrize("high", [1, 7, 1 << 20, 1 << 40, 1 << 62])
@@ -44,3 +44,23 @@ def test_argsort_keys_of_two_packed_codes():
     assert np.array_equal(argsort_keys(keys), np.argsort(keys, kind="stable"))
     distinct = np.unique(keys)
     assert np.array_equal(distinct[::-1][argsort_keys(distinct[::-1].copy(), unique=True)], distinct)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 50, 3000])
+def test_symmetric_csr_against_a_lexsort_of_both_directions(n):
+    """Random undirected edges (zero costs included) against an independent construction."""
+    rng = np.random.default_rng()
+    pairs = rng.integers(0, max(n, 1), size=(4 * n, 2))
+    pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+    pairs = pairs[pairs[:, 0] < pairs[:, 1]]
+    src, dst = pairs[:, 0], pairs[:, 1]
+    cost = rng.choice([0.0, 0.5, 1.25, 7.0], size=len(src)).astype(np.float32)
+    csr = symmetric_csr(n, src, dst, cost)
+
+    rows, cols = np.r_[src, dst], np.r_[dst, src]
+    both_costs = np.r_[cost, cost]
+    order = np.lexsort((cols, rows))
+    assert csr.row_ptr.tolist() == np.r_[0, np.cumsum(np.bincount(rows, minlength=n))].astype(int).tolist()
+    assert np.array_equal(csr.col_idx, cols[order])
+    assert np.array_equal(csr.cost.view(np.uint32), both_costs[order].view(np.uint32))
+    assert csr.col_idx.dtype == np.int64 and csr.cost.dtype == np.float32
