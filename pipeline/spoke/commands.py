@@ -142,6 +142,16 @@ def load_spoke(
     help="UniChem src1src2.txt[.gz] (repeatable)",
 )
 @click.option(
+    "--unichem-structure",
+    type=click.Path(exists=True, dir_okay=False),
+    help="UniChem STRUCTURE table dump, structure.tsv[.gz] (InChIKey -> UCI; with --unichem-reference)",
+)
+@click.option(
+    "--unichem-reference",
+    type=click.Path(exists=True, dir_okay=False),
+    help="UniChem REFERENCE table dump, reference.tsv[.gz] (UCI -> DrugBank)",
+)
+@click.option(
     "--spoke-nodes",
     type=click.Path(exists=True, dir_okay=False),
     help="SPOKE nodes dump file (default: read Neo4j)",
@@ -162,6 +172,8 @@ def build_mapping(
     gene_info: str | None,
     ncit_swissprot: str | None,
     unichem: tuple[str, ...],
+    unichem_structure: str | None,
+    unichem_reference: str | None,
     spoke_nodes: str | None,
     spoke_format: str,
     concepts: str | None,
@@ -176,6 +188,7 @@ def build_mapping(
         sources = mapping.MappingSources.from_umls_dir(
             umls_dir, mrconso=mrconso, mrcui=mrcui, do_xrefs=do_xrefs, gene_info=gene_info,
             ncit_swissprot=ncit_swissprot, unichem=list(unichem),
+            unichem_structure=unichem_structure, unichem_reference=unichem_reference,
         )  # fmt: skip
         concept_table = read_concepts(concepts) if concepts else None
         literature = set(concept_table.column("cui").to_pylist()) if concept_table is not None else None

@@ -10,8 +10,10 @@ Three methods, every route recorded in ``source``:
 * **indirect** -- cross-references to such a vocabulary first: Disease Ontology xrefs
   (``UMLS_CUI:`` straight to a CUI; ``MESH:``/``NCI:`` through MRCONSO), NCBI ``gene_info``
   (Entrez GeneID -> ``HGNC:`` in dbXrefs -> MRCONSO SAB=HGNC), NCIt-SwissProt (UniProt ->
-  NCIt code -> MRCONSO SAB=NCI), UniChem (ChEMBL -> DrugBank -> MRCONSO SAB=DRUGBANK), and
-  retired CUIs carried through MRCUI (both ways: a retired CUI in the literature reaches the
+  NCIt code -> MRCONSO SAB=NCI), UniChem (ChEMBL -> DrugBank -> MRCONSO SAB=DRUGBANK, from a
+  ``src1src2`` whole-source mapping; and InChIKey -> DrugBank, from UniChem's STRUCTURE and
+  REFERENCE table dumps, for Compound nodes identified by an InChIKey or carrying one in an
+  ``inchikey`` property), and retired CUIs carried through MRCUI (both ways: a retired CUI in the literature reaches the
   nodes of its successor, and a node keyed by a retired CUI is reached from the successor).
 
 One CUI may map to several nodes and one node to several CUIs; all rows are kept, one per
@@ -111,8 +113,13 @@ DIRECT_RULES: tuple[VocabularyRule, ...] = (
 DO_XREF_ROUTES: dict[str, str | None] = {"UMLS_CUI": None, "MESH": "MSH", "NCI": "NCI"}
 # MRCUI relations that carry a retired CUI to a current one (DEL has no successor).
 MRCUI_RELATIONS = ("SY", "RB", "RN", "RO")
+# Standard InChIKey: blocks of 14, 10 and 1 upper-case letters.
+INCHIKEY = re.compile(r"^[A-Z]{14}-[A-Z]{10}-[A-Z]$")
+COMPOUND_INCHIKEY_PROPERTY = "inchikey"
 # The node properties a mapping reads, for the Neo4j reader.
-NODE_PROPERTIES = tuple(sorted({r.field for r in DIRECT_RULES if r.field != "identifier"}))
+NODE_PROPERTIES = tuple(
+    sorted({r.field for r in DIRECT_RULES if r.field != "identifier"} | {COMPOUND_INCHIKEY_PROPERTY})
+)
 MAPPABLE_LABELS = tuple(
     sorted(
         set(IDENTITY_LABELS) | {r.label for r in DIRECT_RULES} | {"Disease", "Gene", "Protein", "Compound"}
@@ -288,6 +295,81 @@ def read_unichem(path: str | Path, chembl_ids: set[str], stats: FileStats) -> di
     return out
 
 
+def _table_dump_columns(path: str | Path, header_line: str, wanted: tuple[str, ...], what: str) -> list[int]:
+    """Positions of ``wanted`` columns in a tab-separated header (case-insensitive)."""
+    header = [h.strip().upper() for h in header_line.rstrip("\r\n").split("\t")]
+    missing = [name for name in wanted if name not in header]
+    if missing:
+        raise ValueError(
+            f"{path}:1: not a UniChem {what} table dump: no column {', '.join(missing)} in {header!r}"
+        )
+    return [header.index(name) for name in wanted]
+
+
+def read_unichem_structures(path: str | Path, inchikeys: set[str], stats: FileStats) -> dict[str, list[str]]:
+    """Standard InChIKey -> UniChem UCIs, from the STRUCTURE table dump (``structure.tsv[.gz]``:
+    ``UCI, STANDARDINCHI, STANDARDINCHIKEY``, tab-separated, with a header)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    with open_text(path) as handle:
+        uci_col, key_col = _table_dump_columns(
+            path, handle.readline(), ("UCI", "STANDARDINCHIKEY"), "STRUCTURE"
+        )
+        for number, line in enumerate(handle, start=2):
+            text = line.rstrip("\r\n")
+            if not text:
+                continue
+            stats.lines += 1
+            fields = text.split("\t")
+            if len(fields) <= max(uci_col, key_col) or not fields[uci_col].strip().isdigit():
+                stats.bad(number, "expected a numeric UCI and an InChIKey")
+                continue
+            key = fields[key_col].strip()
+            if key in inchikeys:
+                out[key].append(fields[uci_col].strip())
+                stats.used += 1
+    return out
+
+
+def read_unichem_references(
+    path: str | Path, ucis: set[str], stats: FileStats, src_id: str = UNICHEM_DRUGBANK
+) -> dict[str, list[str]]:
+    """UniChem UCI -> compound ids of source ``src_id`` (2 = DrugBank), from the REFERENCE table
+    dump (``reference.tsv[.gz]``: ``UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGNMENT``). Only current
+    assignments (ASSIGNMENT 1) count; obsolete ones are counted as dropped."""
+    out: dict[str, list[str]] = defaultdict(list)
+    with open_text(path) as handle:
+        header = handle.readline()
+        uci_col, src_col, id_col = _table_dump_columns(
+            path, header, ("UCI", "SRC_ID", "SRC_COMPOUND_ID"), "REFERENCE"
+        )
+        has_assignment = "ASSIGNMENT" in header.upper().split()
+        assignment_col = (
+            _table_dump_columns(path, header, ("ASSIGNMENT",), "REFERENCE")[0] if has_assignment else -1
+        )
+        for number, line in enumerate(handle, start=2):
+            text = line.rstrip("\r\n")
+            if not text:
+                continue
+            stats.lines += 1
+            fields = text.split("\t")
+            if len(fields) <= max(uci_col, src_col, id_col, assignment_col):
+                stats.bad(
+                    number,
+                    f"expected at least {max(uci_col, src_col, id_col, assignment_col) + 1} fields, found {len(fields)}",
+                )
+                continue
+            uci = fields[uci_col].strip()
+            if fields[src_col].strip() != src_id or uci not in ucis:
+                continue
+            if has_assignment and fields[assignment_col].strip() != "1":
+                reason = f"ASSIGNMENT={fields[assignment_col].strip()}"
+                stats.dropped[reason] = stats.dropped.get(reason, 0) + 1
+                continue
+            out[uci].append(fields[id_col].strip())
+            stats.used += 1
+    return out
+
+
 def read_mrcui(
     path: str | Path, stats: FileStats, relations: Iterable[str] = MRCUI_RELATIONS
 ) -> dict[str, list[tuple[str, str]]]:
@@ -364,6 +446,15 @@ class MappingSources:
     gene_info: str | Path | None = None
     ncit_swissprot: str | Path | None = None
     unichem: list[str | Path] = field(default_factory=list)
+    unichem_structure: str | Path | None = None  # UniChem STRUCTURE table dump (InChIKey -> UCI)
+    unichem_reference: str | Path | None = None  # UniChem REFERENCE table dump (UCI -> DrugBank)
+
+    def __post_init__(self) -> None:
+        if (self.unichem_structure is None) != (self.unichem_reference is None):
+            raise ValueError(
+                "the UniChem InChIKey route needs both table dumps: structure (InChIKey -> UCI) "
+                "and reference (UCI -> DrugBank)"
+            )
 
     @classmethod
     def from_umls_dir(cls, umls_dir: str | Path | None, **others: Any) -> MappingSources:
@@ -420,6 +511,8 @@ def build_mapping(
     genes: set[str] = set()
     proteins: set[str] = set()
     compounds: set[str] = set()
+    # InChIKey -> [(compound identifier, route label)]
+    compound_inchikeys: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
     for node in nodes:
         seen[node.label] += 1
@@ -439,8 +532,11 @@ def build_mapping(
                 rows.add(gene_key, key, "identity", "identity:Gene.identifier(Entrez)")
         elif node.label == "Protein":
             proteins.add(node.identifier)
-        elif node.label == "Compound" and node.identifier.startswith("CHEMBL"):
-            compounds.add(node.identifier)
+        elif node.label == "Compound":
+            if node.identifier.startswith("CHEMBL"):
+                compounds.add(node.identifier)
+            for key, where in _inchikeys_of(node):
+                compound_inchikeys[key].append((node.identifier, where))
 
     stats: dict[str, Any] = {"files": {}}
 
@@ -487,6 +583,24 @@ def build_mapping(
                     (("Compound", chembl), "indirect", "UniChem:ChEMBL>DrugBank>MRCONSO:DRUGBANK")
                 )
 
+    if sources.unichem_structure and sources.unichem_reference and compound_inchikeys:
+        structure_stats = file_stats("unichem_structure", sources.unichem_structure)
+        ucis = read_unichem_structures(sources.unichem_structure, set(compound_inchikeys), structure_stats)
+        reference_stats = file_stats("unichem_reference", sources.unichem_reference)
+        wanted_ucis = {uci for found in ucis.values() for uci in found}
+        drugbank_of = read_unichem_references(sources.unichem_reference, wanted_ucis, reference_stats)
+        for key, found in ucis.items():
+            for uci in found:
+                for code in drugbank_of.get(uci, ()):
+                    for identifier, where in compound_inchikeys[key]:
+                        pending[("DRUGBANK", code)].append(
+                            (
+                                ("Compound", identifier),
+                                "indirect",
+                                f"UniChem:InChIKey{where}>DrugBank>MRCONSO:DRUGBANK",
+                            )
+                        )
+
     if pending and sources.mrconso:
         wanted: dict[str, set[str]] = defaultdict(set)
         for sab, code in pending:
@@ -510,6 +624,19 @@ def build_mapping(
     stats["rows_per_method"] = {method: per_method.get(method, 0) for method in METHODS}
     stats["files"] = {name: fs.as_dict() for name, fs in stats["files"].items()}
     return MappingResult(table, seen, stats)
+
+
+def _inchikeys_of(node: SpokeNode) -> list[tuple[str, str]]:
+    """A Compound node's standard InChIKeys, each with where it was found (for the route label)."""
+    found = []
+    if INCHIKEY.match(node.identifier):
+        found.append((node.identifier, ""))
+    raw = node.properties.get(COMPOUND_INCHIKEY_PROPERTY)
+    for value in raw if isinstance(raw, list) else [raw] if raw is not None else []:
+        key = str(value).strip().removeprefix("InChIKey=")
+        if INCHIKEY.match(key):
+            found.append((key, f"(Compound.{COMPOUND_INCHIKEY_PROPERTY})"))
+    return found
 
 
 def _add_retired(rows: _Rows, retired: dict[str, list[tuple[str, str]]], restrict: set[str] | None) -> None:

@@ -1,7 +1,8 @@
 """The CUI -> SPOKE mapping on real-format files, against rows checked by hand.
 
 Files: tests/data/spoke/mapping_nodes.csv (SPOKE nodes), tests/data/umls/MRCONSO.RRF and
-MRCUI.RRF, tests/data/spoke/xrefs/ (DO xrefs, gene_info, NCIt-SwissProt, UniChem).
+MRCUI.RRF, tests/data/spoke/xrefs/ (DO xrefs, gene_info, NCIt-SwissProt, UniChem mapping and
+table dumps).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ import pytest
 from pipeline.spoke.mapping import (
     FileStats,
     MappingSources,
+    SpokeNode,
     build_mapping,
     read_mrconso,
     read_mrcui,
     read_ncit_swissprot,
     read_unichem,
+    read_unichem_structures,
     spoke_nodes_from_dump,
     write_mapping,
 )
@@ -199,3 +202,85 @@ def test_written_parquet_and_csv_agree(result, tmp_path):
     lines = paths["csv"].read_text().splitlines()
     assert lines[0] == '"cui","spoke_label","spoke_identifier","method","source"'
     assert len(lines) == result.table.num_rows + 1
+
+
+# --- UniChem InChIKey -> DrugBank (STRUCTURE and REFERENCE table dumps) ----------------------
+
+PREDNISOLONE_KEY, HYDROCORTISONE_KEY = "OIGNJSKKLXVSLS-VWUMJDOOSA-N", "JYGXADMDTFJGBT-VWUMJDOOSA-N"
+
+
+def inchikey_sources(**others) -> MappingSources:
+    return MappingSources.from_umls_dir(
+        UMLS,
+        unichem_structure=XREFS / "unichem_structure.tsv",
+        unichem_reference=XREFS / "unichem_reference.tsv",
+        **others,
+    )
+
+
+def test_inchikey_route_from_identifier_and_from_property():
+    nodes = [
+        SpokeNode("Compound", PREDNISOLONE_KEY, "prednisolone"),  # identified by its InChIKey
+        SpokeNode(
+            "Compound", "CHEMBL389621", "hydrocortisone", {"inchikey": f"InChIKey={HYDROCORTISONE_KEY}"}
+        ),
+        SpokeNode("Compound", "CHEMBL25", "aspirin", {"inchikey": "not-a-key"}),  # ignored
+    ]
+    out = build_mapping(nodes, inchikey_sources())
+    assert rows_of(out.table) == {
+        ("C0032950", "Compound", PREDNISOLONE_KEY, "indirect", "UniChem:InChIKey>DrugBank>MRCONSO:DRUGBANK"),
+        (
+            "C0020268",
+            "Compound",
+            "CHEMBL389621",
+            "indirect",
+            "UniChem:InChIKey(Compound.inchikey)>DrugBank>MRCONSO:DRUGBANK",
+        ),
+    }
+    structure, reference = out.stats["files"]["unichem_structure"], out.stats["files"]["unichem_reference"]
+    assert structure["used"] == 2 and structure["malformed"] == 1
+    assert structure["first_malformed"].endswith(
+        "unichem_structure.tsv:5: expected a numeric UCI and an InChIKey"
+    )
+    # the obsolete DB99999 assignment of hydrocortisone does not count; a short line is named
+    assert reference["used"] == 2 and reference["dropped"] == {"ASSIGNMENT=0": 1}
+    assert reference["first_malformed"].endswith(
+        "unichem_reference.tsv:8: expected at least 4 fields, found 2"
+    )
+
+
+def test_inchikey_route_needs_both_table_dumps_with_their_columns(tmp_path):
+    with pytest.raises(ValueError, match="needs both table dumps"):
+        MappingSources(unichem_structure=XREFS / "unichem_structure.tsv")
+    wrong = tmp_path / "structure.tsv"
+    wrong.write_text("UCI\tSTANDARDINCHI\n1\tInChI=1S/x\n")
+    with pytest.raises(
+        ValueError, match=r"structure.tsv:1: not a UniChem STRUCTURE table dump: no column STANDARDINCHIKEY"
+    ):
+        read_unichem_structures(wrong, {PREDNISOLONE_KEY}, FileStats("s"))
+
+
+def test_cli_build_mapping_with_the_inchikey_route(tmp_path):
+    from click.testing import CliRunner
+
+    from pipeline.spoke.commands import build_mapping as build_mapping_command
+
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text(f"label,identifier,name,properties\nCompound,{PREDNISOLONE_KEY},prednisolone,\n")
+    result = CliRunner().invoke(
+        build_mapping_command,
+        [
+            "--umls-dir", str(UMLS), "--spoke-nodes", str(nodes), "--spoke-format", "csv",
+            "--unichem-structure", str(XREFS / "unichem_structure.tsv"),
+            "--unichem-reference", str(XREFS / "unichem_reference.tsv"),
+            "--out", str(tmp_path / "out"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert 'rows: 1 {"identity": 0, "direct": 0, "indirect": 1}' in result.output
+    half = CliRunner().invoke(
+        build_mapping_command,
+        ["--spoke-nodes", str(nodes), "--spoke-format", "csv", "--out", str(tmp_path / "o2"),
+         "--unichem-structure", str(XREFS / "unichem_structure.tsv")],
+    )  # fmt: skip
+    assert half.exit_code == 1 and "needs both table dumps" in half.output

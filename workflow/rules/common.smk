@@ -47,12 +47,20 @@ def mapping_sources():
     """The configured cross-reference files, as named inputs and as command-line options."""
     mapping = config["mapping"]
     files = {
-        k: mapping[k] for k in ("do_xrefs", "gene_info", "ncit_swissprot") if mapping[k]
+        k: mapping[k]
+        for k in (
+            "do_xrefs",
+            "gene_info",
+            "ncit_swissprot",
+            "unichem_structure",
+            "unichem_reference",
+        )
+        if mapping.get(k)
     }
     if mapping["umls_dir"]:
         files["umls_dir"] = mapping["umls_dir"]
     for i, path in enumerate(mapping["unichem"]):
-        files[f"unichem_{i}"] = path
+        files[f"unichem_mapping_{i}"] = path
     return files
 
 
@@ -61,7 +69,7 @@ def mapping_options(wildcards, input):
     for name, path in mapping_sources().items():
         flag = (
             "--unichem"
-            if name.startswith("unichem_")
+            if name.startswith("unichem_mapping_")
             else f"--{name.replace('_', '-')}"
         )
         options.append(f"{flag} {path}")
