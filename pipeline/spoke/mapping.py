@@ -230,6 +230,17 @@ def read_gene_info(path: str | Path, gene_ids: set[str], stats: FileStats) -> di
     return out
 
 
+def _tab_rows(handle: Iterable[str], stats: FileStats) -> Iterator[tuple[int, list[str]]]:
+    """(line number, tab-separated fields) of each non-empty line after the header, counted in
+    ``stats.lines``."""
+    for number, line in enumerate(handle, start=2):
+        text = line.rstrip("\r\n")
+        if not text:
+            continue
+        stats.lines += 1
+        yield number, text.split("\t")
+
+
 def read_ncit_swissprot(path: str | Path, accessions: set[str], stats: FileStats) -> dict[str, list[str]]:
     """UniProt accession -> NCIt codes from ``NCIt-SwissProt_Mapping.txt``.
 
@@ -243,12 +254,7 @@ def read_ncit_swissprot(path: str | Path, accessions: set[str], stats: FileStats
             raise ValueError(
                 f"{path}:1: expected header 'NCIt Code<TAB>SwissProt ID<TAB>...', found {header!r}"
             )
-        for number, line in enumerate(handle, start=2):
-            text = line.rstrip("\r\n")
-            if not text:
-                continue
-            stats.lines += 1
-            fields = text.split("\t")
+        for number, fields in _tab_rows(handle, stats):
             if len(fields) < 2 or not fields[0].startswith("C"):
                 stats.bad(number, "expected an NCIt code and a SwissProt accession")
                 continue
@@ -314,12 +320,7 @@ def read_unichem_structures(path: str | Path, inchikeys: set[str], stats: FileSt
         uci_col, key_col = _table_dump_columns(
             path, handle.readline(), ("UCI", "STANDARDINCHIKEY"), "STRUCTURE"
         )
-        for number, line in enumerate(handle, start=2):
-            text = line.rstrip("\r\n")
-            if not text:
-                continue
-            stats.lines += 1
-            fields = text.split("\t")
+        for number, fields in _tab_rows(handle, stats):
             if len(fields) <= max(uci_col, key_col) or not fields[uci_col].strip().isdigit():
                 stats.bad(number, "expected a numeric UCI and an InChIKey")
                 continue
@@ -346,12 +347,7 @@ def read_unichem_references(
         assignment_col = (
             _table_dump_columns(path, header, ("ASSIGNMENT",), "REFERENCE")[0] if has_assignment else -1
         )
-        for number, line in enumerate(handle, start=2):
-            text = line.rstrip("\r\n")
-            if not text:
-                continue
-            stats.lines += 1
-            fields = text.split("\t")
+        for number, fields in _tab_rows(handle, stats):
             if len(fields) <= max(uci_col, src_col, id_col, assignment_col):
                 stats.bad(
                     number,

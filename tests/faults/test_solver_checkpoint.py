@@ -237,22 +237,18 @@ def test_seconds_interval_checkpoints(tmp_path, apsp_fw, graph, uninterrupted):
     assert_bitwise_equal(read_matrix(out), uninterrupted)
 
 
+def wrapped_solve(graph: Path, out: Path, apsp_fw: Path, **options) -> dict:
+    """pipeline.solve.run_solver (what the workflow's solve rule calls) on this module's job shape."""
+    shape = {"ranks": RANKS, "grid": GRID, "tile": TILE, "threads": 1}
+    return run_solver(graph, out, binary=apsp_fw, **{**shape, **options})
+
+
 def test_run_solver_resumes_from_checkpoint(tmp_path, apsp_fw, graph, uninterrupted):
     """The wrapper (and so the workflow's solve rule) resumes by itself and cleans up after success."""
     out, ckpt = tmp_path / "distances.bp", tmp_path / "distances.bp.checkpoints"
     kill_after_checkpoints(apsp_fw, graph, out, ckpt, 20, "rank")
     lines: list[str] = []
-    summary = run_solver(
-        graph,
-        out,
-        ranks=RANKS,
-        grid=GRID,
-        tile=TILE,
-        threads=1,
-        binary=apsp_fw,
-        checkpoint_every="1",
-        on_progress=lines.append,
-    )
+    summary = wrapped_solve(graph, out, apsp_fw, checkpoint_every="1", on_progress=lines.append)
     assert summary["checkpoint"]["resumed_from"] >= 20
     assert any(line.startswith("apsp-fw: resuming from checkpoint") for line in lines)
     assert_bitwise_equal(read_matrix(out), uninterrupted)
@@ -263,7 +259,7 @@ def test_run_solver_reports_refused_resume(tmp_path, apsp_fw, graph):
     out, ckpt = tmp_path / "distances.bp", tmp_path / "distances.bp.checkpoints"
     assert apsp(apsp_fw, graph, "--checkpoint-dir", ckpt, "--checkpoint-every", "60").returncode == 0
     with pytest.raises(SolverError, match="cannot resume"):
-        run_solver(graph, out, ranks=RANKS, grid=GRID, tile=TILE + 1, threads=1, binary=apsp_fw)
+        wrapped_solve(graph, out, apsp_fw, tile=TILE + 1)
 
 
 @pytest.fixture(scope="module")
@@ -313,17 +309,7 @@ def test_run_solver_timeout_stops_every_rank(tmp_path, apsp_fw, slow_graph):
     out = tmp_path / "distances.bp"
     started = time.monotonic()
     with pytest.raises(SolverError, match="timed out after 1.0 s"):
-        run_solver(
-            slow_graph,
-            out,
-            ranks=RANKS,
-            grid=GRID,
-            tile=TILE,
-            threads=1,
-            binary=apsp_fw,
-            timeout=1.0,
-            on_progress=lambda line: None,
-        )
+        wrapped_solve(slow_graph, out, apsp_fw, timeout=1.0, on_progress=lambda line: None)
     assert time.monotonic() - started < 15
     survivors = [
         p.parent.name for p in Path("/proc").glob("[0-9]*/cmdline") if str(out).encode() in _read_bytes(p)
