@@ -376,7 +376,7 @@ class _SortedMentions:
     no pair needs summing.
 
     :meth:`take` checks the order batch by batch (string comparisons in Arrow) and returns
-    False, taking nothing, at the first batch that breaks it; :meth:`pairs` then hands what
+    None, taking nothing, at the first batch that breaks it; :meth:`pairs` then hands what
     it has to the general path, which sorts and sums.
     """
 
