@@ -13,8 +13,8 @@ Three methods, every route recorded in ``source``:
   NCIt code -> MRCONSO SAB=NCI), UniChem (ChEMBL -> DrugBank -> MRCONSO SAB=DRUGBANK, from a
   ``src1src2`` whole-source mapping; and InChIKey -> DrugBank, from UniChem's STRUCTURE and
   REFERENCE table dumps, for Compound nodes identified by an InChIKey or carrying one in an
-  ``inchikey`` property), and retired CUIs carried through MRCUI (both ways: a retired CUI in the literature reaches the
-  nodes of its successor, and a node keyed by a retired CUI is reached from the successor).
+  ``inchikey`` property), and retired CUIs carried through MRCUI (both ways: a retired CUI in
+  the literature reaches the nodes of its successor, and a node keyed by a retired CUI is reached from the successor).
 
 One CUI may map to several nodes and one node to several CUIs; all rows are kept, one per
 (cui, node, method, source). MRCONSO rows count only when LAT=ENG and not suppressed
@@ -65,6 +65,12 @@ class SpokeNode:
     properties: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
+def _property_values(node: SpokeNode, name: str) -> list[Any]:
+    """A node property's values: a list property as it is, a scalar as one value, absent as none."""
+    raw = node.properties.get(name)
+    return raw if isinstance(raw, list) else [] if raw is None else [raw]
+
+
 @dataclass(frozen=True)
 class VocabularyRule:
     """A SPOKE field whose values are codes of an MRCONSO source vocabulary (SAB)."""
@@ -76,8 +82,7 @@ class VocabularyRule:
     strip_prefix: str = ""
 
     def codes(self, node: SpokeNode) -> list[str]:
-        raw = node.identifier if self.field == "identifier" else node.properties.get(self.field)
-        values = raw if isinstance(raw, list) else [raw] if raw is not None else []
+        values = [node.identifier] if self.field == "identifier" else _property_values(node, self.field)
         matcher = re.compile(self.pattern)
         out = []
         for value in values:
@@ -301,15 +306,20 @@ def read_unichem(path: str | Path, chembl_ids: set[str], stats: FileStats) -> di
     return out
 
 
-def _table_dump_columns(path: str | Path, header_line: str, wanted: tuple[str, ...], what: str) -> list[int]:
-    """Positions of ``wanted`` columns in a tab-separated header (case-insensitive)."""
+def _table_dump_columns(
+    path: str | Path, header_line: str, wanted: tuple[str, ...], what: str, optional: tuple[str, ...] = ()
+) -> list[int]:
+    """Positions of the ``wanted`` then the ``optional`` columns (-1 when absent) in a
+    tab-separated header (case-insensitive)."""
     header = [h.strip().upper() for h in header_line.rstrip("\r\n").split("\t")]
     missing = [name for name in wanted if name not in header]
     if missing:
         raise ValueError(
             f"{path}:1: not a UniChem {what} table dump: no column {', '.join(missing)} in {header!r}"
         )
-    return [header.index(name) for name in wanted]
+    return [header.index(name) for name in wanted] + [
+        header.index(name) if name in header else -1 for name in optional
+    ]
 
 
 def read_unichem_structures(path: str | Path, inchikeys: set[str], stats: FileStats) -> dict[str, list[str]]:
@@ -339,25 +349,22 @@ def read_unichem_references(
     assignments (ASSIGNMENT 1) count; obsolete ones are counted as dropped."""
     out: dict[str, list[str]] = defaultdict(list)
     with open_text(path) as handle:
-        header = handle.readline()
-        uci_col, src_col, id_col = _table_dump_columns(
-            path, header, ("UCI", "SRC_ID", "SRC_COMPOUND_ID"), "REFERENCE"
+        uci_col, src_col, id_col, assignment_col = _table_dump_columns(
+            path,
+            handle.readline(),
+            ("UCI", "SRC_ID", "SRC_COMPOUND_ID"),
+            "REFERENCE",
+            optional=("ASSIGNMENT",),
         )
-        has_assignment = "ASSIGNMENT" in header.upper().split()
-        assignment_col = (
-            _table_dump_columns(path, header, ("ASSIGNMENT",), "REFERENCE")[0] if has_assignment else -1
-        )
+        needed = max(uci_col, src_col, id_col, assignment_col) + 1
         for number, fields in _tab_rows(handle, stats):
-            if len(fields) <= max(uci_col, src_col, id_col, assignment_col):
-                stats.bad(
-                    number,
-                    f"expected at least {max(uci_col, src_col, id_col, assignment_col) + 1} fields, found {len(fields)}",
-                )
+            if len(fields) < needed:
+                stats.bad(number, f"expected at least {needed} fields, found {len(fields)}")
                 continue
             uci = fields[uci_col].strip()
             if fields[src_col].strip() != src_id or uci not in ucis:
                 continue
-            if has_assignment and fields[assignment_col].strip() != "1":
+            if assignment_col >= 0 and fields[assignment_col].strip() != "1":
                 reason = f"ASSIGNMENT={fields[assignment_col].strip()}"
                 stats.dropped[reason] = stats.dropped.get(reason, 0) + 1
                 continue
@@ -627,8 +634,7 @@ def _inchikeys_of(node: SpokeNode) -> list[tuple[str, str]]:
     found = []
     if INCHIKEY.match(node.identifier):
         found.append((node.identifier, ""))
-    raw = node.properties.get(COMPOUND_INCHIKEY_PROPERTY)
-    for value in raw if isinstance(raw, list) else [raw] if raw is not None else []:
+    for value in _property_values(node, COMPOUND_INCHIKEY_PROPERTY):
         key = str(value).strip().removeprefix("InChIKey=")
         if INCHIKEY.match(key):
             found.append((key, f"(Compound.{COMPOUND_INCHIKEY_PROPERTY})"))

@@ -19,6 +19,7 @@ from pipeline.spoke.mapping import (
     read_mrcui,
     read_ncit_swissprot,
     read_unichem,
+    read_unichem_references,
     read_unichem_structures,
     spoke_nodes_from_dump,
     write_mapping,
@@ -258,6 +259,10 @@ def test_inchikey_route_needs_both_table_dumps_with_their_columns(tmp_path):
         ValueError, match=r"structure.tsv:1: not a UniChem STRUCTURE table dump: no column STANDARDINCHIKEY"
     ):
         read_unichem_structures(wrong, {PREDNISOLONE_KEY}, FileStats("s"))
+    # a REFERENCE dump without ASSIGNMENT: every row counts as current
+    no_assignment = tmp_path / "reference.tsv"
+    no_assignment.write_text("UCI\tSRC_ID\tSRC_COMPOUND_ID\n7\t2\tDB00001\n7\t2\tDB00002\n7\t1\tCHEMBL7\n")
+    assert read_unichem_references(no_assignment, {"7"}, FileStats("r")) == {"7": ["DB00001", "DB00002"]}
 
 
 def test_cli_build_mapping_with_the_inchikey_route(tmp_path):
