@@ -194,11 +194,12 @@ class _Vocabulary:
                 for i in range(n)
             ]
         )
+        gene_only = [i >= len(anchors) and kind[i] in (2, 3) for i in range(n)]  # anchors are CUIs
         self.entity_block = _binary(
             [
                 b'%s,"%s","%s",%s,%s,"%s"'
                 % (
-                    b"\\N" if kind[i] == 2 or kind[i] == 3 else b'"' + cui_fields[i].encode() + b'"',
+                    b"\\N" if gene_only[i] else b'"' + cui_fields[i].encode() + b'"',
                     enc[i],
                     self.semtypes[i].encode(),
                     b"\\N" if gene_fields[i] is None else b'"' + gene_fields[i].encode() + b'"',

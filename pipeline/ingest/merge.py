@@ -15,15 +15,30 @@ The rules, applied in this order:
    has it, records ranked pubmed > cord19 > semmeddb and, within a source, later file first
    (an update file's version of a record wins). ``source``/``source_file`` are those of the
    top-ranked record.
-4. **Mentions** summed per (doc_id, cui). ``config["mention_source"]`` picks where they come
-   from: ``"predications"`` (default; subject/object of each predication, see
-   :mod:`pipeline.ingest.semmeddb`), ``"entities"`` (SemMedDB ENTITY joined to SENTENCE for
-   the paper; an entity whose sentence is unknown is quarantined here) or ``"both"``.
+4. **Mentions** summed per (doc_id, cui): the counts behind the concept-abstract weight, "the
+   number of times a concept, c, appears in an abstract, p, divided by the total number of
+   concepts that appear in p" (COAST, SC22, appendix XI-E). ``config["mention_source"]``
+   picks what one mention is (see :func:`mention_source_for`; the choice and its reason go
+   to ``counts.json``):
+
+   * ``"entities"`` -- one SemMedDB ENTITY row, i.e. one concept occurrence SemRep found in
+     the text of a sentence, placed in its paper through SENTENCE (an entity whose sentence
+     is in no SENTENCE file is quarantined here). This is the paper's definition.
+   * ``"predications"`` -- one predication argument slot: each predication counts one
+     mention of each distinct subject and each distinct object (see
+     :mod:`pipeline.ingest.semmeddb`). A concept that is an argument of three predications
+     of one sentence counts 3; a concept in the text but in no predication counts 0.
+   * ``"both"`` -- the union of the textual mentions the two sources attest, per (paper,
+     sentence, concept); no mention is counted twice (:meth:`_Merger.mention_union`).
+   * ``"auto"`` (default) -- ``"entities"`` when ENTITY and SENTENCE files are among the
+     inputs, else ``"predications"``.
 5. **Predications** streamed through (filtered and remapped), **citations** deduplicated,
    **concepts** deduplicated: first non-null name in file order, union of semantic types.
 
 Memory is proportional to the output tables (documents, aggregated mentions, citations,
-concepts); predications are streamed batch by batch.
+concepts), with two exceptions: ENTITY mentions are joined to their papers one ENTITY file at
+a time, and ``"both"`` holds the distinct (paper, sentence, concept) keys of both sources.
+Predications are streamed batch by batch.
 """
 
 from __future__ import annotations
@@ -31,6 +46,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -46,8 +62,11 @@ from pipeline.graph.csr import sum_by_key
 from pipeline.ingest.common import IngestError
 
 SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}
-MENTION_SOURCES = ("predications", "entities", "both")
+MENTION_SOURCES = ("auto", "entities", "predications", "both")
 _MENTION_SUMS = pa.schema([("doc_id", pa.string()), ("cui", pa.string()), ("count", pa.int64())])
+_SENTENCE_MENTIONS = pa.schema(
+    [("doc_id", pa.string()), ("sentence_id", pa.int64()), ("cui", pa.string()), ("count", pa.int64())]
+)
 _CITATION_PAIRS = pa.schema([("citing", pa.string()), ("cited", pa.string())])
 
 
@@ -114,6 +133,43 @@ def _sum_mentions(parts: list[pa.Table]) -> pa.Table:
     )
 
 
+def mention_source_for(requested: str, file_counts: list[dict[str, Any]]) -> tuple[str, str]:
+    """(the mention source used, why) for a requested ``mention_source`` and the inputs' counts.
+
+    ``auto`` takes ENTITY rows -- concept occurrences in the text, the paper's "number of
+    times a concept, c, appears in an abstract" -- whenever ENTITY files are among the inputs;
+    they need SENTENCE files to find their papers, so without any it falls back to
+    predication arguments rather than quarantine every entity.
+    """
+    if requested not in MENTION_SOURCES:
+        raise ValueError(f"mention_source must be one of {MENTION_SOURCES}, got {requested!r}")
+    if requested != "auto":
+        return requested, f"mention_source: {requested} set in the configuration"
+    kinds = Counter(counts.get("kind") for counts in file_counts)
+    entity_files, sentence_files = kinds["semmeddb_entity"], kinds["semmeddb_sentence"]
+    if entity_files and sentence_files:
+        return "entities", (
+            f"auto: {entity_files} SemMedDB ENTITY file(s) and {sentence_files} SENTENCE file(s) "
+            "among the inputs, so a mention is an ENTITY row (a concept occurrence in the text)"
+        )
+    if entity_files:
+        return "predications", (
+            f"auto: {entity_files} SemMedDB ENTITY file(s) but no SENTENCE file to place their "
+            "sentences in papers, so a mention is a predication argument"
+        )
+    return (
+        "predications",
+        "auto: no SemMedDB ENTITY file among the inputs, so a mention is a predication argument",
+    )
+
+
+def _concat_as(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """The parts' columns of ``schema``, cast to it and stacked (an empty table if none)."""
+    return pa.concat_tables(
+        [part.select(schema.names).cast(schema) for part in parts] or [schema.empty_table()]
+    )
+
+
 def _read(file_dir: Path, name: str, dictionary_columns: tuple[str, ...] = ()) -> pa.Table | None:
     path = file_dir / f"{name}.parquet"
     return pq.read_table(path, read_dictionary=list(dictionary_columns) or None) if path.exists() else None
@@ -142,9 +198,13 @@ class _Merger:
     def __init__(self, file_dirs: list[Path], out_dir: Path, config: dict[str, Any]) -> None:
         self.file_dirs = [Path(d) for d in file_dirs]
         self.out_dir = Path(out_dir)
-        self.mention_source = config.get("mention_source", "predications")
-        if self.mention_source not in MENTION_SOURCES:
-            raise ValueError(f"mention_source must be one of {MENTION_SOURCES}, got {self.mention_source!r}")
+        self.mention_source_requested = config.get("mention_source", "auto")
+        if self.mention_source_requested not in MENTION_SOURCES:
+            raise ValueError(
+                f"mention_source must be one of {MENTION_SOURCES}, got {self.mention_source_requested!r}"
+            )
+        # what "auto" means depends on the inputs: settled by load_counts
+        self.mention_source = self.mention_source_reason = ""
         self.stats: dict[str, int] = {}
         self.file_counts: list[dict[str, Any]] = []
         self.last_deleted: dict[str, int] = {}
@@ -161,6 +221,9 @@ class _Merger:
             if not counts_path.exists():
                 raise IngestError(f"{file_dir}: no counts.json; the ingest of this file did not finish")
             self.file_counts.append(json.loads(counts_path.read_text()))
+        self.mention_source, self.mention_source_reason = mention_source_for(
+            self.mention_source_requested, self.file_counts
+        )
 
     def load_deletions(self) -> None:
         for index, file_dir in enumerate(self.file_dirs):
@@ -217,13 +280,15 @@ class _Merger:
             merged[tables.DOCUMENTS.names], schema=tables.DOCUMENTS, preserve_index=False
         )
 
-    def _clean(self, table: pa.Table, index: int, doc_column: str, label: str) -> pa.Table:
+    def _clean(self, table: pa.Table, index: int, doc_column: str, label: str | None) -> pa.Table:
+        """Rules 1-2 on the rows of file ``index``; rows removed are counted under ``label``."""
         if self._untouched(index):
             return table
         doomed = _deleted_mask(table.column(doc_column), index, self.last_deleted)
         removed = pc.sum(doomed).as_py() or 0
         if removed:
-            self.bump(f"{label}_removed_by_deletion", removed)
+            if label:
+                self.bump(f"{label}_removed_by_deletion", removed)
             table = table.filter(pc.invert(doomed))
         if self.remap:
             table = table.set_column(
@@ -234,40 +299,144 @@ class _Merger:
         return table
 
     def mentions(self) -> pa.Table:
+        sentence_doc = self._sentence_doc() if self.mention_source in ("entities", "both") else None
         parts: list[pa.Table] = []
-        sentence_doc: pa.Table | None = None
-        if self.mention_source in ("entities", "both"):
-            sentences = [t for d in self.file_dirs if (t := _read(d, "sentences")) is not None]
-            if sentences:
-                sentence_doc = pa.concat_tables(sentences).select(["sentence_id", "doc_id"])
-                sentence_doc = (
-                    sentence_doc.group_by("sentence_id")
-                    .aggregate([("doc_id", "min")])
-                    .rename_columns(["sentence_id", "doc_id"])
-                )
-        for index, file_dir in enumerate(self.file_dirs):
-            if self.mention_source in ("predications", "both"):
-                mentions = _read(file_dir, "mentions", ("doc_id", "cui"))
-                if mentions is not None:
-                    parts.append(self._clean_mentions(mentions, index))
-            if self.mention_source in ("entities", "both"):
-                entities = _read(file_dir, "entity_mentions")
-                if entities is not None and entities.num_rows:
-                    parts.append(
-                        self._clean_mentions(self._resolve_entities(entities, sentence_doc, file_dir), index)
-                    )
-            if sum(part.num_rows for part in parts) > _MENTIONS_COMPACT_ROWS and len(parts) > 1:
-                parts = [_sum_mentions(parts)]  # keep memory near the output size
+        if self.mention_source == "both":
+            parts = self.mention_union(sentence_doc)
+        else:
+            for index, file_dir in enumerate(self.file_dirs):
+                if self.mention_source == "predications":
+                    part = _read(file_dir, "mentions", ("doc_id", "cui"))
+                    part = None if part is None else self._clean_mentions(part, index)
+                else:
+                    part = self._entity_mentions(index, file_dir, sentence_doc)
+                if part is not None:
+                    parts.append(part)
+                if sum(part.num_rows for part in parts) > _MENTIONS_COMPACT_ROWS and len(parts) > 1:
+                    parts = [_sum_mentions(parts)]  # keep memory near the output size
         if not parts:
+            self.bump("mentions_counted", 0)
             return tables.MENTIONS.empty_table()
-        return _sum_mentions(parts).cast(tables.MENTIONS)
+        summed = _sum_mentions(parts)
+        self.bump("mentions_counted", pc.sum(summed.column("count")).as_py() or 0)
+        return summed.cast(tables.MENTIONS)
 
-    def _clean_mentions(self, part: pa.Table, index: int) -> pa.Table:
+    def _sentence_doc(self) -> pa.Table | None:
+        """sentence_id -> doc_id from every SENTENCE file (the smallest doc_id if they disagree)."""
+        sentences = [t for d in self.file_dirs if (t := _read(d, "sentences")) is not None]
+        if not sentences:
+            return None
+        return (
+            pa.concat_tables(sentences)
+            .select(["sentence_id", "doc_id"])
+            .group_by("sentence_id")
+            .aggregate([("doc_id", "min")])
+            .rename_columns(["sentence_id", "doc_id"])
+        )
+
+    def _entity_mentions(
+        self, index: int, file_dir: Path, sentence_doc: pa.Table | None, keep_sentence: bool = False
+    ) -> pa.Table | None:
+        """The ENTITY mentions of one file placed in their papers and cleaned by rules 1-2:
+        doc_id, cui, count (and sentence_id with ``keep_sentence``); None if the file has none."""
+        entities = _read(file_dir, "entity_mentions")
+        if entities is None or not entities.num_rows:
+            return None
+        resolved = self._resolve_entities(entities, sentence_doc, file_dir)
+        if not keep_sentence:
+            return self._clean_mentions(resolved, index)
+        resolved = resolved.select(["doc_id", "sentence_id", "cui", "count"])
+        return self._clean(resolved, index, "doc_id", "entity_mentions")
+
+    def mention_union(self, sentence_doc: pa.Table | None) -> list[pa.Table]:
+        """``mention_source: both``: the union of the textual mentions attested by ENTITY rows and
+        by predication arguments, as (doc_id, cui, count) parts for :func:`_sum_mentions`.
+
+        The paper's weight counts "the number of times a concept, c, appears in an abstract, p"
+        -- occurrences in the text. ENTITY rows are those occurrences, one row per mention. A
+        predication argument is an occurrence too, but one SemRep also lists as an ENTITY row
+        of the same sentence, and several predications of a sentence share one argument
+        occurrence. PREDICATION rows carry only the sentence (argument offsets are in
+        PREDICATION_AUX, which litpath does not read), so the finest place where the two
+        sources can be matched is (paper, sentence, concept). There:
+
+        * the mentions are the ENTITY rows of the concept in that sentence, if any;
+        * else, if the concept is an argument of any predication of the sentence, 1 -- however
+          many predications name it, as nothing shows they name different occurrences.
+
+        So ``both`` = ENTITY mentions + (paper, sentence, concept) argument keys with no ENTITY
+        row, never more, and each count is at least that of ``entities``. The merge counts the
+        argument keys (``predication_argument_mentions``), those an ENTITY row already covers
+        (``..._covered_by_entities``) and those added (``..._added``), plus the argument slots
+        ``predications`` would have counted (``predication_argument_slots``).
+
+        The join needs both sources at once; it is done here because the ingest reads one file
+        per job. Deletions and DOI remapping (rules 1-2) are applied per file first.
+        """
+        key = ["doc_id", "sentence_id", "cui"]
+        entity_parts: list[pa.Table] = []
+        argument_parts: list[pa.Table] = []
+        slots = 0
+        for index, file_dir in enumerate(self.file_dirs):
+            entities = self._entity_mentions(index, file_dir, sentence_doc, keep_sentence=True)
+            if entities is not None:
+                entity_parts.append(
+                    entities.group_by(key).aggregate([("count", "sum")]).rename_columns([*key, "count"])
+                )
+            slot_counts = _read(file_dir, "mentions", ("doc_id", "cui"))
+            if slot_counts is not None:  # not counted as removed: the same rows are, as arguments
+                slot_counts = self._clean_mentions(slot_counts, index, label=None)
+                slots += pc.sum(slot_counts.column("count")).as_py() or 0
+            arguments = self._argument_keys(index, file_dir)
+            if arguments is not None:
+                argument_parts.append(arguments)
+        entities = (
+            _concat_as(entity_parts, _SENTENCE_MENTIONS)
+            .group_by(key)
+            .aggregate([("count", "sum")])
+            .rename_columns([*key, "count"])
+        )
+        arguments = _concat_as(argument_parts, _SENTENCE_MENTIONS.remove(3)).group_by(key).aggregate([])
+        added = arguments.join(entities.select(key), key, join_type="left anti")
+        self.bump("entity_mentions_counted", pc.sum(entities.column("count")).as_py() or 0)
+        self.bump("predication_argument_slots", slots)
+        self.bump("predication_argument_mentions", arguments.num_rows)
+        self.bump("predication_argument_mentions_covered_by_entities", arguments.num_rows - added.num_rows)
+        self.bump("predication_argument_mentions_added", added.num_rows)
+        ones = pa.array(np.ones(added.num_rows, np.int64))
+        return [
+            entities.select(["doc_id", "cui", "count"]),
+            added.select(["doc_id", "cui"]).append_column("count", ones),
+        ]
+
+    def _argument_keys(self, index: int, file_dir: Path) -> pa.Table | None:
+        """Distinct (doc_id, sentence_id, cui) of the predication arguments of one file, cleaned
+        by rules 1-2; None if the file has no predications table."""
+        path = file_dir / "predications.parquet"
+        if not path.exists():
+            return None
+        key = ["doc_id", "sentence_id", "cui"]
+        parts = []
+        columns = ["doc_id", "sentence_id", "subject_cui", "object_cui"]
+        with pq.ParquetFile(path) as predications:
+            for batch in predications.iter_batches(batch_size=1 << 20, columns=columns):
+                sides = [
+                    pa.table([batch["doc_id"], batch["sentence_id"], batch[side]], names=key)
+                    for side in ("subject_cui", "object_cui")
+                ]
+                # a sentence's predications are mostly adjacent: most repeats go batch by batch
+                parts.append(pa.concat_tables(sides).group_by(key).aggregate([]))
+        if not parts:
+            return None
+        distinct = pa.concat_tables(parts).group_by(key).aggregate([])
+        return self._clean(distinct, index, "doc_id", "predication_argument_mentions")
+
+    def _clean_mentions(self, part: pa.Table, index: int, label: str | None = "mentions") -> pa.Table:
         """doc_id, cui (dictionary or plain strings: _sum_mentions takes both) and an int64 count."""
         part = part.select(["doc_id", "cui", "count"])
         if not self._untouched(index):  # deletions and remapping work on plain strings
             part = part.set_column(0, "doc_id", part.column("doc_id").cast(pa.string()))
-        part = self._clean(part, index, "doc_id", "mentions")
+        part = self._clean(part, index, "doc_id", label)
         return part.set_column(2, "count", part.column("count").cast(pa.int64()))
 
     def _resolve_entities(
@@ -418,6 +587,8 @@ def merge_ingested(
         "merge": dict(sorted(merger.stats.items())),
         "merge_quarantined": len(merger.merge_quarantine),
         "mention_source": merger.mention_source,
+        "mention_source_requested": merger.mention_source_requested,
+        "mention_source_reason": merger.mention_source_reason,
         "tables": written,
         "seconds": round(time.perf_counter() - started, 3),
     }

@@ -31,11 +31,15 @@ row per (subject, object) pair, all sharing the PREDICATION_ID (so "number of pr
 means distinct PREDICATION_IDs). Names and semantic types given ``|``-separated are matched
 to the arguments position by position when the counts agree, else shared.
 
-**Mentions.** Every PREDICATION row counts one mention of each distinct subject argument
-and one of each distinct object argument in its paper ``PMID:<pmid>`` (a concept that is both
-subject and object counts twice). The counts are partially aggregated here and summed per
-(doc_id, cui) by the merge step. ENTITY rows give per-sentence mentions
-(``entity_mentions``); the merge step resolves sentence -> paper through SENTENCE.
+**Mentions.** Two sources, one chosen by the merge step (``ingest.mention_source``, see
+:mod:`pipeline.ingest.merge`). ENTITY rows are SemRep's concept occurrences in the text: each
+gives one mention per argument of its CUI field in its sentence (``entity_mentions``); the
+merge resolves sentence -> paper through SENTENCE. ``mentions`` holds predication argument
+slots: every PREDICATION row counts one mention of each distinct subject argument and one of
+each distinct object argument in its paper ``PMID:<pmid>`` (a concept that is both subject and
+object counts twice), partially aggregated here and summed per (doc_id, cui) by the merge.
+The ``predications`` table keeps each row's SENTENCE_ID, so the merge can also match
+predication arguments to ENTITY rows of the same sentence (``mention_source: both``).
 
 Novelty flags ``0``/``1`` become booleans, ``\\N`` null; anything else is quarantined.
 """
