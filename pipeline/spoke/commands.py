@@ -139,7 +139,7 @@ def load_spoke(
     "--unichem",
     multiple=True,
     type=click.Path(exists=True, dir_okay=False),
-    help="UniChem src1src2.txt[.gz] (repeatable)",
+    help="UniChem ChEMBL mapping, src1src2.txt[.gz] (DrugBank) or src1src47.txt[.gz] (RxNorm); repeatable",
 )
 @click.option(
     "--unichem-structure",
@@ -150,6 +150,16 @@ def load_spoke(
     "--unichem-reference",
     type=click.Path(exists=True, dir_okay=False),
     help="UniChem REFERENCE table dump, reference.tsv[.gz] (UCI -> DrugBank)",
+)
+@click.option(
+    "--uberon-obo",
+    type=click.Path(exists=True, dir_okay=False),
+    help="UBERON release, uberon.obo or uberon-basic.obo[.gz] (Anatomy: xrefs to UMLS, NCIt, FMA)",
+)
+@click.option(
+    "--cl-obo",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Cell Ontology release, cl.obo or cl-basic.obo[.gz] (CellType: xrefs to UMLS, NCIt, FMA)",
 )
 @click.option(
     "--spoke-nodes",
@@ -174,6 +184,8 @@ def build_mapping(
     unichem: tuple[str, ...],
     unichem_structure: str | None,
     unichem_reference: str | None,
+    uberon_obo: str | None,
+    cl_obo: str | None,
     spoke_nodes: str | None,
     spoke_format: str,
     concepts: str | None,
@@ -189,6 +201,7 @@ def build_mapping(
             umls_dir, mrconso=mrconso, mrcui=mrcui, do_xrefs=do_xrefs, gene_info=gene_info,
             ncit_swissprot=ncit_swissprot, unichem=list(unichem),
             unichem_structure=unichem_structure, unichem_reference=unichem_reference,
+            uberon_obo=uberon_obo, cl_obo=cl_obo,
         )  # fmt: skip
         concept_table = read_concepts(concepts) if concepts else None
         literature = set(concept_table.column("cui").to_pylist()) if concept_table is not None else None
@@ -203,7 +216,7 @@ def build_mapping(
         raise click.ClickException(str(exc)) from None
 
     paths = mapping.write_mapping(result.table, out_dir)
-    coverage = compute_coverage(result.table, result.nodes, concept_table)
+    coverage = compute_coverage(result.table, result.nodes, concept_table, labels=mapping.MAPPABLE_LABELS)
     coverage_paths = write_coverage(coverage, out_dir)
     stats = {"spoke_nodes": dict(result.nodes), **result.stats}
     if concept_table is not None:

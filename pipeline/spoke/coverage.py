@@ -3,8 +3,10 @@
 Writes under an output folder:
 
 * ``coverage_by_label.csv`` -- per SPOKE label and method (``any`` first): SPOKE nodes of the
-  label, nodes mapped, distinct CUIs mapped;
+  label, nodes mapped, distinct CUIs mapped (every mappable label is listed, 0 when absent);
 * ``coverage_by_method.csv`` -- per method: mapping rows, nodes, CUIs;
+* ``coverage_by_route.csv`` -- per SPOKE label and route (the mapping's ``source``, e.g.
+  ``uberon.obo:NCIT>MRCONSO:NCI``): its method, mapping rows, nodes, CUIs;
 * ``unmapped_by_semtype.csv`` -- per semantic type of the literature concepts: concepts,
   mapped, unmapped (a concept with several types counts under each; none -> ``(none)``);
 * ``unmapped_concepts.csv`` -- every unmapped literature concept: cui, name, semtypes (``;``);
@@ -14,7 +16,7 @@ Writes under an output folder:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +33,7 @@ NO_SEMTYPE = "(none)"
 class CoverageReport:
     by_label: pd.DataFrame  # label, method, spoke_nodes, nodes_mapped, cuis_mapped
     by_method: pd.DataFrame  # method, rows, nodes_mapped, cuis_mapped
+    by_route: pd.DataFrame  # label, method, source, rows, nodes_mapped, cuis_mapped
     by_semtype: pd.DataFrame  # semtype, concepts, mapped, unmapped
     unmapped: pd.DataFrame  # cui, name, semtypes
     concepts: int
@@ -45,10 +48,12 @@ def compute_coverage(
     mapping: pa.Table | pd.DataFrame,
     spoke_nodes: Mapping[str, int],
     concepts: pa.Table | pd.DataFrame | None = None,
+    labels: Iterable[str] = (),
 ) -> CoverageReport:
-    """``spoke_nodes``: nodes per SPOKE label (the denominators); ``concepts``: the CONCEPTS table."""
+    """``spoke_nodes``: nodes per SPOKE label (the denominators); ``concepts``: the CONCEPTS table;
+    ``labels``: labels listed even when SPOKE has none of them (e.g. every mappable label)."""
     frame = mapping.to_pandas() if isinstance(mapping, pa.Table) else mapping
-    labels = sorted(set(spoke_nodes) | set(frame["spoke_label"]))
+    labels = sorted(set(spoke_nodes) | set(frame["spoke_label"]) | set(labels))
 
     rows = []
     for label in labels:
@@ -79,12 +84,18 @@ def compute_coverage(
             }
         )
     by_method = pd.DataFrame(method_rows, columns=["method", "rows", "nodes_mapped", "cuis_mapped"])
+    by_route = _coverage_by_route(frame)
 
     mapped_cuis = set(frame["cui"])
     if concepts is None:
-        empty = pd.DataFrame(columns=["semtype", "concepts", "mapped", "unmapped"])
         return CoverageReport(
-            by_label, by_method, empty, pd.DataFrame(columns=["cui", "name", "semtypes"]), 0, 0
+            by_label=by_label,
+            by_method=by_method,
+            by_route=by_route,
+            by_semtype=pd.DataFrame(columns=["semtype", "concepts", "mapped", "unmapped"]),
+            unmapped=pd.DataFrame(columns=["cui", "name", "semtypes"]),
+            concepts=0,
+            concepts_mapped=0,
         )
 
     concept_frame = concepts.to_pandas() if isinstance(concepts, pa.Table) else concepts
@@ -119,7 +130,38 @@ def compute_coverage(
     unmapped = pd.DataFrame(unmapped_rows, columns=["cui", "name", "semtypes"]).sort_values(
         "cui", ignore_index=True
     )
-    return CoverageReport(by_label, by_method, by_semtype, unmapped, len(concept_frame), mapped)
+    return CoverageReport(
+        by_label=by_label,
+        by_method=by_method,
+        by_route=by_route,
+        by_semtype=by_semtype,
+        unmapped=unmapped,
+        concepts=len(concept_frame),
+        concepts_mapped=mapped,
+    )
+
+
+def _coverage_by_route(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per SPOKE label and route (``source``): method, mapping rows, nodes and CUIs mapped."""
+    columns = ["label", "method", "source", "rows", "nodes_mapped", "cuis_mapped"]
+    rows = [
+        {
+            "label": label,
+            "method": method,
+            "source": source,
+            "rows": len(part),
+            "nodes_mapped": int(part["spoke_identifier"].nunique()),
+            "cuis_mapped": int(part["cui"].nunique()),
+        }
+        for (label, method, source), part in frame.groupby(["spoke_label", "method", "source"])
+    ]
+    table = pd.DataFrame(rows, columns=columns)
+    method_order = table["method"].map({method: i for i, method in enumerate(METHODS)})
+    return (
+        table.assign(_order=method_order)
+        .sort_values(["label", "_order", "source"], ignore_index=True)
+        .drop(columns="_order")
+    )
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:
@@ -135,12 +177,14 @@ def write_coverage(report: CoverageReport, out_dir: str | Path, unmapped_listed:
     paths = {
         "by_label": out / "coverage_by_label.csv",
         "by_method": out / "coverage_by_method.csv",
+        "by_route": out / "coverage_by_route.csv",
         "by_semtype": out / "unmapped_by_semtype.csv",
         "unmapped": out / "unmapped_concepts.csv",
         "markdown": out / "coverage.md",
     }
     report.by_label.to_csv(paths["by_label"], index=False)
     report.by_method.to_csv(paths["by_method"], index=False)
+    report.by_route.to_csv(paths["by_route"], index=False)
     report.by_semtype.to_csv(paths["by_semtype"], index=False)
     report.unmapped.to_csv(paths["unmapped"], index=False)
 
@@ -159,6 +203,7 @@ def write_coverage(report: CoverageReport, out_dir: str | Path, unmapped_listed:
     detail = report.by_label[report.by_label["method"] != "any"]
     detail = detail[detail["nodes_mapped"] > 0]
     lines += ["## Per SPOKE label and method", "", _markdown_table(detail), ""]
+    lines += ["## Per SPOKE label and route", "", _markdown_table(report.by_route), ""]
     if report.concepts:
         lines += ["## Literature concepts per semantic type", "", _markdown_table(report.by_semtype), ""]
         if len(report.unmapped):

@@ -11,9 +11,13 @@ Three methods, every route recorded in ``source``:
   (``UMLS_CUI:`` straight to a CUI; ``MESH:``/``NCI:`` through MRCONSO), NCBI ``gene_info``
   (Entrez GeneID -> ``HGNC:`` in dbXrefs -> MRCONSO SAB=HGNC), NCIt-SwissProt (UniProt ->
   NCIt code -> MRCONSO SAB=NCI), UniChem (ChEMBL -> DrugBank -> MRCONSO SAB=DRUGBANK, from a
-  ``src1src2`` whole-source mapping; and InChIKey -> DrugBank, from UniChem's STRUCTURE and
+  ``src1src2`` whole-source mapping, or ChEMBL -> RxNorm -> MRCONSO SAB=RXNORM, from a
+  ``src1src47`` one; and InChIKey -> DrugBank, from UniChem's STRUCTURE and
   REFERENCE table dumps, for Compound nodes identified by an InChIKey or carrying one in an
-  ``inchikey`` property), and retired CUIs carried through MRCUI (both ways: a retired CUI in
+  ``inchikey`` property), the UBERON and Cell Ontology release files (``uberon.obo``,
+  ``cl.obo``: the cross-references the Ontology Lookup Service serves, read from the files
+  themselves) for Anatomy and CellType nodes (``UMLS:`` straight to a CUI; ``NCIT:``/``FMA:``
+  through MRCONSO), and retired CUIs carried through MRCUI (both ways: a retired CUI in
   the literature reaches the nodes of its successor, and a node keyed by a retired CUI is reached from the successor).
 
 One CUI may map to several nodes and one node to several CUIs; all rows are kept, one per
@@ -116,6 +120,25 @@ DIRECT_RULES: tuple[VocabularyRule, ...] = (
 )
 # Disease Ontology xref prefixes: None = the xref is a CUI; otherwise the MRCONSO SAB it names.
 DO_XREF_ROUTES: dict[str, str | None] = {"UMLS_CUI": None, "MESH": "MSH", "NCI": "NCI"}
+
+
+@dataclass(frozen=True)
+class Ontology:
+    """An OBO ontology whose term ids identify the nodes of one SPOKE label."""
+
+    prefix: str  # of its term ids, e.g. "UBERON" in UBERON:0002048
+    label: str  # the SPOKE label identified by its terms
+    file: str  # the release file's usual name, used in route labels
+
+
+# The ontologies the paper maps through the Ontology Lookup Service (SC22, appendix E), by config key.
+ONTOLOGIES: dict[str, Ontology] = {
+    "uberon": Ontology("UBERON", "Anatomy", "uberon.obo"),
+    "cl": Ontology("CL", "CellType", "cl.obo"),
+}
+# OBO xref prefixes (compared upper-cased): None = the xref is a CUI; otherwise the MRCONSO SAB
+# whose CODE it is (NCIt codes like C12468, FMA ids like 7195).
+OBO_XREF_ROUTES: dict[str, str | None] = {"UMLS": None, "UMLS_CUI": None, "NCIT": "NCI", "FMA": "FMA"}
 # MRCUI relations that carry a retired CUI to a current one (DEL has no successor).
 MRCUI_RELATIONS = ("SY", "RB", "RN", "RO")
 # Standard InChIKey: blocks of 14, 10 and 1 upper-case letters.
@@ -127,7 +150,10 @@ NODE_PROPERTIES = tuple(
 )
 MAPPABLE_LABELS = tuple(
     sorted(
-        set(IDENTITY_LABELS) | {r.label for r in DIRECT_RULES} | {"Disease", "Gene", "Protein", "Compound"}
+        set(IDENTITY_LABELS)
+        | {r.label for r in DIRECT_RULES}
+        | {"Disease", "Gene", "Protein", "Compound"}
+        | {o.label for o in ONTOLOGIES.values()}
     )
 )
 
@@ -271,39 +297,77 @@ def read_ncit_swissprot(path: str | Path, accessions: set[str], stats: FileStats
     return out
 
 
-UNICHEM_CHEMBL, UNICHEM_DRUGBANK = "1", "2"
+UNICHEM_CHEMBL, UNICHEM_DRUGBANK, UNICHEM_RXNORM = "1", "2", "47"
+
+
+@dataclass(frozen=True)
+class UnichemTarget:
+    """A UniChem source that ChEMBL ids are mapped to, and the MRCONSO vocabulary (SAB) of its ids."""
+
+    name: str  # as in the route labels
+    sab: str
+
+
+# UniChem's source ids (its list of sources, https://www.ebi.ac.uk/unichem/sources).
+UNICHEM_TARGETS: dict[str, UnichemTarget] = {
+    UNICHEM_DRUGBANK: UnichemTarget("DrugBank", "DRUGBANK"),
+    UNICHEM_RXNORM: UnichemTarget("RxNorm", "RXNORM"),
+}
 _UNICHEM_HEADER = re.compile(r"^From src:'(\d+)'\s+To src:'(\d+)'$")
+_UNICHEM_FILE_NAME = re.compile(r"^src(\d+)src(\d+)\b")
 
 
-def read_unichem(path: str | Path, chembl_ids: set[str], stats: FileStats) -> dict[str, list[str]]:
-    """ChEMBL id -> DrugBank ids from a UniChem ``wholeSourceMapping`` file (``src1src2.txt[.gz]``).
+@dataclass
+class UnichemMapping:
+    target: UnichemTarget
+    ids: dict[str, list[str]]  # ChEMBL id -> ids in the target source
 
-    Layout: header ``From src:'1'<TAB>To src:'2'`` then one pair per line; the sources are
-    read from the header, so ``src2src1`` works too (1 = ChEMBL, 2 = DrugBank).
+
+def read_unichem(path: str | Path, chembl_ids: set[str], stats: FileStats) -> UnichemMapping:
+    """ChEMBL id -> DrugBank or RxNorm ids from a UniChem ``wholeSourceMapping`` file
+    (``src1src2.txt[.gz]`` for DrugBank, ``src1src47.txt[.gz]`` for RxNorm).
+
+    Layout: header ``From src:'1'<TAB>To src:'2'`` then one tab-separated pair per line. The
+    target is read from the header (``src2src1`` works too); a file named ``srcNsrcM...`` must
+    name the same two sources. Any source other than ChEMBL -> DrugBank / RxNorm is refused.
     """
+    understood = ", ".join(f"{src} ({target.name})" for src, target in UNICHEM_TARGETS.items())
     out: dict[str, list[str]] = defaultdict(list)
     with open_text(path) as handle:
         first = handle.readline().strip()
-        match = _UNICHEM_HEADER.match(first)
-        if not match or set(match.groups()) != {UNICHEM_CHEMBL, UNICHEM_DRUGBANK}:
+        header = _UNICHEM_HEADER.match(first)
+        if not header:
             raise ValueError(
-                f"{path}:1: expected a UniChem ChEMBL<->DrugBank header \"From src:'1'  To src:'2'\", found {first!r}"
+                f"{path}:1: expected a UniChem mapping header \"From src:'1'<TAB>To src:'2'\", found {first!r}"
             )
-        chembl_first = match.group(1) == UNICHEM_CHEMBL
+        source, target = header.groups()
+        named = _UNICHEM_FILE_NAME.match(Path(path).name)
+        if named and set(named.groups()) != {source, target}:
+            raise ValueError(
+                f"{path}:1: the file name says UniChem sources {named.group(1)} and {named.group(2)}, "
+                f"the header {source} and {target}"
+            )
+        other = target if source == UNICHEM_CHEMBL else source
+        if UNICHEM_CHEMBL not in (source, target) or other not in UNICHEM_TARGETS:
+            raise ValueError(
+                f"{path}:1: maps UniChem source {source} to {target}; understood: ChEMBL (1) to {understood}"
+            )
+        chembl_first = source == UNICHEM_CHEMBL
         for number, line in enumerate(handle, start=2):
-            text = line.strip()
-            if not text:
+            text = line.rstrip("\r\n")
+            if not text.strip():
                 continue
             stats.lines += 1
-            fields = text.split()
-            if len(fields) != 2:
-                stats.bad(number, f"expected 2 fields, found {len(fields)}")
+            # tab-separated: UniChem's RxNorm ids are drug names, which may hold spaces
+            fields = [value.strip() for value in text.split("\t")]
+            if len(fields) != 2 or not all(fields):
+                stats.bad(number, f"expected 2 tab-separated ids, found {text!r}")
                 continue
-            chembl, drugbank = fields if chembl_first else fields[::-1]
+            chembl, other_id = fields if chembl_first else fields[::-1]
             if chembl in chembl_ids:
-                out[chembl].append(drugbank)
+                out[chembl].append(other_id)
                 stats.used += 1
-    return out
+    return UnichemMapping(UNICHEM_TARGETS[other], dict(out))
 
 
 def _table_dump_columns(
@@ -373,6 +437,88 @@ def read_unichem_references(
     return out
 
 
+# In an OBO tag-value line, "!" starts a comment unless escaped with a backslash.
+_OBO_COMMENT = re.compile(r"(?<!\\)!")
+_OBO_TAG = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def _obo_value(text: str) -> str:
+    """An OBO tag's value without its trailing ``! comment`` and ``{modifiers}``
+    (``UMLS:C0024109 {source="ncithesaurus:Lung"}`` -> ``UMLS:C0024109``)."""
+    comment = _OBO_COMMENT.search(text)
+    if comment:
+        text = text[: comment.start()]
+    text = text.strip()
+    if text.endswith("}") and "{" in text:
+        text = text[: text.rindex("{")].strip()
+    return text
+
+
+@dataclass
+class _OboTerm:
+    line: int  # of its [Term] header
+    id: str | None = None
+    xrefs: list[str] = field(default_factory=list)
+    obsolete: bool = False
+
+
+def read_obo_xrefs(path: str | Path, term_ids: set[str], stats: FileStats) -> dict[str, list[str]]:
+    """Term id -> xrefs (``UMLS:C0024109``, ``NCIT:C12468``, ``FMA:7195``) of the wanted terms
+    of an OBO release file (``uberon.obo``, ``uberon-basic.obo``, ``cl.obo``, ``cl-basic.obo``;
+    ``.gz`` too).
+
+    Only ``[Term]`` stanzas count (``[Typedef]`` and the header are skipped); of each, its
+    ``id:`` and ``xref:`` lines, without trailing ``{...}`` modifiers, ``! comments`` or a
+    quoted description. Terms marked ``is_obsolete: true`` are skipped and counted as dropped;
+    a line that is not ``tag: value``, an xref that is not ``PREFIX:ID`` and a term without an
+    id are counted as malformed, with file and line.
+    """
+    out: dict[str, list[str]] = defaultdict(list)
+
+    def finish(term: _OboTerm | None) -> None:
+        if term is None:
+            return
+        if term.id is None:
+            stats.bad(term.line, "[Term] without an id")
+        elif term.obsolete:
+            stats.dropped["obsolete term"] = stats.dropped.get("obsolete term", 0) + 1
+        elif term.id in term_ids and term.xrefs:
+            out[term.id].extend(term.xrefs)
+            stats.used += len(term.xrefs)
+
+    term: _OboTerm | None = None  # the [Term] being read; None in the header or another stanza
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            stats.lines += 1
+            text = line.strip()
+            if not text or text.startswith("!"):
+                continue
+            if text.startswith("[") and text.endswith("]"):
+                finish(term)
+                term = _OboTerm(number) if text == "[Term]" else None
+                continue
+            if term is None:
+                continue
+            tag, colon, value = text.partition(":")
+            if not colon or not _OBO_TAG.match(tag):
+                stats.bad(number, f"expected 'tag: value', found {text!r}")
+                continue
+            value = _obo_value(value)
+            if tag == "id":
+                term.id = value
+            elif tag == "is_obsolete":
+                term.obsolete = value == "true"
+            elif tag == "xref":
+                xref = value.split()[0] if value else ""  # drops a quoted description
+                prefix, colon, local = xref.partition(":")
+                if not (prefix and colon and local):
+                    stats.bad(number, f"xref {value!r} is not PREFIX:ID")
+                    continue
+                term.xrefs.append(xref)
+        finish(term)
+    return dict(out)
+
+
 def read_mrcui(
     path: str | Path, stats: FileStats, relations: Iterable[str] = MRCUI_RELATIONS
 ) -> dict[str, list[tuple[str, str]]]:
@@ -401,11 +547,21 @@ def read_mrcui(
 def read_mrconso(
     path: str | Path, wanted: dict[str, set[str]], stats: FileStats
 ) -> dict[tuple[str, str], set[str]]:
-    """(SAB, CODE) -> CUIs for the wanted codes; English, unsuppressed rows only.
+    """(SAB, CODE) -> CUIs for the wanted codes; English, unsuppressed rows only."""
+    by_code, _ = read_mrconso_codes_and_names(path, wanted, {}, stats)
+    return by_code
+
+
+def read_mrconso_codes_and_names(
+    path: str | Path, codes: dict[str, set[str]], names: dict[str, set[str]], stats: FileStats
+) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], set[str]]]:
+    """(SAB, CODE) -> CUIs for the wanted codes, and (SAB, upper-cased STR) -> CUIs for the
+    wanted names (compared upper-cased), in one pass; English, unsuppressed rows only.
 
     MRCONSO.RRF columns: CUI|LAT|TS|LUI|STT|SUI|ISPREF|AUI|SAUI|SCUI|SDUI|SAB|TTY|CODE|STR|SRL|SUPPRESS|CVF|
     """
-    out: dict[tuple[str, str], set[str]] = defaultdict(set)
+    by_code: dict[tuple[str, str], set[str]] = defaultdict(set)
+    by_name: dict[tuple[str, str], set[str]] = defaultdict(set)
     dropped: Counter[str] = Counter()
     with open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
@@ -414,9 +570,11 @@ def read_mrconso(
             if len(fields) < 18:
                 stats.bad(number, f"expected 18 '|'-separated fields, found {len(fields)}")
                 continue
-            sab = fields[11]
-            codes = wanted.get(sab)
-            if codes is None or fields[13] not in codes:
+            sab, code = fields[11], fields[13]
+            code_wanted = code in codes.get(sab, ())
+            name = fields[14].upper() if sab in names else ""  # upper-cased only where wanted
+            name_wanted = name in names.get(sab, ())
+            if not (code_wanted or name_wanted):
                 continue
             if fields[1] != "ENG":
                 dropped["LAT not ENG"] += 1
@@ -424,10 +582,13 @@ def read_mrconso(
             if fields[16] in SUPPRESSED:
                 dropped[f"SUPPRESS={fields[16]}"] += 1
                 continue
-            out[(sab, fields[13])].add(fields[0])
+            if code_wanted:
+                by_code[(sab, code)].add(fields[0])
+            if name_wanted:
+                by_name[(sab, name)].add(fields[0])
             stats.used += 1
     stats.dropped = dict(dropped)
-    return out
+    return by_code, by_name
 
 
 def find_umls_file(umls_dir: str | Path, name: str) -> Path | None:
@@ -451,6 +612,13 @@ class MappingSources:
     unichem: list[str | Path] = field(default_factory=list)
     unichem_structure: str | Path | None = None  # UniChem STRUCTURE table dump (InChIKey -> UCI)
     unichem_reference: str | Path | None = None  # UniChem REFERENCE table dump (UCI -> DrugBank)
+    uberon_obo: str | Path | None = None  # UBERON release (uberon.obo): Anatomy xrefs
+    cl_obo: str | Path | None = None  # Cell Ontology release (cl.obo): CellType xrefs
+
+    def ontology_files(self) -> list[tuple[Ontology, str | Path]]:
+        """The given OBO files, each with the ontology (and so the SPOKE label) it maps."""
+        given = {"uberon": self.uberon_obo, "cl": self.cl_obo}
+        return [(ONTOLOGIES[key], path) for key, path in given.items() if path]
 
     def __post_init__(self) -> None:
         if (self.unichem_structure is None) != (self.unichem_reference is None):
@@ -494,6 +662,7 @@ def build_mapping(
     identity_labels: Iterable[str] = IDENTITY_LABELS,
     direct_rules: Iterable[VocabularyRule] = DIRECT_RULES,
     do_routes: dict[str, str | None] = DO_XREF_ROUTES,
+    obo_routes: dict[str, str | None] = OBO_XREF_ROUTES,
     mrcui_relations: Iterable[str] = MRCUI_RELATIONS,
     literature_cuis: set[str] | None = None,
 ) -> MappingResult:
@@ -510,10 +679,14 @@ def build_mapping(
     seen: Counter[str] = Counter()
     # (SAB, code) -> [(node, source)] waiting for the MRCONSO scan.
     pending: dict[tuple[str, str], list[tuple[tuple[str, str], str, str]]] = defaultdict(list)
+    # (SAB, upper-cased name) -> the same, for names looked up as MRCONSO strings (RxNorm).
+    pending_names: dict[tuple[str, str], list[tuple[tuple[str, str], str, str]]] = defaultdict(list)
     diseases: set[str] = set()
     genes: set[str] = set()
     proteins: set[str] = set()
     compounds: set[str] = set()
+    ontology_labels = {ontology.label for ontology in ONTOLOGIES.values()}
+    ontology_terms: dict[str, set[str]] = defaultdict(set)  # SPOKE label -> its nodes' term ids
     # InChIKey -> [(compound identifier, route label)]
     compound_inchikeys: dict[str, list[tuple[str, str]]] = defaultdict(list)
 
@@ -540,6 +713,8 @@ def build_mapping(
                 compounds.add(node.identifier)
             for key, where in _inchikeys_of(node):
                 compound_inchikeys[key].append((node.identifier, where))
+        if node.label in ontology_labels:
+            ontology_terms[node.label].add(node.identifier)
 
     stats: dict[str, Any] = {"files": {}}
 
@@ -579,12 +754,37 @@ def build_mapping(
                     (("Protein", accession), "indirect", "NCIt-SwissProt>MRCONSO:NCI")
                 )
     for index, path in enumerate(sources.unichem):
-        drugbank = read_unichem(path, compounds, file_stats(f"unichem[{index}]", path))
-        for chembl, codes in drugbank.items():
-            for code in codes:
-                pending[("DRUGBANK", code)].append(
-                    (("Compound", chembl), "indirect", "UniChem:ChEMBL>DrugBank>MRCONSO:DRUGBANK")
-                )
+        found = read_unichem(path, compounds, file_stats(f"unichem[{index}]", path))
+        target = found.target
+        for chembl, target_ids in found.ids.items():
+            node = ("Compound", chembl)
+            for target_id in target_ids:
+                if target.sab == "RXNORM" and not target_id.isdigit():
+                    # UniChem's RxNorm "ids" are drug names (e.g. PIRFENIDONE), not RXCUIs:
+                    # looked up as MRCONSO RXNORM strings; an RXCUI, if given, as a code.
+                    route = "UniChem:ChEMBL>RxNorm(name)>MRCONSO:RXNORM"
+                    pending_names[("RXNORM", target_id.upper())].append((node, "indirect", route))
+                else:
+                    route = f"UniChem:ChEMBL>{target.name}>MRCONSO:{target.sab}"
+                    pending[(target.sab, target_id)].append((node, "indirect", route))
+
+    for ontology, path in sources.ontology_files():
+        stats_name = f"{ontology.prefix.lower()}_obo"
+        xrefs = read_obo_xrefs(path, ontology_terms[ontology.label], file_stats(stats_name, path))
+        for term, values in xrefs.items():
+            node = (ontology.label, term)
+            for xref in values:
+                prefix, _, code = xref.partition(":")
+                prefix = prefix.upper()
+                if prefix not in obo_routes:
+                    continue
+                sab = obo_routes[prefix]
+                where = f"{ontology.file}:{prefix}"
+                if sab is None:
+                    if CUI.match(code):
+                        rows.add(code, node, "indirect", where)
+                else:
+                    pending[(sab, code)].append((node, "indirect", f"{where}>MRCONSO:{sab}"))
 
     if sources.unichem_structure and sources.unichem_reference and compound_inchikeys:
         structure_stats = file_stats("unichem_structure", sources.unichem_structure)
@@ -604,18 +804,29 @@ def build_mapping(
                             )
                         )
 
-    if pending and sources.mrconso:
-        wanted: dict[str, set[str]] = defaultdict(set)
+    if (pending or pending_names) and sources.mrconso:
+        wanted_codes: dict[str, set[str]] = defaultdict(set)
         for sab, code in pending:
-            wanted[sab].add(code)
-        cuis = read_mrconso(sources.mrconso, wanted, file_stats("mrconso", sources.mrconso))
-        for (sab, code), targets in pending.items():
-            for cui in cuis.get((sab, code), ()):
-                for node, method, source in targets:
-                    rows.add(cui, node, method, source)
+            wanted_codes[sab].add(code)
+        wanted_names: dict[str, set[str]] = defaultdict(set)
+        for sab, name in pending_names:
+            wanted_names[sab].add(name)
+        by_code, by_name = read_mrconso_codes_and_names(
+            sources.mrconso, wanted_codes, wanted_names, file_stats("mrconso", sources.mrconso)
+        )
+        for found, waiting in ((by_code, pending), (by_name, pending_names)):
+            for key, targets in waiting.items():
+                for cui in found.get(key, ()):
+                    for node, method, source in targets:
+                        rows.add(cui, node, method, source)
     stats["codes_looked_up"] = len(pending)
-    if pending and not sources.mrconso:
-        stats["warning"] = f"no MRCONSO given: {len(pending)} vocabulary codes could not be looked up"
+    if pending_names:
+        stats["names_looked_up"] = len(pending_names)
+    if (pending or pending_names) and not sources.mrconso:
+        stats["warning"] = (
+            f"no MRCONSO given: {len(pending) + len(pending_names)} vocabulary codes and names "
+            "could not be looked up"
+        )
 
     if sources.mrcui:
         retired = read_mrcui(sources.mrcui, file_stats("mrcui", sources.mrcui), mrcui_relations)
@@ -696,7 +907,8 @@ def read_mapping(path: str | Path) -> pa.Table:
 
 
 __all__ = [
-    "DIRECT_RULES", "MAPPING", "MappingResult", "MappingSources", "SpokeNode", "VocabularyRule",
-    "build_mapping", "read_do_xrefs", "read_gene_info", "read_mapping", "read_mrconso", "read_mrcui",
-    "read_ncit_swissprot", "read_unichem", "spoke_nodes_from_dump", "spoke_nodes_from_neo4j", "write_mapping",
+    "DIRECT_RULES", "MAPPING", "ONTOLOGIES", "MappingResult", "MappingSources", "Ontology", "SpokeNode",
+    "UnichemMapping", "VocabularyRule", "build_mapping", "read_do_xrefs", "read_gene_info", "read_mapping",
+    "read_mrconso", "read_mrconso_codes_and_names", "read_mrcui", "read_ncit_swissprot", "read_obo_xrefs",
+    "read_unichem", "spoke_nodes_from_dump", "spoke_nodes_from_neo4j", "write_mapping",
 ]  # fmt: skip

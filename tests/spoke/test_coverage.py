@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.spoke.coverage import compute_coverage, read_concepts, write_coverage
-from pipeline.spoke.mapping import MAPPING
+from pipeline.spoke.mapping import MAPPABLE_LABELS, MAPPING
 from pipeline.tables import CONCEPTS
 
 MAPPING_ROWS = [
@@ -31,8 +31,8 @@ CONCEPT_ROWS = [
 ]
 
 
-def mapping_table() -> pa.Table:
-    return pa.table({n: [r[i] for r in MAPPING_ROWS] for i, n in enumerate(MAPPING.names)}, schema=MAPPING)
+def mapping_table(rows: list[tuple[str, ...]] = MAPPING_ROWS) -> pa.Table:
+    return pa.table({n: [r[i] for r in rows] for i, n in enumerate(MAPPING.names)}, schema=MAPPING)
 
 
 def concepts_table() -> pa.Table:
@@ -82,3 +82,43 @@ def test_written_files(tmp_path):
 def test_without_concepts_only_spoke_side():
     report = compute_coverage(mapping_table(), SPOKE_NODES)
     assert report.concepts == 0 and report.unmapped.empty
+
+
+ONTOLOGY_ROWS = [
+    ("C0024109", "Anatomy", "UBERON:0002048", "indirect", "uberon.obo:UMLS"),
+    ("C0024109", "Anatomy", "UBERON:0002048", "indirect", "uberon.obo:NCIT>MRCONSO:NCI"),
+    ("C0018787", "Anatomy", "UBERON:0000948", "indirect", "uberon.obo:FMA>MRCONSO:FMA"),
+    ("C0004561", "CellType", "CL:0000236", "indirect", "cl.obo:FMA>MRCONSO:FMA"),
+]
+
+
+def test_counts_per_route_and_every_mappable_label(tmp_path):
+    spoke_nodes = {**SPOKE_NODES, "CellType": 2}
+    report = compute_coverage(
+        mapping_table(MAPPING_ROWS + ONTOLOGY_ROWS), spoke_nodes, labels=MAPPABLE_LABELS
+    )
+    routes = report.by_route.set_index(["label", "source"])
+    # method, rows, nodes_mapped, cuis_mapped
+    assert routes.loc[("Anatomy", "uberon.obo:UMLS")].tolist() == ["indirect", 1, 1, 1]
+    assert routes.loc[("Anatomy", "uberon.obo:FMA>MRCONSO:FMA")].tolist() == ["indirect", 1, 1, 1]
+    assert routes.loc[("CellType", "cl.obo:FMA>MRCONSO:FMA")].tolist() == ["indirect", 1, 1, 1]
+    assert routes.loc[("Disease", "DO:UMLS_CUI")].tolist() == ["indirect", 3, 3, 2]
+    assert routes.loc[("Gene", "gene_info:HGNC>MRCONSO:HGNC")].tolist() == ["indirect", 2, 1, 2]
+    # ordered by label, then identity/direct/indirect, then route
+    disease = report.by_route[report.by_route["label"] == "Disease"]
+    assert disease["method"].tolist() == ["direct", "indirect"]
+
+    by_label = report.by_label.set_index(["label", "method"])
+    assert by_label.loc[("CellType", "any")].tolist() == [2, 1, 1]
+    assert by_label.loc[("Anatomy", "any")].tolist() == [3, 2, 2]
+    assert by_label.loc[("Organism", "any")].tolist() == [0, 0, 0]  # listed though SPOKE has none
+    assert set(MAPPABLE_LABELS) <= set(report.by_label["label"]) and len(MAPPABLE_LABELS) == 13
+
+    paths = write_coverage(report, tmp_path)
+    text = paths["markdown"].read_text()
+    assert "## Per SPOKE label and route" in text
+    assert "| CellType | indirect | cl.obo:FMA>MRCONSO:FMA | 1 | 1 | 1 |" in text
+    assert "| CellType | 2 | 1 | 1 |" in text  # per label, any method
+    assert (
+        paths["by_route"].read_text().splitlines()[0] == "label,method,source,rows,nodes_mapped,cuis_mapped"
+    )

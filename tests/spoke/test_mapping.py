@@ -1,11 +1,13 @@
 """The CUI -> SPOKE mapping on real-format files, against rows checked by hand.
 
 Files: tests/data/spoke/mapping_nodes.csv (SPOKE nodes), tests/data/umls/MRCONSO.RRF and
-MRCUI.RRF, tests/data/spoke/xrefs/ (DO xrefs, gene_info, NCIt-SwissProt, UniChem mapping and
-table dumps).
+MRCUI.RRF, tests/data/spoke/xrefs/ (DO xrefs, gene_info, NCIt-SwissProt, UniChem mappings and
+table dumps, UBERON and Cell Ontology OBO excerpts).
 """
 
 from __future__ import annotations
+
+import gzip
 
 import pyarrow.parquet as pq
 import pytest
@@ -18,6 +20,7 @@ from pipeline.spoke.mapping import (
     read_mrconso,
     read_mrcui,
     read_ncit_swissprot,
+    read_obo_xrefs,
     read_unichem,
     read_unichem_references,
     read_unichem_structures,
@@ -178,11 +181,8 @@ def test_readers_of_each_format(tmp_path):
     }
     reversed_file = tmp_path / "src2src1.txt"
     reversed_file.write_text("From src:'2'\tTo src:'1'\nDB01234\tCHEMBL384467\n")
-    assert read_unichem(reversed_file, {"CHEMBL384467"}, FileStats("y")) == {"CHEMBL384467": ["DB01234"]}
-    wrong = tmp_path / "src1src7.txt"
-    wrong.write_text("From src:'1'\tTo src:'7'\n")
-    with pytest.raises(ValueError, match="src1src7.txt:1: expected a UniChem ChEMBL<->DrugBank header"):
-        read_unichem(wrong, set(), FileStats("z"))
+    found = read_unichem(reversed_file, {"CHEMBL384467"}, FileStats("y"))
+    assert (found.target.name, found.ids) == ("DrugBank", {"CHEMBL384467": ["DB01234"]})
     mrcui = read_mrcui(UMLS / "MRCUI.RRF", FileStats("m"))
     assert mrcui == {
         "C1234567": [("SY", "C0010200")],
@@ -289,3 +289,148 @@ def test_cli_build_mapping_with_the_inchikey_route(tmp_path):
          "--unichem-structure", str(XREFS / "unichem_structure.tsv")],
     )  # fmt: skip
     assert half.exit_code == 1 and "needs both table dumps" in half.output
+
+
+# --- Anatomy and CellType: UBERON and Cell Ontology xrefs (OBO release files) ----------------
+
+ONTOLOGY_NODES = [
+    SpokeNode("Anatomy", "UBERON:0000178", "blood"),
+    SpokeNode("Anatomy", "UBERON:0000948", "heart"),
+    SpokeNode("Anatomy", "UBERON:0002048", "lung"),
+    SpokeNode("Anatomy", "UBERON:9900001", "an obsolete term"),
+    SpokeNode("CellType", "CL:0000084", "T cell"),
+    SpokeNode("CellType", "CL:0000235", "macrophage"),
+    SpokeNode("CellType", "CL:0000236", "B cell"),
+]
+ONTOLOGY_ROWS = {
+    # UBERON -> UMLS: the xref is the CUI (blood's NCIT:C12434 and FMA:9670 are not in MRCONSO)
+    ("C0005767", "Anatomy", "UBERON:0000178", "indirect", "uberon.obo:UMLS"),
+    ("C0024109", "Anatomy", "UBERON:0002048", "indirect", "uberon.obo:UMLS"),
+    # UBERON -> NCIT:C12468 -> MRCONSO SAB=NCI -> the same CUI, a second route
+    ("C0024109", "Anatomy", "UBERON:0002048", "indirect", "uberon.obo:NCIT>MRCONSO:NCI"),
+    # heart: FMA:7088 -> MRCONSO SAB=FMA; its NCIt line is malformed ("xref NCIT:C12727"), MESH no route
+    ("C0018787", "Anatomy", "UBERON:0000948", "indirect", "uberon.obo:FMA>MRCONSO:FMA"),
+    # CL -> FMA -> CUI (macrophage has only BTO and MESH xrefs: unmapped)
+    ("C0039194", "CellType", "CL:0000084", "indirect", "cl.obo:FMA>MRCONSO:FMA"),
+    ("C0004561", "CellType", "CL:0000236", "indirect", "cl.obo:FMA>MRCONSO:FMA"),
+}
+
+
+def test_ontology_routes_give_the_hand_checked_rows():
+    sources = MappingSources.from_umls_dir(UMLS, uberon_obo=XREFS / "uberon.obo", cl_obo=XREFS / "cl.obo")
+    out = build_mapping(ONTOLOGY_NODES, sources)
+    assert rows_of(out.table) == ONTOLOGY_ROWS
+    # the obsolete term's UMLS:C0225758 xref gives nothing
+    assert "UBERON:9900001" not in out.table.column("spoke_identifier").to_pylist()
+    uberon, cl = out.stats["files"]["uberon_obo"], out.stats["files"]["cl_obo"]
+    assert uberon["dropped"] == {"obsolete term": 1}
+    assert uberon["used"] == 10  # xrefs of the three current wanted terms
+    assert uberon["malformed"] == 1
+    assert uberon["first_malformed"].endswith(
+        "uberon.obo:20: expected 'tag: value', found 'xref NCIT:C12727'"
+    )
+    assert (cl["used"], cl["malformed"]) == (7, 1)
+    assert cl["first_malformed"].endswith("cl.obo:24: xref 'CALOHA' is not PREFIX:ID")
+
+
+def test_obo_reader_reads_gzip_and_skips_other_stanzas(tmp_path):
+    packed = tmp_path / "uberon-basic.obo.gz"
+    packed.write_bytes(gzip.compress((XREFS / "uberon.obo").read_bytes()))
+    wanted = {"UBERON:0002048", "part_of"}  # part_of is a [Typedef]: its xref is not read
+    assert read_obo_xrefs(packed, wanted, FileStats("u")) == {
+        "UBERON:0002048": ["FMA:7195", "NCIT:C12468", "UMLS:C0024109", "Wikipedia:Lung"]
+    }
+    no_id = tmp_path / "cl.obo"
+    no_id.write_text(
+        "format-version: 1.2\n\n[Term]\nname: nameless\nxref: FMA:1\n\n[Term]\nid: CL:1\nxref: FMA:2\n"
+    )
+    stats = FileStats(str(no_id))
+    assert read_obo_xrefs(no_id, {"CL:1"}, stats) == {"CL:1": ["FMA:2"]}
+    assert stats.first_malformed == f"{no_id}:3: [Term] without an id"
+
+
+# --- Compound: UniChem ChEMBL -> RxNorm (src1src47) ------------------------------------------
+
+
+def test_unichem_rxnorm_route_by_name_and_by_rxcui():
+    nodes = [
+        SpokeNode("Compound", "CHEMBL635", "PREDNISONE"),
+        SpokeNode("Compound", "CHEMBL384467", "DEXAMETHASONE"),
+        SpokeNode("Compound", "CHEMBL1384", "a name with spaces, not in MRCONSO"),
+    ]
+    sources = MappingSources.from_umls_dir(UMLS, unichem=[XREFS / "src1src47.txt", XREFS / "src1src2.txt"])
+    out = build_mapping(nodes, sources)
+    assert rows_of(out.table) == {
+        # UniChem's RxNorm ids are drug names: PREDNISONE = MRCONSO RXNORM "prednisone" (8640)
+        ("C0032952", "Compound", "CHEMBL635", "indirect", "UniChem:ChEMBL>RxNorm(name)>MRCONSO:RXNORM"),
+        # an RXCUI (3264) is looked up as the RXNORM code
+        ("C0011777", "Compound", "CHEMBL384467", "indirect", "UniChem:ChEMBL>RxNorm>MRCONSO:RXNORM"),
+        # the DrugBank file in the same list keeps its own route
+        ("C0032952", "Compound", "CHEMBL635", "indirect", "UniChem:ChEMBL>DrugBank>MRCONSO:DRUGBANK"),
+        ("C0011777", "Compound", "CHEMBL384467", "indirect", "UniChem:ChEMBL>DrugBank>MRCONSO:DRUGBANK"),
+    }
+    rxnorm = out.stats["files"]["unichem[0]"]
+    assert (rxnorm["lines"], rxnorm["used"], rxnorm["malformed"]) == (4, 3, 1)
+    assert rxnorm["first_malformed"].endswith(
+        "src1src47.txt:5: expected 2 tab-separated ids, found 'CHEMBL521'"
+    )
+    # the obsolete (SUPPRESS=O) RXNORM "PREDNISONE" synonym and DrugBank's suppressed "Prednisonum"
+    assert out.stats["files"]["mrconso"]["dropped"] == {"SUPPRESS=O": 1, "SUPPRESS=Y": 1}
+    assert read_unichem(XREFS / "src1src47.txt", {"CHEMBL1384"}, FileStats("k")).ids == {
+        "CHEMBL1384": ["KANAMYCIN A SULFATE"]
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "header", "message"),
+    [
+        ("src1src7.txt", "From src:'1'\tTo src:'7'", r"maps UniChem source 1 to 7; understood: "
+         r"ChEMBL \(1\) to 2 \(DrugBank\), 47 \(RxNorm\)"),
+        ("src2src47.txt", "From src:'2'\tTo src:'47'", "maps UniChem source 2 to 47; understood"),
+        ("src1src47.txt", "From src:'1'\tTo src:'2'", "the file name says UniChem sources 1 and 47, the header 1 and 2"),
+        ("mapping.txt", "ChEMBL\tRxNorm", r"expected a UniChem mapping header"),
+    ],
+)  # fmt: skip
+def test_unknown_unichem_targets_are_refused(tmp_path, name, header, message):
+    path = tmp_path / name
+    path.write_text(f"{header}\nCHEMBL25\t1191\n")
+    with pytest.raises(ValueError, match=f"{name}:1: {message}"):
+        read_unichem(path, {"CHEMBL25"}, FileStats(str(path)))
+
+
+def test_cli_build_mapping_with_ontologies_and_rxnorm(tmp_path):
+    from click.testing import CliRunner
+
+    from pipeline.spoke.commands import build_mapping as build_mapping_command
+
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text(
+        "label,identifier,name,properties\n"
+        + "".join(f"{n.label},{n.identifier},{n.name},\n" for n in ONTOLOGY_NODES)
+        + "Compound,CHEMBL635,PREDNISONE,\n"
+    )
+    common = ["--umls-dir", str(UMLS), "--spoke-nodes", str(nodes), "--spoke-format", "csv"]
+    result = CliRunner().invoke(
+        build_mapping_command,
+        [*common, "--uberon-obo", str(XREFS / "uberon.obo"), "--cl-obo", str(XREFS / "cl.obo"),
+         "--unichem", str(XREFS / "src1src47.txt"), "--out", str(tmp_path / "out")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert 'rows: 7 {"identity": 0, "direct": 0, "indirect": 7}' in result.output
+    assert "uberon_obo: 1 unreadable lines, first: " in result.output
+    coverage = (tmp_path / "out" / "coverage.md").read_text()
+    assert "| CellType | 3 | 2 | 2 |" in coverage  # spoke_nodes, nodes_mapped, cuis_mapped
+    assert "| Anatomy | indirect | uberon.obo:NCIT>MRCONSO:NCI | 1 | 1 | 1 |" in coverage
+    assert "| Compound | indirect | UniChem:ChEMBL>RxNorm(name)>MRCONSO:RXNORM | 1 | 1 | 1 |" in coverage
+    assert "| Organism | 0 | 0 | 0 |" in coverage  # every mappable label is listed
+
+    wrong = tmp_path / "src1src7.txt"
+    wrong.write_text("From src:'1'\tTo src:'7'\n")
+    refused = CliRunner().invoke(
+        build_mapping_command, [*common, "--unichem", str(wrong), "--out", str(tmp_path / "o2")]
+    )
+    assert refused.exit_code == 1
+    assert (
+        f"Error: {wrong}:1: maps UniChem source 1 to 7; understood: ChEMBL (1) to 2 (DrugBank)"
+        in refused.output
+    )

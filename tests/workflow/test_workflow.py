@@ -66,7 +66,7 @@ def write_config(workdir: Path, corpus: Path, pubmed_files: list[Path]) -> None:
     # SPOKE, the mapping sources and the query set stay the bundled sample's.
     for section, keys in (
         ("spoke", ("nodes", "edges")),
-        ("mapping", ("umls_dir", "do_xrefs", "gene_info", "ncit_swissprot")),
+        ("mapping", ("umls_dir", "do_xrefs", "gene_info", "ncit_swissprot", "uberon_obo", "cl_obo")),
         ("compare", ("queries",)),
     ):
         for key in keys:

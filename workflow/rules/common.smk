@@ -54,6 +54,8 @@ def mapping_sources():
             "ncit_swissprot",
             "unichem_structure",
             "unichem_reference",
+            "uberon_obo",
+            "cl_obo",
         )
         if mapping.get(k)
     }
