@@ -6,6 +6,11 @@ when nothing changed. ``run_solver()`` launches ``apsp-fw`` on R ranks (``mpirun
 ``srun`` inside a Slurm allocation), streams the solver's progress lines, and returns its
 JSON summary as a dict.
 
+Rows mode: ``run_solver(..., sources=[...])`` computes only the distance rows of those
+vertices (``apsp-fw --sources``, Dijkstra on the sparse graph; distances.bp in the "rows"
+layout); the dense-solve options (grid, tile, broadcast, look-ahead, checkpoints) are not
+passed then.
+
 Fault tolerance: ``run_solver`` checkpoints into ``<output>.checkpoints`` (next to the
 output, so inside the build folder) and, when that folder holds a complete checkpoint from
 an interrupted run, passes ``--resume``; the checkpoints are removed once the output is in
@@ -41,6 +46,7 @@ DEFAULT_CHECKPOINT_EVERY = "300s"
 # Solver stderr lines worth passing on besides the progress lines.
 _NOTICE_PREFIXES = (
     "apsp-fw: iteration",
+    "apsp-fw: rows",
     "apsp-fw: resuming",
     "apsp-fw: no valid checkpoint",
     "apsp-fw: warning",
@@ -219,27 +225,38 @@ def solver_arguments(
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int | str | None = None,
     resume: bool = False,
+    sources_file: str | Path | None = None,
 ) -> list[str]:
-    """The apsp-fw command-line arguments for these settings."""
+    """The apsp-fw command-line arguments for these settings.
+
+    With ``sources_file`` (a file of vertex ids, see :func:`write_sources_file`) the
+    arguments are those of the rows mode (``--sources``): grid, tile, broadcast, chunk,
+    look-ahead and the checkpoint settings belong to the dense solve and are left out
+    (apsp-fw refuses them there); ``validate_rows`` is refused.
+    """
     if isinstance(lookahead, str):
         lookahead = lookahead.lower() in ("on", "true", "1", "yes")
-    args = [
-        "--input",
-        str(input_path),
-        "--grid",
-        str(grid),
-        "--tile",
-        str(int(tile)),
-        "--broadcast",
-        broadcast,
-        "--lookahead",
-        "on" if lookahead else "off",
-        "--backend",
-        backend,
-    ]
+    args = ["--input", str(input_path)]
+    if sources_file is not None:
+        if validate_rows:
+            raise ValueError("validate_rows checks the dense solve; rows from sources are Dijkstra already")
+        args += ["--sources", str(sources_file), "--backend", backend]
+    else:
+        args += [
+            "--grid",
+            str(grid),
+            "--tile",
+            str(int(tile)),
+            "--broadcast",
+            broadcast,
+            "--lookahead",
+            "on" if lookahead else "off",
+            "--backend",
+            backend,
+        ]
     if output is not None:
         args += ["--output", str(output)]
-    if chunk_bytes:
+    if chunk_bytes and sources_file is None:
         args += ["--chunk", str(int(chunk_bytes))]
     if threads:
         args += ["--threads", str(int(threads))]
@@ -249,13 +266,23 @@ def solver_arguments(
         args += ["--summary-json", str(summary_json)]
     if progress:
         args.append("--progress")
-    if checkpoint_dir is not None:
+    if checkpoint_dir is not None and sources_file is None:
         args += ["--checkpoint-dir", str(checkpoint_dir)]
         if checkpoint_every:
             args += ["--checkpoint-every", str(checkpoint_every)]
         if resume:
             args.append("--resume")
     return args
+
+
+def write_sources_file(path: str | Path, sources: Iterable[int]) -> Path:
+    """Write vertex ids one per line, the ``apsp-fw --sources`` format; returns the path."""
+    path = Path(path)
+    ids = [int(v) for v in sources]
+    if not ids:
+        raise ValueError("sources is empty: give at least one vertex id")
+    path.write_text("# vertex ids for apsp-fw --sources\n" + "".join(f"{v}\n" for v in ids))
+    return path
 
 
 def default_checkpoint_dir(output: str | Path) -> Path:
@@ -291,6 +318,7 @@ def run_solver(
     timeout: float | None = None,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int | str | None = DEFAULT_CHECKPOINT_EVERY,
+    sources: Iterable[int] | None = None,
 ) -> dict[str, Any]:
     """Run ``apsp-fw`` on ``ranks`` MPI ranks (mpirun, or srun inside a Slurm allocation) and
     return its JSON summary.
@@ -304,13 +332,21 @@ def run_solver(
     None or 0: write none). A complete checkpoint already there is resumed from
     automatically; inputs that do not match it (graph, n, tile, grid) make apsp-fw refuse,
     and the SolverError says so. After a successful run the checkpoints are removed.
+
+    ``sources`` (vertex ids): rows mode, ``apsp-fw --sources`` on a temporary file of these
+    ids; the output holds their distance rows (duplicates or ids outside 0..n-1 make
+    apsp-fw refuse). There are no checkpoints in that mode.
     """
     exe = Path(binary) if binary else find_solver()
-    if checkpoint_dir is None and output is not None:
+    rows_mode = sources is not None
+    if rows_mode:
+        checkpoint_dir = None
+    elif checkpoint_dir is None and output is not None:
         checkpoint_dir = default_checkpoint_dir(output)
     resume = checkpoint_dir is not None and has_checkpoint(checkpoint_dir)
     with tempfile.TemporaryDirectory(prefix="apsp-fw-") as tmp:
         summary_path = Path(tmp) / "summary.json"
+        sources_file = write_sources_file(Path(tmp) / "sources.txt", sources) if rows_mode else None
         cmd = (
             mpirun_command(ranks, threads or 1)
             + [str(exe)]
@@ -329,6 +365,7 @@ def run_solver(
                 checkpoint_dir=checkpoint_dir,
                 checkpoint_every=checkpoint_every,
                 resume=resume,
+                sources_file=sources_file,
             )
             + [str(a) for a in extra_args]
         )

@@ -8,12 +8,21 @@ graph.bp, one step
     ``graph_digest``, ``weight_scheme``, ``edge_kinds`` (string array), ``created`` (ISO 8601
     UTC), ``n_vertices``, ``n_edges`` (undirected edges, ``nnz == 2 * n_edges``).
 
-distances.bp, written by the solver
+distances.bp, written by the solver, in one of two layouts (attribute ``layout``):
+
+``dense`` (the default when the attribute is absent: ``apsp-fw`` Floyd-Warshall)
     one global float32 variable ``distance`` of shape n x n (unreachable = +inf) with
     attributes ``graph_digest``, ``n``, ``block_size``, ``process_grid``, ``algorithm``,
-    ``solver_version``, ``semiring``. :class:`DistanceMatrix` reads row and tile selections
-    only; the whole matrix is never loaded. Opening one checks it is whole (see
-    :class:`DistancesCorrupt`), so a truncated or damaged file is never served.
+    ``solver_version``, ``semiring``.
+``rows`` (``apsp-fw --sources``: Dijkstra rows of a source set, for graphs too large for n x n)
+    float32 ``distance`` of shape m x n, row i = distances from ``sources[i]``; int64
+    ``sources`` [m], strictly ascending vertex ids in 0..n-1; attributes ``graph_digest``,
+    ``n``, ``rows`` (= m), ``layout`` = "rows", ``algorithm`` = "dijkstra-rows",
+    ``solver_version``, ``semiring``.
+
+:class:`DistanceMatrix` reads row and tile selections only; the whole matrix is never
+loaded. Opening one checks it is whole (see :class:`DistancesCorrupt`), so a truncated or
+damaged file is never served.
 """
 
 from __future__ import annotations
@@ -36,6 +45,13 @@ DISTANCE_ATTRIBUTES = ("graph_digest", "n")
 
 class DistancesCorrupt(ValueError):
     """distances.bp is truncated, damaged or incomplete; the message names the file and the check."""
+
+
+class RowNotStored(KeyError):
+    """A rows-layout distances.bp holds the rows of its sources only, and not the one asked for."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 def _attribute_value(value: Any) -> Any:
@@ -167,6 +183,52 @@ def write_distances_bp(
         stream.end_step()
 
 
+def write_distance_rows_bp(
+    path: Path | str,
+    rows: np.ndarray,
+    sources,
+    attributes: dict[str, Any],
+    blocks: int = 2,
+) -> None:
+    """Write distance rows in the solver's "rows" layout (``apsp-fw --sources``).
+
+    For tests and small reference runs. ``rows[i]`` holds the distances from
+    ``sources[i]``; rows are stored sorted by source, as the solver stores them, and put
+    in ``blocks`` contiguous row blocks, as its ranks do.
+    """
+    rows = np.asarray(rows, dtype=np.float32)
+    sources = np.asarray(sources, dtype=np.int64)
+    if rows.ndim != 2 or sources.shape != (rows.shape[0],):
+        raise ValueError(f"rows must be m x n with m = len(sources); got {rows.shape} and {sources.shape}")
+    m, n = rows.shape
+    if m == 0:
+        raise ValueError("no rows to write")
+    if len(np.unique(sources)) != m or sources.min() < 0 or sources.max() >= n:
+        raise ValueError(f"sources must be distinct vertex ids in 0..{n - 1}")
+    order = np.argsort(sources)
+    rows, sources = np.ascontiguousarray(rows[order]), sources[order]
+    attrs = {
+        "n": n,
+        "rows": m,
+        "layout": "rows",
+        "algorithm": "dijkstra-rows",
+        "semiring": "min-plus",
+        **attributes,
+    }
+    bounds = np.linspace(0, m, max(1, min(blocks, m)) + 1).astype(int)
+    with adios2.Stream(str(path), "w") as stream:
+        stream.begin_step()
+        pieces = []  # keep every block alive until end_step
+        for first, last in zip(bounds[:-1], bounds[1:], strict=True):
+            piece = np.ascontiguousarray(rows[first:last])
+            pieces.append(piece)
+            stream.write("distance", piece, [m, n], [int(first), 0], [int(last - first), n])
+        _write_1d(stream, "sources", sources)
+        for name, value in attrs.items():
+            _write_attribute(stream, name, value)
+        stream.end_step()
+
+
 class GraphCorrupt(ValueError):
     """graph.bp is truncated or damaged; the message names the file."""
 
@@ -216,10 +278,19 @@ class DistanceMatrix:
     ``row(i)`` is the distances from vertex i to every vertex (the graph is undirected, so
     it is also column i). Reads are serialized by a lock so one instance can serve a
     threaded web service.
+
+    A "rows" layout file (``apsp-fw --sources``) holds the rows of its ``sources`` only:
+    ``has_row(v)`` says whether v's row is there, and ``row``/``tile`` of any other vertex
+    raise :class:`RowNotStored`. ``value(i, j)`` reads D[i, j] from row i, or, when only row
+    j is stored, D[j, i] from row j: that equals D[i, j] only on undirected graphs (the
+    pipeline's are), so ``symmetric=False`` turns the fallback off for directed ones.
+    ``layout`` is "dense" or "rows"; ``sources`` is the int64 array of stored rows (None
+    for dense files).
     """
 
-    def __init__(self, path: Path | str, verify: bool = True):
+    def __init__(self, path: Path | str, verify: bool = True, symmetric: bool = True):
         self.path = Path(path)
+        self.symmetric = bool(symmetric)
         if not self.path.exists():
             raise FileNotFoundError(f"distances file not found: {self.path}")
         partial = self.path.with_name(self.path.name + ".partial")
@@ -238,91 +309,218 @@ class DistanceMatrix:
         except Exception as exc:  # noqa: BLE001 -- ADIOS2 raises plain RuntimeErrors
             raise DistancesCorrupt(f"{self.path}: cannot be opened (truncated or damaged?): {exc}") from exc
         self._lock = threading.Lock()
-        variables = self._reader.available_variables()
-        if "distance" not in variables:
-            self._reader.close()
-            raise DistancesCorrupt(
-                f"{self.path}: no 'distance' variable (found {sorted(variables)}; incomplete write?)"
-            )
-        shape = [int(s) for s in variables["distance"]["Shape"].split(",")]
-        if len(shape) != 2 or shape[0] != shape[1]:
-            self._reader.close()
-            raise ValueError(f"{self.path}: 'distance' must be square, has shape {shape}")
-        self.n: int = shape[0]
-        self.attributes: dict[str, Any] = _read_attributes(self._reader)
-        if verify:
-            try:
+        try:
+            self._open_layout()
+            if verify:
                 if partial.exists():
                     raise DistancesCorrupt(
                         f"{self.path}: {partial.name} exists beside it (a solve did not finish)"
                     )
                 self.verify()
-            except BaseException:
-                self._reader.close()
-                raise
+            else:
+                self._load_sources()
+        except BaseException:
+            self._reader.close()
+            raise
+
+    def _open_layout(self) -> None:
+        """Shape, attributes and (rows layout) the stored sources."""
+        variables = self._reader.available_variables()
+        if "distance" not in variables:
+            raise DistancesCorrupt(
+                f"{self.path}: no 'distance' variable (found {sorted(variables)}; incomplete write?)"
+            )
+        shape = [int(s) for s in variables["distance"]["Shape"].split(",")]
+        self.attributes: dict[str, Any] = _read_attributes(self._reader)
+        self.layout: str = str(self.attributes.get("layout", "dense"))
+        self.sources: np.ndarray | None = None
+        if self.layout == "dense":
+            if len(shape) != 2 or shape[0] != shape[1]:
+                raise ValueError(f"{self.path}: 'distance' must be square, has shape {shape}")
+            self.n: int = shape[0]
+            return
+        if self.layout != "rows":
+            raise DistancesCorrupt(
+                f"{self.path}: unknown layout {self.layout!r} (expected 'dense' or 'rows')"
+            )
+        if len(shape) != 2:
+            raise DistancesCorrupt(f"{self.path}: 'distance' must be rows x n, has shape {shape}")
+        if "sources" not in variables:
+            raise DistancesCorrupt(
+                f"{self.path}: rows layout without a 'sources' variable (incomplete write?)"
+            )
+        self.n = shape[1]
+        self._rows_in_file = shape[0]
+        if variables["sources"]["Shape"].strip() != str(shape[0]):
+            raise DistancesCorrupt(
+                f"{self.path}: 'sources' has shape {variables['sources']['Shape']} but 'distance' has "
+                f"{shape[0]} rows"
+            )
+
+    def _load_sources(self) -> None:
+        """Reads a rows file's ``sources`` (after the data files were checked: ADIOS2 waits,
+        instead of failing, on a read beyond the end of a truncated data file)."""
+        if self.layout != "rows" or self.sources is not None:
+            return
+        self.sources = _read_1d(self._reader, "sources", np.int64)
+        # Lookup of a vertex's stored row; argsort keeps it right even for a file whose
+        # sources are not sorted (verify() reports that).
+        self._source_order = np.argsort(self.sources, kind="stable")
+        self._sorted_sources = self.sources[self._source_order]
+
+    @property
+    def stored_rows(self) -> int:
+        """Rows in the file: n for a dense file, the number of sources for a rows file."""
+        return self.n if self.layout == "dense" else self._rows_in_file
 
     def verify(self) -> None:
         """Cheap whole-file checks; raises :class:`DistancesCorrupt` naming the failed one.
 
         Attributes present and agreeing with the shape; the written blocks cover exactly
-        n x n; the BP5 data files hold at least n*n float32 (no operator ever compresses
-        distances); the first and last rows read back with a zero diagonal and no NaN.
+        the variable; the BP5 data files hold at least its float32 values (no operator ever
+        compresses distances); the first and last rows read back without NaN and with a zero
+        diagonal. For a rows file also: ``sources`` strictly ascending within 0..n-1, and the
+        diagonal entry D[s, s] of every stored row is 0 (one small read per row).
         """
-        missing = [a for a in DISTANCE_ATTRIBUTES if a not in self.attributes]
+        required = DISTANCE_ATTRIBUTES + (("rows",) if self.layout == "rows" else ())
+        missing = [a for a in required if a not in self.attributes]
         if missing:
             raise DistancesCorrupt(f"{self.path}: attributes {missing} missing (incomplete write?)")
         if int(self.attributes["n"]) != self.n:
             raise DistancesCorrupt(
-                f"{self.path}: attribute n = {self.attributes['n']} but 'distance' is {self.n}x{self.n}"
+                f"{self.path}: attribute n = {self.attributes['n']} but 'distance' has {self.n} columns"
             )
-        if self.n == 0:
+        m = self.stored_rows
+        rows_layout = self.layout == "rows"
+        if rows_layout and int(self.attributes["rows"]) != m:
+            raise DistancesCorrupt(
+                f"{self.path}: attribute rows = {self.attributes['rows']} but 'distance' has {m} rows"
+            )
+        if self.n == 0 or m == 0:
+            self._load_sources()
             return
         blocks = self._reader.all_blocks_info("distance")
         area = sum(
             int(np.prod([int(c) for c in str(b["Count"]).split(",")])) for step in blocks for b in step
         )
-        if area != self.n * self.n:
-            raise DistancesCorrupt(f"{self.path}: written blocks cover {area} of {self.n * self.n} elements")
+        if area != m * self.n:
+            raise DistancesCorrupt(f"{self.path}: written blocks cover {area} of {m * self.n} elements")
         if self.path.is_dir():
             data_files = sorted(self.path.glob("data.*"))
             data_bytes = sum(f.stat().st_size for f in data_files)
-            need = self.n * self.n * np.dtype(np.float32).itemsize
+            need = m * self.n * np.dtype(np.float32).itemsize
+            if rows_layout:
+                need += m * np.dtype(np.int64).itemsize
             if data_bytes < need:
                 raise DistancesCorrupt(
-                    f"{self.path}: data files hold {data_bytes} bytes but {self.n}x{self.n} float32 needs "
+                    f"{self.path}: data files hold {data_bytes} bytes but {m}x{self.n} float32 needs "
                     f"{need}: truncated"
                 )
-        for i in sorted({0, self.n - 1}):
+        self._load_sources()
+        if self.sources is not None:
+            if self.sources.min() < 0 or self.sources.max() >= self.n:
+                raise DistancesCorrupt(f"{self.path}: 'sources' holds vertex ids outside 0..{self.n - 1}")
+            if np.any(np.diff(self.sources) <= 0):
+                raise DistancesCorrupt(
+                    f"{self.path}: 'sources' is not strictly ascending (unsorted or repeated)"
+                )
+        rows_to_read = (
+            [0, self.n - 1] if self.sources is None else [int(self.sources[0]), int(self.sources[-1])]
+        )
+        for i in sorted(set(rows_to_read)):
             try:
                 row = self.row(i)
             except Exception as exc:  # noqa: BLE001
                 raise DistancesCorrupt(f"{self.path}: row {i} cannot be read: {exc}") from exc
             if np.isnan(row).any() or row[i] != 0.0:
                 raise DistancesCorrupt(f"{self.path}: row {i} is damaged (NaN, or D[{i},{i}] != 0)")
+        if self.sources is not None:
+            for index, vertex in enumerate(self.sources.tolist()):
+                try:
+                    with self._lock:
+                        diagonal = self._reader.read("distance", [index, vertex], [1, 1])
+                except Exception as exc:  # noqa: BLE001
+                    raise DistancesCorrupt(
+                        f"{self.path}: row of source {vertex} cannot be read: {exc}"
+                    ) from exc
+                if float(np.asarray(diagonal).reshape(-1)[0]) != 0.0:
+                    raise DistancesCorrupt(
+                        f"{self.path}: stored row {index} (source {vertex}) has D[{vertex},{vertex}] != 0"
+                    )
 
     def _check(self, start: int, count: int, what: str) -> None:
         if count < 1 or start < 0 or start + count > self.n:
             raise IndexError(f"{what} [{start}, {start + count}) outside 0..{self.n} of {self.path}")
 
+    def has_row(self, vertex: int) -> bool:
+        """Whether the file holds the distances from ``vertex`` (every vertex of a dense file)."""
+        vertex = int(vertex)
+        if not 0 <= vertex < self.n:
+            return False
+        return self.sources is None or self._stored_index(vertex) is not None
+
+    def _stored_index(self, vertex: int) -> int | None:
+        """Row of ``vertex`` in a rows file, None when it is not a source."""
+        assert self.sources is not None
+        at = int(np.searchsorted(self._sorted_sources, vertex))
+        if at < len(self._sorted_sources) and self._sorted_sources[at] == vertex:
+            return int(self._source_order[at])
+        return None
+
+    def _storage_row(self, vertex: int) -> int:
+        """The file row holding ``vertex``'s distances; RowNotStored when there is none."""
+        self._check(vertex, 1, "row")
+        if self.sources is None:
+            return vertex
+        index = self._stored_index(vertex)
+        if index is None:
+            raise RowNotStored(
+                f"{self.path} holds the rows of {len(self.sources)} sources only, not of vertex {vertex} "
+                f"(layout 'rows', apsp-fw --sources)"
+            )
+        return index
+
     def row(self, i: int) -> np.ndarray:
-        """float32[n]: distances from vertex ``i``."""
-        i = int(i)
-        self._check(i, 1, "row")
+        """float32[n]: distances from vertex ``i`` (:class:`RowNotStored` if a rows file lacks it)."""
+        stored = self._storage_row(int(i))
         with self._lock:
-            data = self._reader.read("distance", [i, 0], [1, self.n])
+            data = self._reader.read("distance", [stored, 0], [1, self.n])
         return np.asarray(data, dtype=np.float32).reshape(self.n)
 
     def tile(self, r0: int, c0: int, rows: int, cols: int) -> np.ndarray:
-        """float32[rows, cols]: the block starting at (r0, c0)."""
-        self._check(int(r0), int(rows), "rows")
-        self._check(int(c0), int(cols), "columns")
+        """float32[rows, cols]: the block starting at (r0, c0).
+
+        In a rows file every vertex r0 .. r0+rows-1 must be a stored source.
+        """
+        r0, c0, rows, cols = int(r0), int(c0), int(rows), int(cols)
+        self._check(r0, rows, "rows")
+        self._check(c0, cols, "columns")
+        first = self._storage_row(r0)
+        if self.sources is not None:
+            for offset in range(1, rows):
+                if self._storage_row(r0 + offset) != first + offset:  # raises RowNotStored if absent
+                    raise RowNotStored(f"{self.path}: rows {r0}..{r0 + rows - 1} are not stored together")
         with self._lock:
-            data = self._reader.read("distance", [int(r0), int(c0)], [int(rows), int(cols)])
-        return np.asarray(data, dtype=np.float32).reshape(int(rows), int(cols))
+            data = self._reader.read("distance", [first, c0], [rows, cols])
+        return np.asarray(data, dtype=np.float32).reshape(rows, cols)
 
     def value(self, i: int, j: int) -> float:
-        """The single distance D[i, j]."""
-        return float(self.tile(i, j, 1, 1)[0, 0])
+        """The single distance D[i, j].
+
+        A rows file answers from row i, or else (``symmetric``: undirected graphs only) from
+        row j as D[j, i]; :class:`RowNotStored` when neither row is there.
+        """
+        i, j = int(i), int(j)
+        self._check(i, 1, "row")
+        self._check(j, 1, "column")
+        if self.sources is None or self.has_row(i):
+            return float(self.tile(i, j, 1, 1)[0, 0])
+        if self.symmetric and self.has_row(j):
+            return float(self.tile(j, i, 1, 1)[0, 0])
+        also = f" nor of vertex {j}" if self.symmetric else " (symmetric=False: row j is not used)"
+        raise RowNotStored(
+            f"{self.path} holds the rows of {len(self.sources)} sources only, not of vertex {i}{also}"
+        )
 
     def close(self) -> None:
         with self._lock:

@@ -1,13 +1,17 @@
 // apsp-fw: exact all-pairs shortest paths with the COAST distributed blocked
-// Floyd-Warshall (SC22) on a 2D block-cyclic process grid.
+// Floyd-Warshall (SC22) on a 2D block-cyclic process grid; or, with --sources,
+// the distance rows of a set of sources by Dijkstra on the sparse graph (for
+// graphs whose n x n matrix would not fit).
 //
 //   mpirun -n 4 apsp-fw --input graph.bp --output distances.bp --grid 2x2
+//   mpirun -n 4 apsp-fw --input graph.bp --output distances.bp --sources ids.txt
 //
 // Exit status: 0 ok; 2 bad input, options or resources; 3 --validate failed.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +19,9 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -27,6 +34,8 @@
 #include "core/driver.hpp"
 #include "core/graph_input.hpp"
 #include "core/grid.hpp"
+#include "core/source_rows.hpp"
+#include "core/sssp.hpp"
 #include "core/validate.hpp"
 #include "kernels/backend.hpp"
 
@@ -46,6 +55,8 @@ constexpr const char* kUsage = R"(usage: mpirun -n P apsp-fw --input FILE [--out
 
 Exact all-pairs shortest paths (min-plus semiring) with the COAST distributed
 blocked Floyd-Warshall on a Pr x Pc process grid, tiles dealt 2D block-cyclically.
+With --sources, only the distance rows of the listed vertices, by Dijkstra on the
+sparse graph (no n x n matrix: for graphs of millions of vertices).
 
 input and output
   --input FILE          graph.bp (ADIOS2 CSR: n, row_ptr, col_idx, cost; each rank
@@ -57,6 +68,19 @@ input and output
                         = +inf, with provenance attributes. Omit to skip writing.
                         Written as PATH.partial and renamed to PATH only when complete.
   --adios2-config FILE  ADIOS2 XML overriding the engine of IO "distances"
+
+distance rows of a source set (instead of the dense matrix)
+  --sources FILE        text file of vertex ids, one per line (0-based; '#' comments and
+                        blank lines allowed; ids outside 0..n-1 and duplicates are refused
+                        with FILE:LINE). Output distances.bp "rows" layout: float32
+                        `distance` m x n, row i = distances from sources[i], with the
+                        sources sorted ascending in int64 `sources` [m]. Rank 0 reads the
+                        whole graph and broadcasts it (every rank needs all of it); the
+                        sources are split over the ranks in contiguous blocks and over a
+                        rank's --threads one at a time. Options of the dense solve
+                        (--grid other than auto, --tile, --broadcast, --chunk, --lookahead,
+                        --gpu-aware-mpi, --checkpoint-*, --resume, --validate*, --seed, and
+                        --backend other than cpu/reference) are refused.
 
 decomposition and communication
   --grid RxC|auto       process grid; R*C must equal the number of ranks (default auto:
@@ -115,6 +139,8 @@ struct Options {
     std::string checkpoint_dir;
     CheckpointInterval checkpoint_every;
     bool resume = false;
+    std::string sources;          // --sources FILE: rows mode
+    std::set<std::string> given;  // flags present on the command line
 };
 
 struct UsageError : std::runtime_error {
@@ -152,6 +178,32 @@ std::int64_t parse_int(const std::string& flag, const std::string& text, std::in
     return value;
 }
 
+// --sources computes rows by Dijkstra: options that steer the dense solve
+// would be silently meaningless there, so they are refused by name.
+void refuse_dense_only_options(const Options& o) {
+    const std::map<std::string, std::string> why = {
+        {"--tile", "there are no tiles"},
+        {"--broadcast", "ranks exchange nothing while solving"},
+        {"--chunk", "ranks exchange nothing while solving"},
+        {"--lookahead", "there are no Floyd-Warshall iterations to overlap"},
+        {"--gpu-aware-mpi", "Dijkstra runs on the CPU"},
+        {"--checkpoint-dir", "there is no checkpointing of rows (rerun the missing sources instead)"},
+        {"--checkpoint-every", "there is no checkpointing of rows (rerun the missing sources instead)"},
+        {"--resume", "there is no checkpointing of rows (rerun the missing sources instead)"},
+        {"--validate", "the rows are computed by Dijkstra already (it checks the dense solve)"},
+        {"--validate-tol", "it belongs to --validate, which checks the dense solve"},
+        {"--seed", "it belongs to --validate, which checks the dense solve"},
+    };
+    for (const auto& [flag, reason] : why)
+        if (o.given.count(flag)) throw UsageError(flag + " does not apply with --sources: " + reason + "; drop it");
+    if (o.grid != "auto")
+        throw UsageError("--grid " + o.grid + " does not apply with --sources: the sources are split over the ranks "
+                         "in contiguous blocks; drop it (or pass auto)");
+    if (o.backend != "cpu" && o.backend != "reference")
+        throw UsageError("--backend " + o.backend + " does not apply with --sources: Dijkstra runs on the CPU "
+                         "(cpu or reference)");
+}
+
 Options parse_options(int argc, char** argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
@@ -169,6 +221,7 @@ Options parse_options(int argc, char** argv) {
             if (i + 1 >= argc) throw UsageError(arg + " needs a value");
             return argv[++i];
         };
+        o.given.insert(arg);
         if (arg == "--help" || arg == "-h") o.help = true;
         else if (arg == "--version") o.version = true;
         else if (arg == "--input") o.input = next();
@@ -210,9 +263,11 @@ Options parse_options(int argc, char** argv) {
                 throw UsageError("--checkpoint-every " + std::string(e.what()));
             }
         } else if (arg == "--resume") o.resume = true;
+        else if (arg == "--sources") o.sources = next();
         else throw UsageError("unknown option '" + arg + "' (see --help)");
     }
     if (!o.help && !o.version && o.input.empty()) throw UsageError("--input FILE is required (see --help)");
+    if (!o.sources.empty()) refuse_dense_only_options(o);
     if ((o.checkpoint_every.enabled() || o.resume) && o.checkpoint_dir.empty())
         throw UsageError(std::string(o.resume ? "--resume" : "--checkpoint-every") + " needs --checkpoint-dir DIR");
     if (o.tile > 16384) throw UsageError("--tile " + std::to_string(o.tile) + " is too large (at most 16384)");
@@ -293,6 +348,230 @@ std::string format_seconds(double s) {
     return buf;
 }
 
+std::string describe_bytes(std::int64_t bytes) {
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+    double scaled = static_cast<double>(bytes);
+    int unit = -1;
+    while (scaled >= 1024 && unit < 3) scaled /= 1024, ++unit;
+    char buf[64];
+    if (unit < 0) std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+    else std::snprintf(buf, sizeof buf, "%lld bytes (%.1f %s)", static_cast<long long>(bytes), scaled, units[unit]);
+    return buf;
+}
+
+// Rank 0's vector to every rank. MPI counts are int, so large vectors go in
+// chunks of at most 1 GiB.
+template <typename T>
+void broadcast_vector(std::vector<T>& values, MPI_Comm comm) {
+    auto size = static_cast<std::int64_t>(values.size());
+    MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm);
+    values.resize(static_cast<std::size_t>(size));
+    auto* bytes = reinterpret_cast<char*>(values.data());
+    const std::size_t total = values.size() * sizeof(T);
+    constexpr std::size_t chunk = std::size_t{1} << 30;
+    for (std::size_t offset = 0; offset < total; offset += chunk)
+        MPI_Bcast(bytes + offset, static_cast<int>(std::min(chunk, total - offset)), MPI_BYTE, 0, comm);
+}
+
+// Writes `output` as `output`.partial through write(partial_path), collectively,
+// and renames it only when complete, so a killed run never leaves a
+// distances.bp that looks finished. False (the error printed) when any rank failed.
+bool write_complete_output(const std::string& output, MPI_Comm world,
+                           const std::function<void(const std::string&)>& write) {
+    int rank = 0;
+    MPI_Comm_rank(world, &rank);
+    const std::string partial = output + ".partial";
+    std::string error;
+    try {
+        if (rank == 0) std::filesystem::remove_all(partial);
+        MPI_Barrier(world);
+        write(partial);
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (any_rank_failed(world, error)) return false;
+    MPI_Barrier(world);
+    if (rank == 0) {
+        try {
+            std::filesystem::remove_all(output);
+            std::filesystem::rename(partial, output);
+        } catch (const std::exception& e) {
+            error = "moving " + partial + " to " + output + ": " + e.what();
+        }
+    }
+    return !any_rank_failed(world, error);
+}
+
+void write_summary(const std::string& json, const std::string& summary_json) {
+    std::cout << json << std::flush;
+    if (!summary_json.empty()) {
+        std::ofstream out(summary_json);
+        out << json;
+        if (!out) std::cerr << "apsp-fw: warning: could not write " << summary_json << std::endl;
+    }
+}
+
+// apsp-fw --sources: the distance rows of the listed vertices by Dijkstra.
+// Rank 0 reads the sources file and the whole graph and broadcasts them: the
+// file system sees one reader (not one per rank), a .mtx file is parsed once,
+// and read errors come from one place; the broadcast (a tree, shared memory
+// within a node) costs less than P parallel reads of the same file.
+int run_source_rows(const Options& opt, MPI_Comm world, MPI_Comm node, int ranks_on_node,
+                    const std::string& thread_placement, double t_start) {
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &ranks);
+    const bool root = rank == 0;
+    std::string error;
+
+    // ---- graph header and sources ----
+    GraphInfo info;
+    std::vector<std::int64_t> sources;
+    try {
+        info = read_graph_info(opt.input, world);
+        if (root) sources = read_sources_file(opt.sources, info.n);
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (any_rank_failed(world, error)) return 2;
+    broadcast_vector(sources, world);
+    const auto m = static_cast<std::int64_t>(sources.size());
+    const RowBlock block = row_block_of_rank(m, ranks, rank);
+
+    // ---- memory check, before anything large is allocated ----
+    {
+        const std::int64_t edges = edge_count_bound(info);
+        const std::int64_t reading =
+            root && info.format == GraphFormat::matrix_market ? edges * static_cast<std::int64_t>(sizeof(Edge)) : 0;
+        const RowsMemory need = rows_memory_per_rank(info.n, edges, block.count, opt.threads, reading);
+        const std::int64_t mine = need.total();
+        std::int64_t on_node = 0, most = 0;
+        MPI_Allreduce(&mine, &on_node, 1, MPI_INT64_T, MPI_SUM, node);
+        MPI_Allreduce(&mine, &most, 1, MPI_INT64_T, MPI_MAX, world);
+        const std::int64_t available = opt.memory_limit > 0 ? opt.memory_limit : memory_available_bytes();
+        if (on_node > available) {
+            std::ostringstream msg;
+            msg << "--sources: " << m << " rows of n = " << info.n << " do not fit: each rank holds the whole graph ("
+                << describe_bytes(need.graph) << "), its rows (" << describe_bytes(need.rows)
+                << " here) and the search spaces of its " << opt.threads << " threads ("
+                << describe_bytes(need.workspace) << " here); the largest rank needs " << describe_bytes(most)
+                << " and this node's " << ranks_on_node << " ranks " << describe_bytes(on_node) << ", but only "
+                << describe_bytes(available) << " are available"
+                << (opt.memory_limit > 0 ? " (--memory-limit)" : " (MemAvailable)")
+                << "; run fewer ranks per node, spread the ranks over more nodes, or split the sources over several runs";
+            error = msg.str();
+        }
+    }
+    if (any_rank_failed(world, error)) return 2;
+
+    // ---- read (rank 0) and broadcast the graph ----
+    double t0 = MPI_Wtime();
+    GraphCsr csr;
+    if (root) {
+        try {
+            csr = read_graph_csr(info);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    }
+    if (any_rank_failed(world, error)) return 2;
+    csr.n = info.n;
+    broadcast_vector(csr.row_ptr, world);
+    broadcast_vector(csr.col_idx, world);
+    broadcast_vector(csr.cost, world);
+    MPI_Barrier(world);
+    const double read_seconds = MPI_Wtime() - t0;
+    const std::int64_t edges = csr.edge_count();
+
+    // ---- solve: this rank's block of rows, threads over its sources ----
+    std::vector<float> rows;
+    try {
+        rows.resize(static_cast<std::size_t>(block.count * info.n));
+    } catch (const std::bad_alloc&) {
+        error = "out of memory allocating " + describe_bytes(block.count * info.n * 4) + " for " +
+                std::to_string(block.count) + " rows";
+    }
+    if (any_rank_failed(world, error)) return 2;
+    std::function<void(std::int64_t)> on_row_done;
+    const auto started = std::chrono::steady_clock::now();
+    auto last_print = started - std::chrono::hours(1);
+    if (root && opt.progress) {
+        // Called from the worker threads one at a time (distance_rows holds a mutex).
+        on_row_done = [&](std::int64_t done) {
+            const auto now = std::chrono::steady_clock::now();
+            if (done < block.count && now - last_print < std::chrono::seconds(1)) return;
+            last_print = now;
+            const double elapsed = std::chrono::duration<double>(now - started).count();
+            const double eta = elapsed / static_cast<double>(done) * static_cast<double>(block.count - done);
+            char line[256];
+            std::snprintf(line, sizeof line, "apsp-fw: rows %lld/%lld on rank 0 (%.1f%%), elapsed %s, ETA %s, %.2f rows/s",
+                          static_cast<long long>(done), static_cast<long long>(block.count),
+                          100.0 * static_cast<double>(done) / static_cast<double>(block.count),
+                          format_seconds(elapsed).c_str(), format_seconds(eta).c_str(),
+                          static_cast<double>(done) / std::max(elapsed, 1e-9));
+            std::cerr << line << std::endl;
+        };
+    }
+    MPI_Barrier(world);
+    const double solve_start = MPI_Wtime();
+    try {
+        const litpath::sssp::CsrGraph graph{csr.n, csr.row_ptr.data(), csr.col_idx.data(), csr.cost.data()};
+        litpath::sssp::distance_rows(graph, sources.data() + block.first, block.count, rows.data(), opt.threads, on_row_done);
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (any_rank_failed(world, error)) return 2;
+    const double my_solve_seconds = MPI_Wtime() - solve_start;
+    MPI_Barrier(world);
+    const double solve_seconds = MPI_Wtime() - solve_start;
+
+    // ---- write ----
+    double write_seconds = 0;
+    if (!opt.output.empty()) {
+        t0 = MPI_Wtime();
+        DistanceRowsAttributes attrs;
+        attrs.graph_digest = info.digest;
+        attrs.n = info.n;
+        attrs.solver_version = LITPATH_SOLVER_VERSION;
+        const bool written = write_complete_output(opt.output, world, [&](const std::string& partial) {
+            write_distance_rows_bp(partial, rows.data(), block.first, block.count, sources, world, attrs,
+                                   opt.adios2_config);
+        });
+        if (!written) return 2;
+        write_seconds = MPI_Wtime() - t0;
+    }
+    const double total_seconds = MPI_Wtime() - t_start;
+
+    // ---- summary: each phase's slowest rank ----
+    double local[3] = {read_seconds, my_solve_seconds, write_seconds};
+    double slowest[3];
+    MPI_Reduce(local, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, world);
+    if (root) {
+        const double relaxations = static_cast<double>(m) * static_cast<double>(edges);
+        std::ostringstream j;
+        j << "{\n";
+        j << "  \"solver\": \"apsp-fw\",\n  \"solver_version\": \"" << LITPATH_SOLVER_VERSION << "\",\n";
+        j << "  \"method\": \"rows\",\n  \"algorithm\": \"dijkstra-rows\",\n";
+        j << "  \"input\": \"" << json_escape(opt.input) << "\",\n";
+        j << "  \"output\": " << (opt.output.empty() ? "null" : "\"" + json_escape(opt.output) + "\"") << ",\n";
+        j << "  \"sources_file\": \"" << json_escape(opt.sources) << "\",\n";
+        j << "  \"graph_digest\": \"" << json_escape(info.digest) << "\",\n";
+        j << "  \"n\": " << info.n << ",\n  \"input_entries\": " << info.stored_entries << ",\n";
+        j << "  \"edges\": " << edges << ",\n  \"rows\": " << m << ",\n";
+        j << "  \"ranks\": " << ranks << ",\n  \"threads\": " << opt.threads << ",\n";
+        j << "  \"thread_placement\": \"" << thread_placement << "\",\n";
+        j << "  \"seconds\": {\"read\": " << json_number(slowest[0]) << ", \"solve\": " << json_number(solve_seconds)
+          << ", \"write\": " << json_number(slowest[2]) << "},\n";
+        j << "  \"total_seconds\": " << json_number(total_seconds) << ",\n";
+        j << "  \"rows_per_second\": " << json_number(solve_seconds > 0 ? static_cast<double>(m) / solve_seconds : 0)
+          << ",\n";
+        j << "  \"edges_per_second\": " << json_number(solve_seconds > 0 ? relaxations / solve_seconds : 0) << ",\n";
+        j << "  \"validate\": null,\n  \"ok\": true\n}\n";
+        write_summary(j.str(), opt.summary_json);
+    }
+    return 0;
+}
+
 int run(int argc, char** argv) {
     MPI_Comm world = MPI_COMM_WORLD;
     int rank = 0, ranks = 1;
@@ -352,6 +631,12 @@ int run(int argc, char** argv) {
                       << "or srun -c " << opt.threads << std::endl;
     }
     const std::string thread_placement = place_threads(opt.threads, rank_cpus);
+
+    if (!opt.sources.empty()) {
+        const int status = run_source_rows(opt, world, node, ranks_on_node, thread_placement, t_start);
+        MPI_Comm_free(&node);
+        return status;
+    }
 
     ProcessGrid grid(world, shape);
     PhaseTimes times;
@@ -496,27 +781,10 @@ int run(int argc, char** argv) {
         attrs.process_grid = grid_to_string(shape);
         attrs.solver_version = LITPATH_SOLVER_VERSION;
         attrs.broadcast = broadcast_name(bcast.kind);
-        // Written under a temporary name and renamed only when complete, so a
-        // killed run never leaves a distances.bp that looks finished.
-        const std::string partial = opt.output + ".partial";
-        try {
-            if (root) std::filesystem::remove_all(partial);
-            MPI_Barrier(world);
+        const bool written = write_complete_output(opt.output, world, [&](const std::string& partial) {
             write_distances_bp(partial, matrix, world, attrs, opt.adios2_config);
-        } catch (const std::exception& e) {
-            error = e.what();
-        }
-        if (any_rank_failed(world, error)) return 2;
-        MPI_Barrier(world);
-        if (root) {
-            try {
-                std::filesystem::remove_all(opt.output);
-                std::filesystem::rename(partial, opt.output);
-            } catch (const std::exception& e) {
-                error = "moving " + partial + " to " + opt.output + ": " + e.what();
-            }
-        }
-        if (any_rank_failed(world, error)) return 2;
+        });
+        if (!written) return 2;
         times.write = MPI_Wtime() - t0;
     }
 
@@ -543,6 +811,7 @@ int run(int argc, char** argv) {
         std::ostringstream j;
         j << "{\n";
         j << "  \"solver\": \"apsp-fw\",\n  \"solver_version\": \"" << LITPATH_SOLVER_VERSION << "\",\n";
+        j << "  \"method\": \"floyd-warshall\",\n";
         j << "  \"input\": \"" << json_escape(opt.input) << "\",\n";
         j << "  \"output\": " << (opt.output.empty() ? "null" : "\"" + json_escape(opt.output) + "\"") << ",\n";
         j << "  \"graph_digest\": \"" << json_escape(info.digest) << "\",\n";
@@ -582,12 +851,7 @@ int run(int argc, char** argv) {
             j << "  \"validate\": null,\n";
         }
         j << "  \"ok\": " << (check.ok ? "true" : "false") << "\n}\n";
-        std::cout << j.str() << std::flush;
-        if (!opt.summary_json.empty()) {
-            std::ofstream out(opt.summary_json);
-            out << j.str();
-            if (!out) std::cerr << "apsp-fw: warning: could not write " << opt.summary_json << std::endl;
-        }
+        write_summary(j.str(), opt.summary_json);
         if (!check.ok)
             std::cerr << "apsp-fw: error: validation failed on " << check.rows << " rows: max relative error "
                       << check.max_rel_error << " (tolerance " << check.tolerance << "), "

@@ -209,22 +209,62 @@ std::string read_digest(adios2::IO& io) {
     return "";
 }
 
+// graph.bp's three CSR arrays, with their shapes checked against n.
+struct BpCsrVariables {
+    adios2::Variable<std::int64_t> row_ptr, col_idx;
+    adios2::Variable<float> cost;
+    std::int64_t nnz = 0;
+};
+
+BpCsrVariables open_csr_variables(BpReader& bp, const std::string& path, std::int64_t n) {
+    BpCsrVariables v;
+    v.row_ptr = require_array<std::int64_t>(bp.io, "row_ptr", path, "int64");
+    v.col_idx = require_array<std::int64_t>(bp.io, "col_idx", path, "int64");
+    v.cost = require_array<float>(bp.io, "cost", path, "float32");
+    if (static_cast<std::int64_t>(v.row_ptr.Shape()[0]) != n + 1)
+        throw std::runtime_error(path + ": row_ptr has " + std::to_string(v.row_ptr.Shape()[0]) +
+                                 " entries, expected n + 1 = " + std::to_string(n + 1));
+    v.nnz = static_cast<std::int64_t>(v.col_idx.Shape()[0]);
+    if (static_cast<std::int64_t>(v.cost.Shape()[0]) != v.nnz)
+        throw std::runtime_error(path + ": cost has " + std::to_string(v.cost.Shape()[0]) +
+                                 " entries but col_idx has " + std::to_string(v.nnz));
+    return v;
+}
+
+// row_ptr[r] = a, row_ptr[r + 1] = b must lie within [0, nnz] in order.
+void check_bp_row(const std::string& path, std::int64_t r, std::int64_t a, std::int64_t b, std::int64_t nnz) {
+    if (a > b || a < 0 || b > nnz)
+        throw std::runtime_error(path + ": row_ptr is not non-decreasing within [0, nnz] at row " + std::to_string(r) +
+                                 " (row_ptr[" + std::to_string(r) + "] = " + std::to_string(a) + ", row_ptr[" +
+                                 std::to_string(r + 1) + "] = " + std::to_string(b) + ", nnz = " + std::to_string(nnz) +
+                                 ")");
+}
+
+// Edge e (r -> c, cost w): column in range, cost a number >= 0.
+void check_bp_edge(const std::string& path, std::int64_t e, std::int64_t r, std::int64_t c, float w, std::int64_t n) {
+    if (c < 0 || c >= n)
+        throw std::runtime_error(path + ": col_idx[" + std::to_string(e) + "] = " + std::to_string(c) + " (row " +
+                                 std::to_string(r) + ") is outside 0.." + std::to_string(n - 1));
+    if (std::isnan(w))
+        throw std::runtime_error(path + ": cost[" + std::to_string(e) + "] of edge " + std::to_string(r) + " -> " +
+                                 std::to_string(c) + " is NaN");
+    if (w < 0)
+        throw std::runtime_error(path + ": negative weight " + describe_cost(w) + " on edge " + std::to_string(r) +
+                                 " -> " + std::to_string(c) + " (cost[" + std::to_string(e) +
+                                 "]); Floyd-Warshall here needs non-negative costs");
+}
+
 void read_bp_edges(const GraphInfo& info, const LocalTiles& layout, bool read_all,
                    const std::function<bool(std::int64_t, std::int64_t)>& keep,
                    const std::function<void(const Edge&)>& visit) {
     BpReader bp(info.path);
     const std::string& path = info.path;
-    auto row_ptr_var = require_array<std::int64_t>(bp.io, "row_ptr", path, "int64");
-    auto col_var = require_array<std::int64_t>(bp.io, "col_idx", path, "int64");
-    auto cost_var = require_array<float>(bp.io, "cost", path, "float32");
     const std::int64_t n = info.n;
-    if (static_cast<std::int64_t>(row_ptr_var.Shape()[0]) != n + 1)
-        throw std::runtime_error(path + ": row_ptr has " + std::to_string(row_ptr_var.Shape()[0]) +
-                                 " entries, expected n + 1 = " + std::to_string(n + 1));
-    const auto nnz = static_cast<std::int64_t>(col_var.Shape()[0]);
-    if (static_cast<std::int64_t>(cost_var.Shape()[0]) != nnz)
-        throw std::runtime_error(path + ": cost has " + std::to_string(cost_var.Shape()[0]) +
-                                 " entries but col_idx has " + std::to_string(nnz));
+    BpCsrVariables vars = open_csr_variables(bp, path, n);
+    auto& row_ptr_var = vars.row_ptr;
+    auto& col_var = vars.col_idx;
+    auto& cost_var = vars.cost;
+    const std::int64_t nnz = vars.nnz;
 
     // Row ranges to read: the tile rows this rank owns, or everything.
     std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
@@ -244,14 +284,9 @@ void read_bp_edges(const GraphInfo& info, const LocalTiles& layout, bool read_al
         row_ptr.resize(static_cast<std::size_t>(r1 - r0 + 1));
         row_ptr_var.SetSelection({{static_cast<std::size_t>(r0)}, {static_cast<std::size_t>(r1 - r0 + 1)}});
         bp.engine.Get(row_ptr_var, row_ptr.data(), adios2::Mode::Sync);
-        for (std::int64_t r = r0; r < r1; ++r) {
-            const auto a = row_ptr[static_cast<std::size_t>(r - r0)], b = row_ptr[static_cast<std::size_t>(r - r0 + 1)];
-            if (a > b || a < 0 || b > nnz)
-                throw std::runtime_error(path + ": row_ptr is not non-decreasing within [0, nnz] at row " +
-                                         std::to_string(r) + " (row_ptr[" + std::to_string(r) + "] = " +
-                                         std::to_string(a) + ", row_ptr[" + std::to_string(r + 1) + "] = " +
-                                         std::to_string(b) + ", nnz = " + std::to_string(nnz) + ")");
-        }
+        for (std::int64_t r = r0; r < r1; ++r)
+            check_bp_row(path, r, row_ptr[static_cast<std::size_t>(r - r0)], row_ptr[static_cast<std::size_t>(r - r0 + 1)],
+                         nnz);
         const std::int64_t e0 = row_ptr.front(), e1 = row_ptr.back();
         if (e1 == e0) continue;
         cols.resize(static_cast<std::size_t>(e1 - e0));
@@ -265,22 +300,66 @@ void read_bp_edges(const GraphInfo& info, const LocalTiles& layout, bool read_al
             for (std::int64_t e = row_ptr[static_cast<std::size_t>(r - r0)]; e < row_ptr[static_cast<std::size_t>(r - r0 + 1)]; ++e) {
                 const std::int64_t c = cols[static_cast<std::size_t>(e - e0)];
                 const float w = costs[static_cast<std::size_t>(e - e0)];
-                if (c < 0 || c >= n)
-                    throw std::runtime_error(path + ": col_idx[" + std::to_string(e) + "] = " + std::to_string(c) +
-                                             " (row " + std::to_string(r) + ") is outside 0.." + std::to_string(n - 1));
-                if (std::isnan(w))
-                    throw std::runtime_error(path + ": cost[" + std::to_string(e) + "] of edge " + std::to_string(r) +
-                                             " -> " + std::to_string(c) + " is NaN");
-                if (w < 0)
-                    throw std::runtime_error(path + ": negative weight " + describe_cost(w) + " on edge " +
-                                             std::to_string(r) + " -> " + std::to_string(c) + " (cost[" +
-                                             std::to_string(e) + "]); Floyd-Warshall here needs non-negative costs");
+                check_bp_edge(path, e, r, c, w, n);
                 if (keep(r, c)) visit(Edge{r, c, w});
             }
         }
     }
 }
+
+GraphCsr read_bp_csr(const GraphInfo& info) {
+    BpReader bp(info.path);
+    const std::string& path = info.path;
+    BpCsrVariables vars = open_csr_variables(bp, path, info.n);
+    GraphCsr csr;
+    csr.n = info.n;
+    csr.row_ptr.resize(static_cast<std::size_t>(info.n + 1));
+    csr.col_idx.resize(static_cast<std::size_t>(vars.nnz));
+    csr.cost.resize(static_cast<std::size_t>(vars.nnz));
+    bp.engine.Get(vars.row_ptr, csr.row_ptr.data(), adios2::Mode::Deferred);
+    if (vars.nnz > 0) {
+        bp.engine.Get(vars.col_idx, csr.col_idx.data(), adios2::Mode::Deferred);
+        bp.engine.Get(vars.cost, csr.cost.data(), adios2::Mode::Deferred);
+    }
+    bp.engine.PerformGets();
+    if (csr.row_ptr.front() != 0)
+        throw std::runtime_error(path + ": row_ptr[0] = " + std::to_string(csr.row_ptr.front()) + ", must be 0");
+    if (csr.row_ptr.back() != vars.nnz)
+        throw std::runtime_error(path + ": row_ptr[n] = " + std::to_string(csr.row_ptr.back()) +
+                                 " but col_idx has " + std::to_string(vars.nnz) + " entries");
+    for (std::int64_t r = 0; r < info.n; ++r) {
+        const std::int64_t a = csr.row_ptr[static_cast<std::size_t>(r)];
+        const std::int64_t b = csr.row_ptr[static_cast<std::size_t>(r + 1)];
+        check_bp_row(path, r, a, b, vars.nnz);
+        for (std::int64_t e = a; e < b; ++e)
+            check_bp_edge(path, e, r, csr.col_idx[static_cast<std::size_t>(e)], csr.cost[static_cast<std::size_t>(e)],
+                          info.n);
+    }
+    return csr;
+}
 #endif  // LITPATH_HAVE_ADIOS2
+
+// A .mtx file has no index: its entries are collected, then placed row by row.
+GraphCsr read_mtx_csr(const GraphInfo& info) {
+    std::vector<Edge> edges;
+    edges.reserve(static_cast<std::size_t>(edge_count_bound(info)));
+    read_mtx_edges(info, [](std::int64_t, std::int64_t) { return true; }, [&](const Edge& e) { edges.push_back(e); });
+    GraphCsr csr;
+    csr.n = info.n;
+    csr.row_ptr.assign(static_cast<std::size_t>(info.n + 1), 0);
+    for (const Edge& e : edges) ++csr.row_ptr[static_cast<std::size_t>(e.src + 1)];
+    for (std::int64_t r = 0; r < info.n; ++r)
+        csr.row_ptr[static_cast<std::size_t>(r + 1)] += csr.row_ptr[static_cast<std::size_t>(r)];
+    csr.col_idx.resize(edges.size());
+    csr.cost.resize(edges.size());
+    std::vector<std::int64_t> next(csr.row_ptr.begin(), csr.row_ptr.end() - 1);
+    for (const Edge& e : edges) {
+        const auto slot = static_cast<std::size_t>(next[static_cast<std::size_t>(e.src)]++);
+        csr.col_idx[slot] = e.dst;
+        csr.cost[slot] = e.cost;
+    }
+    return csr;
+}
 
 }  // namespace
 
@@ -305,6 +384,7 @@ GraphInfo read_graph_info(const std::string& path, MPI_Comm) {
         const MtxHeader h = read_mtx_header(in, path, line_no);
         info.n = h.rows;
         info.stored_entries = h.entries;
+        info.symmetric = h.symmetry == "symmetric";
         info.digest = sha256_of_file(path);
         return info;
     }
@@ -334,6 +414,19 @@ void read_graph_edges(const GraphInfo& info, const LocalTiles& layout, bool read
     (void)layout, (void)read_all, (void)keep, (void)visit;
     throw std::runtime_error(info.path + ": reading graph.bp needs ADIOS2 (built with LITPATH_WITH_ADIOS2=OFF)");
 #endif
+}
+
+GraphCsr read_graph_csr(const GraphInfo& info) {
+    if (info.format == GraphFormat::matrix_market) return read_mtx_csr(info);
+#ifdef LITPATH_HAVE_ADIOS2
+    return read_bp_csr(info);
+#else
+    throw std::runtime_error(info.path + ": reading graph.bp needs ADIOS2 (built with LITPATH_WITH_ADIOS2=OFF)");
+#endif
+}
+
+std::int64_t edge_count_bound(const GraphInfo& info) {
+    return info.symmetric ? 2 * info.stored_entries : info.stored_entries;
 }
 
 }  // namespace litpath::apsp

@@ -32,6 +32,22 @@ struct GraphInfo {
     std::int64_t n = 0;
     std::int64_t stored_entries = 0;  // entries in the file (before symmetrisation)
     std::string digest;               // graph_digest attribute, or sha256 of the .mtx file
+    bool symmetric = false;           // .mtx "symmetric": each off-diagonal entry is two edges
+};
+
+// The whole graph as a CSR owning its arrays: the edges of u are u -> col_idx[e]
+// with cost cost[e] for e in [row_ptr[u], row_ptr[u+1]).
+struct GraphCsr {
+    std::int64_t n = 0;
+    std::vector<std::int64_t> row_ptr;  // n + 1
+    std::vector<std::int64_t> col_idx;
+    std::vector<float> cost;
+
+    std::int64_t edge_count() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
+    std::int64_t bytes() const {
+        return static_cast<std::int64_t>(row_ptr.size() * sizeof(std::int64_t) +
+                                         col_idx.size() * (sizeof(std::int64_t) + sizeof(float)));
+    }
 };
 
 GraphFormat detect_format(const std::string& path);  // throws when neither
@@ -47,5 +63,14 @@ GraphInfo read_graph_info(const std::string& path, MPI_Comm comm);
 void read_graph_edges(const GraphInfo& info, const LocalTiles& layout, bool read_all,
                       const std::function<bool(std::int64_t, std::int64_t)>& keep,
                       const std::function<void(const Edge&)>& visit);
+
+// Every edge of the graph as a CSR (apsp-fw --sources, which needs all of it):
+// graph.bp's arrays as they are, or a .mtx file's entries (symmetric ones in
+// both directions) in file order within each row; duplicates are kept. Checked
+// like read_graph_edges, with the same messages.
+GraphCsr read_graph_csr(const GraphInfo& info);
+
+// Upper bound of the edges read_graph_csr returns (for memory checks before reading).
+std::int64_t edge_count_bound(const GraphInfo& info);
 
 }  // namespace litpath::apsp

@@ -15,6 +15,7 @@
 #include "core/broadcast.hpp"
 #include "core/grid.hpp"
 #include "core/sha256.hpp"
+#include "core/source_rows.hpp"
 #include "core/tiling.hpp"
 
 using namespace litpath::apsp;
@@ -180,4 +181,29 @@ TEST(Affinity, UserPlacementIsLeftAlone) {
     EXPECT_EQ(litpath::apsp::place_threads(2, {0, 1}), "user");
     unsetenv("OMP_PROC_BIND");
     EXPECT_EQ(litpath::apsp::place_threads(1, {0}), "os");
+}
+
+TEST(SourceRows, BlocksCoverTheRowsInRankOrder) {
+    for (const std::int64_t rows : {0, 1, 3, 10, 64, 101}) {
+        for (const int ranks : {1, 2, 3, 4, 7}) {
+            std::int64_t next = 0;
+            for (int r = 0; r < ranks; ++r) {
+                const RowBlock block = row_block_of_rank(rows, ranks, r);
+                EXPECT_EQ(block.first, next) << rows << " rows, rank " << r << " of " << ranks;
+                EXPECT_LE(block.count, rows / ranks + 1);
+                EXPECT_GE(block.count, rows / ranks);
+                next += block.count;
+            }
+            EXPECT_EQ(next, rows);
+        }
+    }
+}
+
+TEST(SourceRows, MemoryCountsTheLargerOfReadingAndSolving) {
+    const RowsMemory m = rows_memory_per_rank(1000, 5000, 3, 2, 1 << 20);
+    EXPECT_EQ(m.graph, 1001 * 8 + 5000 * 12);
+    EXPECT_EQ(m.rows, 3 * 1000 * 4);
+    EXPECT_GT(m.workspace, 0);
+    EXPECT_EQ(m.total(), m.graph + std::max<std::int64_t>(m.reading, m.rows + m.workspace));
+    EXPECT_EQ(rows_memory_per_rank(1000, 5000, 0, 2, 0).workspace, 0);  // a rank without rows
 }

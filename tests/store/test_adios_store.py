@@ -9,7 +9,15 @@ import scipy.sparse
 import scipy.sparse.csgraph
 
 from pipeline.graph.csr import symmetric_csr
-from pipeline.store.adios import DistanceMatrix, read_graph_bp, write_distances_bp, write_graph_bp
+from pipeline.store.adios import (
+    DistanceMatrix,
+    DistancesCorrupt,
+    RowNotStored,
+    read_graph_bp,
+    write_distance_rows_bp,
+    write_distances_bp,
+    write_graph_bp,
+)
 
 
 def _random_graph(n: int, m: int, seed: int):
@@ -109,3 +117,117 @@ def test_distance_matrix_selection_errors(distances, tmp_path):
         stream.end_step()
     with pytest.raises(ValueError, match="no 'distance'"):
         DistanceMatrix(tmp_path / "other.bp")
+
+
+# ------------------------------------------------------------------ rows layout --
+@pytest.fixture
+def distance_rows(tmp_path):
+    """Rows of 5 sources of a 37-vertex undirected APSP, written like apsp-fw --sources does."""
+    csr = _random_graph(37, 50, seed=7)
+    matrix = scipy.sparse.csr_matrix((csr.cost, csr.col_idx, csr.row_ptr), shape=(csr.n, csr.n))
+    dense = scipy.sparse.csgraph.floyd_warshall(matrix, directed=False).astype(np.float32)
+    sources = [30, 2, 17, 9, 10]  # unsorted on purpose: the writer stores them by vertex id
+    path = tmp_path / "rows.bp"
+    write_distance_rows_bp(
+        path, dense[sources], sources, {"graph_digest": "cafe", "solver_version": "test"}, blocks=3
+    )
+    return path, dense, sorted(sources)
+
+
+def test_distance_rows_read_back(distance_rows):
+    path, dense, sources = distance_rows
+    assert np.isinf(dense[sources]).any()
+    with DistanceMatrix(path) as matrix:
+        assert matrix.layout == "rows" and matrix.n == 37 and matrix.stored_rows == 5
+        assert matrix.sources.dtype == np.int64 and matrix.sources.tolist() == sources
+        assert matrix.attributes["algorithm"] == "dijkstra-rows" and matrix.attributes["rows"] == 5
+        for v in sources:
+            assert matrix.has_row(v)
+            np.testing.assert_array_equal(matrix.row(v), dense[v])
+        assert not matrix.has_row(0) and not matrix.has_row(37) and not matrix.has_row(-1)
+        np.testing.assert_array_equal(matrix.tile(9, 3, 2, 20), dense[9:11, 3:23])  # rows 9 and 10 are stored
+        assert matrix.value(17, 4) == dense[17, 4]
+        assert matrix.value(4, 17) == dense[17, 4]  # undirected: D[4, 17] = D[17, 4]
+
+
+def test_distance_rows_not_stored(distance_rows, tmp_path):
+    path, _, _ = distance_rows
+    with DistanceMatrix(path) as matrix:
+        with pytest.raises(RowNotStored, match="holds the rows of 5 sources only, not of vertex 3"):
+            matrix.row(3)
+        with pytest.raises(KeyError):  # RowNotStored is a KeyError
+            matrix.value(3, 4)
+        with pytest.raises(RowNotStored):
+            matrix.tile(16, 0, 3, 3)  # 16 and 18 are not stored
+        with pytest.raises(IndexError):
+            matrix.row(37)
+    with DistanceMatrix(path, symmetric=False) as directed:
+        with pytest.raises(RowNotStored, match="symmetric=False"):
+            directed.value(4, 17)
+    # a dense file has every row
+    dense_path = tmp_path / "dense.bp"
+    write_distances_bp(dense_path, np.zeros((3, 3), np.float32), {"graph_digest": "x"})
+    with DistanceMatrix(dense_path) as matrix:
+        assert (
+            matrix.layout == "dense"
+            and matrix.sources is None
+            and matrix.has_row(2)
+            and not matrix.has_row(3)
+        )
+
+
+def test_distance_rows_truncated_or_damaged(distance_rows, tmp_path):
+    path, dense, sources = distance_rows
+    data = path / "data.0"
+    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    with pytest.raises(DistancesCorrupt, match="truncated"):
+        DistanceMatrix(path)
+
+    def write_raw(name, rows, ids):
+        with adios2.Stream(str(tmp_path / name), "w") as stream:
+            stream.begin_step()
+            stream.write("distance", rows, list(rows.shape), [0, 0], list(rows.shape))
+            stream.write("sources", np.asarray(ids, np.int64), [len(ids)], [0], [len(ids)])
+            for key, value in {"graph_digest": "x", "layout": "rows", "solver_version": "t"}.items():
+                stream.write_attribute(key, value)
+            stream.write_attribute("n", np.asarray([37], np.int64))
+            stream.write_attribute("rows", np.asarray([len(ids)], np.int64))
+            stream.end_step()
+        return tmp_path / name
+
+    unsorted = write_raw("unsorted.bp", np.ascontiguousarray(dense[[9, 2]]), [9, 2])
+    with pytest.raises(DistancesCorrupt, match="not strictly ascending"):
+        DistanceMatrix(unsorted)
+    wrong = np.ascontiguousarray(dense[[2, 9, 17]])
+    wrong[1, 9] = 1.5  # D[9, 9] must be 0
+    with pytest.raises(DistancesCorrupt, match=r"source 9\) has D\[9,9\] != 0"):
+        DistanceMatrix(write_raw("diagonal.bp", wrong, [2, 9, 17]))
+    with pytest.raises(DistancesCorrupt, match="outside 0..36"):
+        DistanceMatrix(write_raw("range.bp", np.ascontiguousarray(dense[[2, 9]]), [2, 40]))
+
+
+@pytest.mark.mpi
+def test_distance_rows_written_by_apsp_fw(tmp_path):
+    from pipeline.solve import run_solver
+
+    csr = _random_graph(60, 90, seed=3)
+    attrs = {"graph_digest": "d" * 64, "weight_scheme": "test", "edge_kinds": ["concept_concept"]}
+    write_graph_bp(tmp_path / "graph.bp", csr.n, csr.row_ptr, csr.col_idx, csr.cost, attrs)
+    matrix = scipy.sparse.csr_matrix((csr.cost, csr.col_idx, csr.row_ptr), shape=(csr.n, csr.n))
+    dense = scipy.sparse.csgraph.dijkstra(matrix, directed=True)
+    run_solver(
+        tmp_path / "graph.bp",
+        tmp_path / "d.bp",
+        ranks=2,
+        threads=1,
+        sources=[5, 44, 0],
+        on_progress=lambda line: None,
+    )
+    with DistanceMatrix(tmp_path / "d.bp") as stored:
+        assert stored.layout == "rows" and stored.sources.tolist() == [0, 5, 44]
+        assert stored.attributes["graph_digest"] == "d" * 64
+        for v in (0, 5, 44):
+            np.testing.assert_allclose(stored.row(v), dense[v].astype(np.float32), rtol=1e-6)
+        assert stored.value(12, 44) == pytest.approx(dense[44, 12], rel=1e-6)
+        with pytest.raises(RowNotStored):
+            stored.row(1)

@@ -1,0 +1,309 @@
+"""Exact shortest paths on the sparse graph, in compiled code, without the dense matrix.
+
+A ctypes wrapper of ``liblitpath_sssp.so`` (solver/core/sssp_c_api.h, built by ``make
+setup`` into ``solver/build``; ``$LITPATH_SSSP_LIB`` points elsewhere). Dijkstra on the CSR
+of a :class:`pipeline.paths.Adjacency`, distances accumulated in double:
+
+``rows(adjacency, sources, threads=None)``
+    float32[m, n] distance rows of m sources (OpenMP threads over the sources).
+``shortest_path(adjacency, source, target, reverse=None)``
+    ``(distance, vertices)`` of one pair by bidirectional Dijkstra; ``(inf, [])`` when
+    unreachable. The graph is taken as symmetric unless ``reverse`` (its transpose, see
+    :func:`reverse_adjacency`) is given.
+``nearest(adjacency, source, candidate_mask, k)``
+    the k candidates nearest to ``source`` (ties by vertex id), with their distances.
+
+The arrays are handed to the library as they are (no copy) when they already have the
+dtypes ``row_ptr`` int64, ``col_idx`` int64, ``cost`` float32 and are contiguous. ctypes
+releases the GIL during each call, so queries from several Python threads run in parallel.
+Each graph is checked completely once (row_ptr, column range, costs finite and >= 0) the
+first time it is used; arrays changed in place afterwards are not checked again.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import threading
+import weakref
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.paths import Adjacency
+
+REPO = Path(__file__).resolve().parents[1]
+LIBRARY_ENV = "LITPATH_SSSP_LIB"
+DEFAULT_LIBRARY = REPO / "solver" / "build" / "liblitpath_sssp.so"
+ABI_VERSION = 1  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h
+
+# Status codes of the C ABI.
+_OK, _INVALID_ARGUMENT, _OUT_OF_MEMORY, _BUFFER_TOO_SMALL = 0, 1, 2, 3
+# First path buffer: paths are rarely longer; a longer one costs a second search.
+_PATH_CAPACITY = 1024
+
+
+class SsspError(RuntimeError):
+    """The library is missing or a call failed for a reason other than bad input."""
+
+
+_i64p = ctypes.POINTER(ctypes.c_int64)
+_f32p = ctypes.POINTER(ctypes.c_float)
+_f64p = ctypes.POINTER(ctypes.c_double)
+_u8p = ctypes.POINTER(ctypes.c_uint8)
+_CSR = [ctypes.c_int64, _i64p, _i64p, _f32p]  # n, row_ptr, col_idx, cost
+_SIGNATURES = {
+    "litpath_sssp_abi_version": (ctypes.c_int, []),
+    "litpath_sssp_last_error": (ctypes.c_char_p, []),
+    "litpath_sssp_check_csr": (ctypes.c_int, _CSR),
+    # ..., sources, count, threads, rows_out
+    "litpath_sssp_rows": (ctypes.c_int, [*_CSR, _i64p, ctypes.c_int64, ctypes.c_int, _f32p]),
+    # ..., reverse row_ptr/col_idx/cost, source, target, distance_out, path_out, capacity, length_out
+    "litpath_sssp_shortest_path": (
+        ctypes.c_int,
+        [*_CSR, _i64p, _i64p, _f32p, ctypes.c_int64, ctypes.c_int64, _f64p, _i64p, ctypes.c_int64, _i64p],
+    ),
+    # ..., source, candidate_mask, k, vertices_out, distances_out, found_out
+    "litpath_sssp_nearest": (
+        ctypes.c_int,
+        [*_CSR, ctypes.c_int64, _u8p, ctypes.c_int64, _i64p, _f64p, _i64p],
+    ),
+    "litpath_sssp_release_workspace": (None, []),
+}
+
+_library: ctypes.CDLL | None = None
+_library_lock = threading.Lock()
+
+
+def library_path() -> Path:
+    """``$LITPATH_SSSP_LIB`` if set, else ``solver/build/liblitpath_sssp.so``."""
+    env = os.environ.get(LIBRARY_ENV)
+    return Path(env) if env else DEFAULT_LIBRARY
+
+
+def library() -> ctypes.CDLL:
+    """The loaded library (loaded once per process); :class:`SsspError` when missing."""
+    global _library
+    with _library_lock:
+        if _library is not None:
+            return _library
+        path = library_path()
+        if not path.exists():
+            hint = f"fix ${LIBRARY_ENV}" if os.environ.get(LIBRARY_ENV) else "run `make setup` to build it"
+            raise SsspError(f"shortest-path library not found at {path}; {hint}")
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError as exc:
+            raise SsspError(f"cannot load {path}: {exc}") from exc
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            function = getattr(lib, name)
+            function.restype = restype
+            function.argtypes = argtypes
+        version = lib.litpath_sssp_abi_version()
+        if version != ABI_VERSION:
+            raise SsspError(
+                f"{path} has ABI version {version}, this module needs {ABI_VERSION}: rebuild it (`make setup`)"
+            )
+        _library = lib
+        return lib
+
+
+def _raise_for(status: int, lib: ctypes.CDLL) -> None:
+    if status == _OK:
+        return
+    message = (lib.litpath_sssp_last_error() or b"").decode("utf-8", "replace")
+    if status == _INVALID_ARGUMENT:
+        raise ValueError(message)
+    if status == _OUT_OF_MEMORY:
+        raise MemoryError(message or "out of memory in liblitpath_sssp")
+    raise SsspError(f"liblitpath_sssp failed (status {status}): {message}")
+
+
+def _pointer(array: np.ndarray, kind):
+    return array.ctypes.data_as(kind)
+
+
+class _Csr:
+    """The three CSR arrays of an Adjacency as the library takes them (no copy when possible)."""
+
+    def __init__(self, adjacency: Adjacency, what: str):
+        n = int(adjacency.n)
+        self.n = n
+        self.row_ptr = np.ascontiguousarray(adjacency.row_ptr, dtype=np.int64)
+        self.col_idx = np.ascontiguousarray(adjacency.col_idx, dtype=np.int64)
+        self.cost = np.ascontiguousarray(adjacency.cost, dtype=np.float32)
+        if self.row_ptr.shape != (n + 1,):
+            raise ValueError(
+                f"{what}: row_ptr has shape {self.row_ptr.shape}, expected ({n + 1},) for n = {n}"
+            )
+        edges = int(self.row_ptr[-1])
+        if self.col_idx.shape != (edges,) or self.cost.shape != (edges,):
+            raise ValueError(
+                f"{what}: col_idx has {self.col_idx.size} and cost {self.cost.size} entries, "
+                f"row_ptr[n] = {edges} says {edges}"
+            )
+
+    def arguments(self) -> tuple:
+        return (
+            self.n,
+            _pointer(self.row_ptr, _i64p),
+            _pointer(self.col_idx, _i64p),
+            _pointer(self.cost, _f32p),
+        )
+
+
+# Adjacency objects already checked completely, by id (dropped when the object goes).
+_checked: set[int] = set()
+_checked_lock = threading.Lock()
+
+
+def _prepared(adjacency: Adjacency, what: str = "adjacency") -> _Csr:
+    """The adjacency's CSR for the library, checked completely on first use."""
+    csr = _Csr(adjacency, what)
+    key = id(adjacency)
+    with _checked_lock:
+        if key in _checked:
+            return csr
+    lib = library()
+    _raise_for(lib.litpath_sssp_check_csr(*csr.arguments()), lib)
+    try:
+        weakref.finalize(adjacency, _checked.discard, key)
+    except TypeError:  # cannot be watched: check it again next time
+        return csr
+    with _checked_lock:
+        _checked.add(key)
+    return csr
+
+
+def _vertex(value, n: int, what: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer vertex id, got {value!r}")
+    vertex = int(value)
+    if not 0 <= vertex < n:
+        raise IndexError(f"{what} {vertex} is outside 0..{n - 1}")
+    return vertex
+
+
+def rows(adjacency: Adjacency, sources: Iterable[int], threads: int | None = None) -> np.ndarray:
+    """float32[m, n]: row i holds the distances from ``sources[i]`` (+inf where unreachable)."""
+    csr = _prepared(adjacency)
+    ids = np.ascontiguousarray(np.asarray(list(sources) if not isinstance(sources, np.ndarray) else sources))
+    if ids.ndim != 1:
+        raise ValueError(f"sources must be one-dimensional, has shape {ids.shape}")
+    if ids.size and not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"sources must be integer vertex ids, got dtype {ids.dtype}")
+    ids = ids.astype(np.int64, copy=False)
+    bad = np.flatnonzero((ids < 0) | (ids >= csr.n))
+    if bad.size:
+        raise IndexError(f"sources[{bad[0]}] = {ids[bad[0]]} is outside 0..{csr.n - 1}")
+    if threads is not None and int(threads) < 1:
+        raise ValueError(f"threads must be at least 1, got {threads}")
+    out = np.empty((ids.size, csr.n), dtype=np.float32)
+    if ids.size == 0:
+        return out
+    lib = library()
+    status = lib.litpath_sssp_rows(
+        *csr.arguments(), _pointer(ids, _i64p), ids.size, int(threads or 0), _pointer(out, _f32p)
+    )
+    _raise_for(status, lib)
+    return out
+
+
+def shortest_path(
+    adjacency: Adjacency, source: int, target: int, reverse: Adjacency | None = None
+) -> tuple[float, list[int]]:
+    """``(distance, [source, ..., target])`` of a shortest path; ``(inf, [])`` when unreachable.
+
+    ``reverse`` is the transpose of a directed graph (:func:`reverse_adjacency`); without
+    it the graph must be symmetric (the pipeline's graphs are). The distance is the sum in
+    double, in path order, of the path's edge costs (the cheapest of parallel edges).
+    """
+    csr = _prepared(adjacency)
+    s = _vertex(source, csr.n, "source")
+    t = _vertex(target, csr.n, "target")
+    if reverse is not None:
+        rev = _prepared(reverse, "reverse adjacency")
+        if rev.n != csr.n:
+            raise ValueError(f"reverse adjacency has n = {rev.n}, the adjacency n = {csr.n}")
+        reverse_args = rev.arguments()[1:]
+    else:
+        reverse_args = (None, None, None)
+    lib = library()
+    distance = ctypes.c_double()
+    length = ctypes.c_int64()
+    capacity = min(_PATH_CAPACITY, csr.n)
+    while True:
+        path = np.empty(capacity, dtype=np.int64)
+        status = lib.litpath_sssp_shortest_path(
+            *csr.arguments(),
+            *reverse_args,
+            s,
+            t,
+            ctypes.byref(distance),
+            _pointer(path, _i64p),
+            capacity,
+            ctypes.byref(length),
+        )
+        if status != _BUFFER_TOO_SMALL:
+            break
+        capacity = int(length.value)
+    _raise_for(status, lib)
+    if not math.isfinite(distance.value):
+        return math.inf, []
+    return float(distance.value), path[: length.value].tolist()
+
+
+def nearest(
+    adjacency: Adjacency, source: int, candidate_mask: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(vertices int64[k'], distances float64[k'])``: the k candidates nearest to ``source``.
+
+    Candidates are the v != source with ``candidate_mask[v]`` true, reachable from source.
+    The result is exactly the first k' = min(k, reachable candidates) of them in
+    (distance, vertex id) order, sorted that way.
+    """
+    csr = _prepared(adjacency)
+    s = _vertex(source, csr.n, "source")
+    mask = np.asarray(candidate_mask)
+    if mask.shape != (csr.n,):
+        raise ValueError(f"candidate_mask has shape {mask.shape}, expected ({csr.n},)")
+    mask = np.ascontiguousarray(mask.view(np.uint8) if mask.dtype == np.bool_ else mask != 0, dtype=np.uint8)
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"k must be a non-negative integer, got {k!r}")
+    k = int(k)
+    vertices = np.empty(k, dtype=np.int64)
+    distances = np.empty(k, dtype=np.float64)
+    found = ctypes.c_int64()
+    lib = library()
+    status = lib.litpath_sssp_nearest(
+        *csr.arguments(),
+        s,
+        _pointer(mask, _u8p),
+        k,
+        _pointer(vertices, _i64p),
+        _pointer(distances, _f64p),
+        ctypes.byref(found),
+    )
+    _raise_for(status, lib)
+    return vertices[: found.value].copy(), distances[: found.value].copy()
+
+
+def reverse_adjacency(adjacency: Adjacency) -> Adjacency:
+    """The transpose of a directed graph's CSR (row v lists the u with an edge u -> v),
+    rows sorted by column: the ``reverse`` argument of :func:`shortest_path`."""
+    n = int(adjacency.n)
+    row_ptr = np.asarray(adjacency.row_ptr, dtype=np.int64)
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr))
+    dst = np.asarray(adjacency.col_idx, dtype=np.int64)
+    order = np.lexsort((src, dst))
+    reverse_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=reverse_ptr[1:])
+    cost = np.asarray(adjacency.cost, dtype=np.float32)[order]
+    return Adjacency(n=n, row_ptr=reverse_ptr, col_idx=src[order], cost=cost)
+
+
+def release_workspace() -> None:
+    """Free this thread's search workspaces in the library (O(n) each; kept between queries)."""
+    library().litpath_sssp_release_workspace()

@@ -1,0 +1,489 @@
+#include "core/sssp.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+namespace litpath::sssp {
+namespace {
+
+std::string index_text(const char* array, std::int64_t index) {
+    return std::string(array) + "[" + std::to_string(index) + "]";
+}
+
+std::string number_text(float value) {
+    std::ostringstream out;
+    out << value;
+    return out.str();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ checks --
+void check_csr(const CsrGraph& g, const char* what) {
+    const std::string name = what ? what : "CSR";
+    if (g.n < 0) throw std::invalid_argument(name + ": n = " + std::to_string(g.n) + " is negative");
+    if (!g.row_ptr) throw std::invalid_argument(name + ": row_ptr is null");
+    if (g.row_ptr[0] != 0)
+        throw std::invalid_argument(name + ": row_ptr[0] = " + std::to_string(g.row_ptr[0]) + ", must be 0");
+    for (std::int64_t u = 0; u < g.n; ++u)
+        if (g.row_ptr[u + 1] < g.row_ptr[u])
+            throw std::invalid_argument(name + ": row_ptr decreases at vertex " + std::to_string(u) + " (" +
+                                        index_text("row_ptr", u) + " = " + std::to_string(g.row_ptr[u]) + ", " +
+                                        index_text("row_ptr", u + 1) + " = " + std::to_string(g.row_ptr[u + 1]) + ")");
+    const std::int64_t edges = g.edge_count();
+    if (edges > 0 && (!g.col_idx || !g.cost)) throw std::invalid_argument(name + ": col_idx or cost is null");
+    for (std::int64_t e = 0; e < edges; ++e) {
+        const std::int64_t v = g.col_idx[e];
+        if (v < 0 || v >= g.n)
+            throw std::invalid_argument(name + ": " + index_text("col_idx", e) + " = " + std::to_string(v) +
+                                        " is outside 0.." + std::to_string(g.n - 1));
+        const float c = g.cost[e];
+        if (!(c >= 0) || std::isinf(c))  // also catches NaN
+            throw std::invalid_argument(name + ": " + index_text("cost", e) + " = " + number_text(c) +
+                                        " (edge to " + std::to_string(v) + ") must be finite and >= 0");
+    }
+}
+
+// -------------------------------------------------------------------- heap --
+void RadixHeap::clear() {
+    for (auto& bucket : buckets_) bucket.clear();
+    last_ = 0;
+    size_ = 0;
+}
+
+void RadixHeap::refill_bucket_zero() {
+    if (!buckets_[0].empty()) return;
+    int first = 1;
+    while (buckets_[first].empty()) ++first;
+    std::vector<Entry>& from = buckets_[first];
+    std::uint64_t smallest = key_of(from.front().distance);
+    for (const Entry& e : from) smallest = std::min(smallest, key_of(e.distance));
+    last_ = smallest;
+    // Every entry shares bits above `first` with the new last key, so each
+    // lands in a lower bucket (the minimum itself in bucket 0).
+    for (const Entry& e : from) buckets_[bucket_of(key_of(e.distance))].push_back(e);
+    from.clear();
+}
+
+// ------------------------------------------------------------ search space --
+SearchSpace::SearchSpace(std::int64_t n, bool with_parents)
+    : distance(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)), kUnreachable) {
+    if (with_parents) parent.reset(new std::int64_t[distance.size()]);
+    touched.reserve(distance.size());
+}
+
+void SearchSpace::reset() {
+    for (const std::int64_t v : touched) distance[static_cast<std::size_t>(v)] = kUnreachable;
+    touched.clear();
+    heap.clear();
+}
+
+std::int64_t SearchSpace::bytes_for(std::int64_t n, bool with_parents) {
+    const std::int64_t per_vertex = static_cast<std::int64_t>(sizeof(double) + sizeof(std::int64_t) +
+                                                              2 * sizeof(RadixHeap::Entry)) +
+                                    (with_parents ? static_cast<std::int64_t>(sizeof(std::int64_t)) : 0);
+    return per_vertex * std::max<std::int64_t>(n, 0);
+}
+
+namespace {
+
+// Reaches `source` at distance 0 (the search space must be reset).
+void start_search(SearchSpace& space, std::int64_t source) {
+    space.distance[static_cast<std::size_t>(source)] = 0.0;
+    space.touched.push_back(source);
+    if (space.parent) space.parent[static_cast<std::size_t>(source)] = -1;
+    space.heap.push(0.0, source);
+}
+
+// Drops outdated heap entries from the top, so top() is the distance of the
+// next vertex to settle. Returns false when nothing is left to settle.
+bool clean_top(SearchSpace& space) {
+    while (!space.heap.empty()) {
+        const auto& top = space.heap.top();
+        if (top.distance <= space.distance[static_cast<std::size_t>(top.vertex)]) return true;
+        space.heap.pop();
+    }
+    return false;
+}
+
+// How far ahead along a row neighbours' distances are prefetched (and how many
+// of a row's first neighbours InterleavedSearches prefetches before relaxing).
+constexpr std::int64_t kPrefetchDistance = 32;
+
+// Relaxes the edges of the settled vertex u (distance du): every neighbour v
+// reached more cheaply through u gets the new distance (and parent), is pushed,
+// and is passed to on_improved(v, new distance). With kPrefetchAhead, the
+// distance of the neighbour kPrefetchDistance edges ahead is prefetched.
+template <bool kWithParents, bool kPrefetchAhead = false, typename OnImproved>
+inline void relax_edges(const CsrGraph& graph, SearchSpace& space, std::int64_t u, double du,
+                        OnImproved&& on_improved) {
+    const std::int64_t end = graph.row_ptr[u + 1];
+    double* distance = space.distance.data();
+    for (std::int64_t e = graph.row_ptr[u]; e < end; ++e) {
+        if constexpr (kPrefetchAhead)
+            if (e + kPrefetchDistance < end) __builtin_prefetch(distance + graph.col_idx[e + kPrefetchDistance]);
+        const std::int64_t v = graph.col_idx[e];
+        const double through = du + static_cast<double>(graph.cost[e]);
+        if (through < distance[v]) {
+            if (distance[v] == kUnreachable) space.touched.push_back(v);
+            distance[v] = through;
+            if constexpr (kWithParents) space.parent[static_cast<std::size_t>(v)] = u;
+            space.heap.push(through, v);
+            on_improved(v, through);
+        }
+    }
+}
+
+void run_to_completion(const CsrGraph& graph, SearchSpace& space) {
+    const double* distance = space.distance.data();
+    while (!space.heap.empty()) {
+        const auto [du, u] = space.heap.pop();
+        if (du > distance[u]) continue;  // outdated entry: u was settled closer
+        relax_edges<false>(graph, space, u, du, [](std::int64_t, double) {});
+    }
+}
+
+// Copies the search's distances into row (float32) and resets the space.
+void write_row_and_reset(SearchSpace& space, float* row) {
+    const std::size_t n = space.distance.size();
+    double* distance = space.distance.data();
+    if (space.touched.size() * 8 > n) {
+        // Most of the graph was reached: a sequential sweep beats scattered writes.
+        for (std::size_t v = 0; v < n; ++v) row[v] = static_cast<float>(distance[v]);
+        std::fill(distance, distance + n, kUnreachable);
+    } else {
+        std::fill(row, row + n, std::numeric_limits<float>::infinity());
+        for (const std::int64_t v : space.touched) {
+            row[v] = static_cast<float>(distance[v]);
+            distance[v] = kUnreachable;
+        }
+    }
+    space.touched.clear();
+    space.heap.clear();
+}
+
+void check_vertex(const CsrGraph& graph, std::int64_t v, const char* what) {
+    if (v < 0 || v >= graph.n)
+        throw std::invalid_argument(std::string(what) + " " + std::to_string(v) + " is outside 0.." +
+                                    std::to_string(graph.n - 1));
+}
+
+void check_space(const CsrGraph& graph, const SearchSpace& space) {
+    if (space.vertex_count() != graph.n)
+        throw std::invalid_argument("search space for " + std::to_string(space.vertex_count()) +
+                                    " vertices used on a graph of " + std::to_string(graph.n));
+}
+
+}  // namespace
+
+// ------------------------------------------------------------- distance rows --
+void distances_from(const CsrGraph& graph, std::int64_t source, SearchSpace& space, float* row) {
+    check_vertex(graph, source, "source");
+    check_space(graph, space);
+    space.reset();
+    start_search(space, source);
+    run_to_completion(graph, space);
+    write_row_and_reset(space, row);
+}
+
+namespace {
+
+// Searches one thread of distance_rows advances in turn (at most).
+constexpr int kSearchesPerThread = 4;
+
+// Searches per thread when `threads` threads share `rows` rows: no more than
+// there are rows for (each search holds O(n) memory).
+int searches_per_thread(std::int64_t rows, int threads) {
+    const std::int64_t rows_per_thread = (rows + threads - 1) / std::max(threads, 1);
+    return static_cast<int>(std::clamp<std::int64_t>(rows_per_thread, 1, kSearchesPerThread));
+}
+
+// Several single-source searches advanced in turn by one thread.
+//
+// Why: settling a vertex is a chain of dependent cache misses on a large graph
+// (heap entry -> row_ptr[u] -> u's columns and costs -> each neighbour's
+// distance), and one search cannot start the next link before the last one
+// arrives. Here each search moves one step at a time -- settle (pop), check,
+// prefetch the neighbours' distances, relax -- and every step first prefetches
+// what the next step of the same search will read, so while one search waits
+// for memory the others work. Measured 1.2-1.45x over one search at a time on
+// random graphs of 0.2M and 2M vertices, 4 searches per thread (8 gained
+// nothing more); the price is one SearchSpace per search.
+class InterleavedSearches {
+public:
+    InterleavedSearches(const CsrGraph& graph, int searches, float* rows) : graph_(graph), rows_(rows) {
+        lanes_.reserve(static_cast<std::size_t>(searches));
+        for (int i = 0; i < searches; ++i) lanes_.emplace_back(graph.n);
+    }
+
+    // Runs a search for every row index claim_row() hands out (until it returns
+    // -1), from sources[row], into rows + row * n; row_done() after each.
+    void run(const std::int64_t* sources, const std::function<std::int64_t()>& claim_row,
+             const std::function<void()>& row_done) {
+        bool claiming = true;
+        for (;;) {
+            int active = 0;
+            for (Lane& lane : lanes_) {
+                if (lane.row < 0 && claiming) {
+                    lane.row = claim_row();
+                    if (lane.row < 0) claiming = false;
+                    else start(lane, sources[lane.row]);
+                }
+                if (lane.row < 0) continue;
+                ++active;
+                if (step(lane)) {
+                    write_row_and_reset(lane.space, rows_ + static_cast<std::size_t>(lane.row) *
+                                                                static_cast<std::size_t>(graph_.n));
+                    lane.row = -1;
+                    row_done();
+                }
+            }
+            if (active == 0 && !claiming) return;
+        }
+    }
+
+private:
+    enum class Step { settle, check, prefetch_neighbours, relax };
+    struct Lane {
+        explicit Lane(std::int64_t n) : space(n) {}
+        SearchSpace space;
+        std::int64_t row = -1;  // the row being computed; -1 when idle
+        Step next = Step::settle;
+        std::int64_t u = 0;  // the vertex being settled, at distance du
+        double du = 0;
+    };
+
+    void start(Lane& lane, std::int64_t source) {
+        start_search(lane.space, source);
+        lane.next = Step::settle;
+    }
+
+    // One step of the lane's search; true when the search is complete.
+    bool step(Lane& lane) {
+        SearchSpace& space = lane.space;
+        double* distance = space.distance.data();
+        switch (lane.next) {
+            case Step::settle: {
+                if (space.heap.empty()) return true;
+                const auto entry = space.heap.pop();
+                lane.u = entry.vertex;
+                lane.du = entry.distance;
+                __builtin_prefetch(distance + lane.u);
+                __builtin_prefetch(graph_.row_ptr + lane.u);
+                lane.next = Step::check;
+                return false;
+            }
+            case Step::check: {
+                if (lane.du > distance[lane.u]) {  // outdated entry: settled closer already
+                    lane.next = Step::settle;
+                    return false;
+                }
+                const std::int64_t begin = graph_.row_ptr[lane.u];
+                __builtin_prefetch(graph_.col_idx + begin);
+                __builtin_prefetch(graph_.cost + begin);
+                lane.next = Step::prefetch_neighbours;
+                return false;
+            }
+            case Step::prefetch_neighbours: {
+                const std::int64_t begin = graph_.row_ptr[lane.u];
+                const std::int64_t end = std::min(graph_.row_ptr[lane.u + 1], begin + kPrefetchDistance);
+                for (std::int64_t e = begin; e < end; ++e) __builtin_prefetch(distance + graph_.col_idx[e]);
+                lane.next = Step::relax;
+                return false;
+            }
+            case Step::relax:
+                relax_edges<false, true>(graph_, space, lane.u, lane.du, [](std::int64_t, double) {});
+                lane.next = Step::settle;
+                return false;
+        }
+        return false;
+    }
+
+    const CsrGraph& graph_;
+    float* rows_;
+    std::vector<Lane> lanes_;
+};
+
+}  // namespace
+
+void distance_rows(const CsrGraph& graph, const std::int64_t* sources, std::int64_t count, float* rows, int threads,
+                   const std::function<void(std::int64_t)>& on_row_done) {
+    if (count <= 0) return;
+    for (std::int64_t i = 0; i < count; ++i) check_vertex(graph, sources[i], "source");
+    int team = threads > 0 ? threads : omp_get_max_threads();
+    team = static_cast<int>(std::min<std::int64_t>(team, count));
+    std::mutex mutex;  // guards `done`, `failure` and on_row_done
+    std::int64_t done = 0;
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};  // a thread failed: hand out no more rows
+    std::atomic<std::int64_t> next_row{0};
+    // Rows are handed out one at a time to whichever search is free (a dynamic
+    // schedule: rows of a small component finish quickly).
+    const auto claim_row = [&]() -> std::int64_t {
+        if (failed) return -1;
+        const std::int64_t row = next_row.fetch_add(1);
+        return row < count ? row : -1;
+    };
+    const auto row_done = [&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++done;
+        if (on_row_done) on_row_done(done);
+    };
+#pragma omp parallel num_threads(team)
+    {
+        try {
+            InterleavedSearches searches(graph, searches_per_thread(count, team), rows);
+            searches.run(sources, claim_row, row_done);
+        } catch (...) {
+            failed = true;
+            std::lock_guard<std::mutex> lock(mutex);
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+}
+
+std::int64_t distance_rows_workspace_bytes(std::int64_t n, std::int64_t rows, int threads) {
+    if (rows <= 0) return 0;
+    const int team = static_cast<int>(std::min<std::int64_t>(std::max(threads, 1), rows));
+    return SearchSpace::bytes_for(n, false) * searches_per_thread(rows, team) * team;
+}
+
+// ------------------------------------------------------------ shortest path --
+namespace {
+
+// The cheapest u -> v edge of the graph; NaN when there is none.
+double cheapest_edge_cost(const CsrGraph& graph, std::int64_t u, std::int64_t v) {
+    double best = std::nan("");
+    for (std::int64_t e = graph.row_ptr[u]; e < graph.row_ptr[u + 1]; ++e)
+        if (graph.col_idx[e] == v && !(best <= graph.cost[e])) best = graph.cost[e];
+    return best;
+}
+
+// Cuts loops out of a walk (a vertex seen again drops everything after its
+// first visit). Loops on a shortest walk cost zero, so the distance holds.
+std::vector<std::int64_t> without_loops(const std::vector<std::int64_t>& walk) {
+    std::vector<std::int64_t> path;
+    std::unordered_map<std::int64_t, std::size_t> position;
+    for (const std::int64_t v : walk) {
+        const auto seen = position.find(v);
+        if (seen == position.end()) {
+            position.emplace(v, path.size());
+            path.push_back(v);
+            continue;
+        }
+        for (std::size_t i = seen->second + 1; i < path.size(); ++i) position.erase(path[i]);
+        path.resize(seen->second + 1);
+    }
+    return path;
+}
+
+}  // namespace
+
+PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source, std::int64_t target,
+                         PathSpaces& spaces) {
+    const CsrGraph& backward_graph = reverse ? *reverse : forward;
+    check_vertex(forward, source, "source");
+    check_vertex(forward, target, "target");
+    check_space(forward, spaces.forward);
+    check_space(backward_graph, spaces.backward);
+    PathResult result;
+    if (source == target) {
+        result.distance = 0.0;
+        result.vertices = {source};
+        return result;
+    }
+    SearchSpace& fwd = spaces.forward;
+    SearchSpace& bwd = spaces.backward;
+    fwd.reset();
+    bwd.reset();
+    start_search(fwd, source);
+    start_search(bwd, target);
+
+    // best: the shortest source -> meet -> target distance seen so far, over
+    // every vertex reached from both sides (checked whenever either side's
+    // distance of a vertex improves, so it is the minimum of fwd + bwd).
+    double best = kUnreachable;
+    std::int64_t meet = -1;
+    for (;;) {
+        // A side with nothing left has settled everything it can reach, and
+        // best is then exact (the other end is reached at its final distance).
+        if (!clean_top(fwd) || !clean_top(bwd)) break;
+        // No path through an unsettled vertex can beat best any more.
+        if (fwd.heap.top().distance + bwd.heap.top().distance >= best) break;
+        // Grow the side with the smaller frontier: less work per settled vertex.
+        const bool go_forward = fwd.heap.size() <= bwd.heap.size();
+        SearchSpace& side = go_forward ? fwd : bwd;
+        const SearchSpace& other = go_forward ? bwd : fwd;
+        const CsrGraph& graph = go_forward ? forward : backward_graph;
+        const auto [du, u] = side.heap.pop();
+        relax_edges<true>(graph, side, u, du, [&](std::int64_t v, double dv) {
+            const double through_v = dv + other.distance[static_cast<std::size_t>(v)];
+            if (through_v < best) {
+                best = through_v;
+                meet = v;
+            }
+        });
+    }
+    if (meet < 0) return result;  // unreachable
+
+    // source .. meet on the forward tree, then meet .. target on the backward tree.
+    std::vector<std::int64_t> walk;
+    for (std::int64_t v = meet; v >= 0; v = fwd.parent[static_cast<std::size_t>(v)]) walk.push_back(v);
+    std::reverse(walk.begin(), walk.end());
+    for (std::int64_t v = bwd.parent[static_cast<std::size_t>(meet)]; v >= 0;
+         v = bwd.parent[static_cast<std::size_t>(v)])
+        walk.push_back(v);
+    result.vertices = without_loops(walk);
+    double total = 0.0;
+    for (std::size_t i = 1; i < result.vertices.size(); ++i) {
+        const double c = cheapest_edge_cost(forward, result.vertices[i - 1], result.vertices[i]);
+        if (std::isnan(c))
+            throw std::invalid_argument("the reverse CSR is not the transpose of the forward CSR: it has an edge " +
+                                        std::to_string(result.vertices[i - 1]) + " -> " +
+                                        std::to_string(result.vertices[i]) + " that the forward CSR lacks");
+        total += c;
+    }
+    result.distance = total;
+    return result;
+}
+
+// ----------------------------------------------------------------- nearest --
+std::vector<Neighbour> nearest(const CsrGraph& graph, std::int64_t source, const std::uint8_t* candidate_mask,
+                               std::int64_t k, SearchSpace& space) {
+    check_vertex(graph, source, "source");
+    check_space(graph, space);
+    std::vector<Neighbour> found;
+    if (k <= 0) return found;
+    space.reset();
+    start_search(space, source);
+    double kth = kUnreachable;  // distance of the k-th candidate once found
+    while (clean_top(space)) {
+        // Past the k-th distance: every tie with it has been settled.
+        if (space.heap.top().distance > kth) break;
+        const auto [du, u] = space.heap.pop();
+        if (u != source && candidate_mask[u] != 0) {
+            found.push_back(Neighbour{u, du});
+            if (static_cast<std::int64_t>(found.size()) == k) kth = du;
+        }
+        relax_edges<false>(graph, space, u, du, [](std::int64_t, double) {});
+    }
+    space.reset();
+    std::sort(found.begin(), found.end(), [](const Neighbour& a, const Neighbour& b) {
+        return a.distance < b.distance || (a.distance == b.distance && a.vertex < b.vertex);
+    });
+    if (static_cast<std::int64_t>(found.size()) > k) found.resize(static_cast<std::size_t>(k));
+    return found;
+}
+
+}  // namespace litpath::sssp

@@ -1,0 +1,189 @@
+// Exact shortest paths on a sparse graph without the dense n x n matrix:
+// Dijkstra's algorithm on a CSR, for graphs of millions of vertices.
+//
+//   distances_from      one source, every vertex (a distance row)
+//   distance_rows       many sources, OpenMP threads over the sources
+//   shortest_path       one pair: bidirectional Dijkstra, distance and path
+//   nearest             the k nearest candidate vertices of a source
+//
+// No MPI and no ADIOS2 here: apsp-fw --sources and liblitpath_sssp.so (the C ABI
+// in sssp_c_api.cpp, used by pipeline/sssp.py) both build on this file.
+//
+// Contract shared by every function:
+//  - the graph is a CSR: the edges of u are u -> col_idx[e] with cost cost[e]
+//    for e in [row_ptr[u], row_ptr[u+1]); duplicates and self-loops are allowed
+//    (the cheapest parallel edge wins); the caller owns the arrays;
+//  - costs are finite and >= 0 (zero allowed); check_csr says whether they are;
+//  - distances accumulate in double; rows written as float32 are rounded from
+//    the double result once, at the end; unreachable is +inf.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace litpath::sssp {
+
+inline constexpr double kUnreachable = std::numeric_limits<double>::infinity();
+
+// A borrowed view of a CSR graph with n vertices (nothing is copied).
+struct CsrGraph {
+    std::int64_t n = 0;
+    const std::int64_t* row_ptr = nullptr;  // n + 1 entries, row_ptr[0] == 0
+    const std::int64_t* col_idx = nullptr;  // row_ptr[n] entries, each in [0, n)
+    const float* cost = nullptr;            // row_ptr[n] entries, finite, >= 0
+
+    std::int64_t edge_count() const { return n > 0 ? row_ptr[n] : 0; }
+};
+
+// Throws std::invalid_argument naming the first bad entry (e.g. "col_idx[17] =
+// 40 is outside 0..31"): row_ptr starts at 0 and never decreases, columns are in
+// range, costs are finite and non-negative. `what` prefixes the message
+// ("reverse CSR"). Costs O(n + edges): done once per graph, not per query.
+void check_csr(const CsrGraph& graph, const char* what = "CSR");
+
+// The priority queue of Dijkstra's algorithm: a radix heap (Ahuja, Mehlhorn,
+// Orlin and Tarjan 1990) over the bit patterns of non-negative doubles, which
+// order like the doubles themselves. It relies on Dijkstra's pushes being
+// monotone (never below the last popped distance): bucket 0 holds the entries
+// equal to the last popped key, bucket i > 0 those whose highest bit differing
+// from it is bit i - 1. A push is an append; a pop that finds bucket 0 empty
+// takes the first non-empty bucket, makes its minimum the new last key and
+// re-buckets its entries lower. Measured against a 4-ary heap, one source on
+// random graphs: 110 -> 66 ms at 0.2M vertices / 2M arcs, 2.5 -> 1.4 s at 2M /
+// 22M: appends and sequential bucket scans instead of cache misses down a tree.
+// Lazy deletion: a vertex whose distance improves is pushed again, and the
+// outdated entry is skipped when it surfaces (its key exceeds the distance).
+class RadixHeap {
+public:
+    struct Entry {
+        double distance;
+        std::int64_t vertex;
+    };
+
+    bool empty() const { return size_ == 0; }
+    std::size_t size() const { return size_; }
+    // The entry with the smallest distance (the heap must not be empty).
+    const Entry& top() {
+        refill_bucket_zero();
+        return buckets_[0].back();
+    }
+    // distance must be >= the distance of the last pop (Dijkstra's order).
+    void push(double distance, std::int64_t vertex) {
+        buckets_[bucket_of(key_of(distance))].push_back(Entry{distance, vertex});
+        ++size_;
+    }
+    Entry pop() {
+        refill_bucket_zero();
+        const Entry entry = buckets_[0].back();
+        buckets_[0].pop_back();
+        --size_;
+        return entry;
+    }
+    // Empty again, ready for a new search from distance 0 (keeps the memory).
+    void clear();
+
+private:
+    static std::uint64_t key_of(double distance) {
+        std::uint64_t key;
+        std::memcpy(&key, &distance, sizeof key);
+        return key;
+    }
+    int bucket_of(std::uint64_t key) const { return key == last_ ? 0 : 64 - __builtin_clzll(key ^ last_); }
+    void refill_bucket_zero();
+
+    std::vector<Entry> buckets_[65];
+    std::uint64_t last_ = 0;  // key of the last popped minimum
+    std::size_t size_ = 0;
+};
+
+// Per-thread state of one search, sized for n vertices and reused from search
+// to search. Invariant between searches: every distance is +inf, `touched` and
+// the heap are empty. A search appends each vertex it reaches to `touched`, and
+// reset() restores only those, so a search that reaches few vertices costs no
+// O(n) clearing. `parent` is kept only for path queries (with_parents).
+struct SearchSpace {
+    explicit SearchSpace(std::int64_t n, bool with_parents = false);
+
+    std::int64_t vertex_count() const { return static_cast<std::int64_t>(distance.size()); }
+
+    // Back to "nothing reached"; O(vertices reached since the last reset).
+    void reset();
+
+    // Bytes a SearchSpace for n vertices holds when a search reaches them all
+    // (the lazy heap holds about two entries per vertex on the graphs measured;
+    // it is counted at that).
+    static std::int64_t bytes_for(std::int64_t n, bool with_parents);
+
+    std::vector<double> distance;      // +inf until reached
+    // Predecessor on the search tree (paths only). Left uninitialised: a
+    // vertex's parent is written when it is reached, and read only then.
+    std::unique_ptr<std::int64_t[]> parent;
+    std::vector<std::int64_t> touched;  // vertices reached, in the order reached
+    RadixHeap heap;
+};
+
+// Distances from `source` to every vertex into row[0..n), float32 rounded from
+// the double distances; row[v] = +inf when v is unreachable.
+void distances_from(const CsrGraph& graph, std::int64_t source, SearchSpace& space, float* row);
+
+// rows[i * n + v] = distance from sources[i] to v, for i < count (a row-major
+// count x n float32 matrix owned by the caller). OpenMP threads take sources one
+// at a time (a dynamic schedule: rows in a small component finish quickly); each
+// thread advances a few searches in turn to overlap their cache misses, each
+// with its own SearchSpace (see distance_rows_workspace_bytes). threads <= 0:
+// OpenMP's default. on_row_done(done) is called after each row, from the thread
+// that finished it, one call at a time (a mutex serialises them); `done` counts
+// this call's finished rows. Results do not depend on the threads.
+void distance_rows(const CsrGraph& graph, const std::int64_t* sources, std::int64_t count, float* rows,
+                   int threads, const std::function<void(std::int64_t done)>& on_row_done = {});
+
+// Bytes distance_rows needs besides the graph and the rows (its search spaces)
+// for `rows` rows of an n-vertex graph on `threads` threads.
+std::int64_t distance_rows_workspace_bytes(std::int64_t n, std::int64_t rows, int threads);
+
+struct PathResult {
+    // Shortest distance from source to target; +inf when target is unreachable.
+    // It is the sum, in path order and in double, of the costs of the returned
+    // path's edges (the cheapest of parallel edges), so summing the path gives it
+    // back exactly.
+    double distance = kUnreachable;
+    std::vector<std::int64_t> vertices;  // source .. target; empty when unreachable
+};
+
+// Both directions of a bidirectional search, reused from query to query.
+struct PathSpaces {
+    explicit PathSpaces(std::int64_t n) : forward(n, true), backward(n, true) {}
+    SearchSpace forward, backward;
+};
+
+// A shortest source -> target path by bidirectional Dijkstra: forward from the
+// source on `forward`, backward from the target on `reverse` (the transpose of
+// `forward`: row v lists the u with an edge u -> v). reverse == nullptr means
+// the graph is symmetric and `forward` serves both ways. The searches stop once
+// top_forward + top_backward >= the best meeting distance found, which proves
+// it shortest. The path is simple (no repeated vertex) even with zero-cost
+// cycles. source == target gives distance 0 and the path [source].
+// Throws std::invalid_argument when `reverse` is not the transpose of `forward`
+// (an edge on the path is missing from `forward`).
+PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source,
+                         std::int64_t target, PathSpaces& spaces);
+
+struct Neighbour {
+    std::int64_t vertex;
+    double distance;
+};
+
+// The k candidate vertices nearest to `source`: v with candidate_mask[v] != 0,
+// v != source, reachable. Guarantee: the result is exactly the first
+// min(k, reachable candidates) of all reachable candidates ordered by
+// (distance, vertex id), with distances in double. Ties at the k-th distance are
+// settled completely before choosing, so the smaller ids win even when an equal
+// distance is reached late (over zero-cost edges). Sorted by (distance, id).
+std::vector<Neighbour> nearest(const CsrGraph& graph, std::int64_t source, const std::uint8_t* candidate_mask,
+                               std::int64_t k, SearchSpace& space);
+
+}  // namespace litpath::sssp

@@ -1,0 +1,86 @@
+/* liblitpath_sssp.so: exact shortest paths on a CSR graph (core/sssp.hpp) behind
+ * a small C ABI, for pipeline/sssp.py (ctypes) and any other caller.
+ *
+ * Conventions of every function:
+ *  - the graph is a CSR of n vertices: the edges of u are u -> col_idx[e] with
+ *    cost cost[e] for e in [row_ptr[u], row_ptr[u+1]); row_ptr has n + 1
+ *    entries; costs are finite and >= 0. The caller owns every array, input and
+ *    output; nothing is kept after a call returns (but see the workspaces).
+ *  - The graph is NOT checked on each call (that is O(edges), as much as a
+ *    query): call litpath_sssp_check_csr once per graph. Vertex ids and
+ *    lengths are checked on every call.
+ *  - Returns LITPATH_SSSP_OK (0) or an error code; then litpath_sssp_last_error()
+ *    gives a message for the calling thread. No C++ exception crosses the ABI.
+ *  - Distances are accumulated in double; unreachable is +inf.
+ *  - Thread safety: every function may be called from several threads at once.
+ *    shortest_path and nearest keep one search workspace per calling thread
+ *    (O(n) memory, reused by later calls on that thread, so a query costs no
+ *    O(n) clearing); litpath_sssp_release_workspace frees the caller's.
+ */
+#ifndef LITPATH_SSSP_C_API_H
+#define LITPATH_SSSP_C_API_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LITPATH_SSSP_ABI_VERSION 1
+
+enum litpath_sssp_status {
+    LITPATH_SSSP_OK = 0,
+    LITPATH_SSSP_INVALID_ARGUMENT = 1, /* bad vertex id, length, or graph (see the message) */
+    LITPATH_SSSP_OUT_OF_MEMORY = 2,
+    LITPATH_SSSP_BUFFER_TOO_SMALL = 3, /* shortest_path: *path_length_out says how many are needed */
+    LITPATH_SSSP_INTERNAL_ERROR = 4
+};
+
+/* LITPATH_SSSP_ABI_VERSION of the library (callers check it matches). */
+int litpath_sssp_abi_version(void);
+
+/* Message of the last failed call on this thread ("" when none). Valid until
+ * the next call on this thread. */
+const char* litpath_sssp_last_error(void);
+
+/* Checks a CSR completely: row_ptr[0] == 0 and non-decreasing, every column in
+ * 0..n-1, every cost finite and >= 0. The message names the first bad entry. */
+int litpath_sssp_check_csr(int64_t n, const int64_t* row_ptr, const int64_t* col_idx, const float* cost);
+
+/* rows_out[i * n + v] = distance from sources[i] to v (float32 rounded from
+ * double), for i < count: a row-major count x n matrix. OpenMP threads over the
+ * sources; threads <= 0 takes OpenMP's default (OMP_NUM_THREADS, else the CPUs). */
+int litpath_sssp_rows(int64_t n, const int64_t* row_ptr, const int64_t* col_idx, const float* cost,
+                      const int64_t* sources, int64_t count, int threads, float* rows_out);
+
+/* A shortest source -> target path by bidirectional Dijkstra. The reverse CSR
+ * (rev_*: the transpose, row v lists the u with an edge u -> v) is searched
+ * backward from the target; pass three NULLs when the graph is symmetric and
+ * the forward CSR serves both ways. On success *distance_out is the distance
+ * (+inf when unreachable; then *path_length_out = 0), and path_out[0 ..
+ * *path_length_out) holds source .. target. The distance equals the sum, in
+ * path order and in double, of the path's (cheapest parallel) edge costs. When
+ * path_capacity is too small: LITPATH_SSSP_BUFFER_TOO_SMALL with
+ * *path_length_out set to the length needed (call again with that much). */
+int litpath_sssp_shortest_path(int64_t n, const int64_t* row_ptr, const int64_t* col_idx, const float* cost,
+                               const int64_t* rev_row_ptr, const int64_t* rev_col_idx, const float* rev_cost,
+                               int64_t source, int64_t target, double* distance_out, int64_t* path_out,
+                               int64_t path_capacity, int64_t* path_length_out);
+
+/* The k vertices v != source with candidate_mask[v] != 0 nearest to source:
+ * exactly the first min(k, reachable candidates) in (distance, vertex id)
+ * order, written sorted that way to vertices_out[0 .. *found_out) and
+ * distances_out (double); both buffers hold k entries. candidate_mask has n
+ * bytes. */
+int litpath_sssp_nearest(int64_t n, const int64_t* row_ptr, const int64_t* col_idx, const float* cost,
+                         int64_t source, const uint8_t* candidate_mask, int64_t k, int64_t* vertices_out,
+                         double* distances_out, int64_t* found_out);
+
+/* Frees the calling thread's shortest_path / nearest workspaces. */
+void litpath_sssp_release_workspace(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LITPATH_SSSP_C_API_H */

@@ -1,0 +1,345 @@
+// core/sssp: Dijkstra rows, bidirectional pair queries and nearest candidates
+// against a plain Bellman-Ford reference, on hand-checked graphs and random
+// ones with zero costs, parallel edges, self-loops and disconnected parts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "core/sssp.hpp"
+
+using namespace litpath::sssp;
+
+namespace {
+
+constexpr double inf = kUnreachable;
+
+struct Arc {
+    std::int64_t from, to;
+    float cost;
+};
+
+// A CSR that owns its arrays, built from arcs (kept in the order given per row).
+struct OwnedCsr {
+    std::vector<std::int64_t> row_ptr, col_idx;
+    std::vector<float> cost;
+    std::int64_t n = 0;
+
+    OwnedCsr(std::int64_t vertices, const std::vector<Arc>& arcs) : row_ptr(vertices + 1, 0), n(vertices) {
+        for (const Arc& a : arcs) ++row_ptr[a.from + 1];
+        for (std::int64_t v = 0; v < n; ++v) row_ptr[v + 1] += row_ptr[v];
+        col_idx.resize(arcs.size());
+        cost.resize(arcs.size());
+        std::vector<std::int64_t> next(row_ptr.begin(), row_ptr.end() - 1);
+        for (const Arc& a : arcs) {
+            col_idx[next[a.from]] = a.to;
+            cost[next[a.from]++] = a.cost;
+        }
+    }
+    CsrGraph view() const { return CsrGraph{n, row_ptr.data(), col_idx.data(), cost.data()}; }
+};
+
+std::vector<Arc> reversed(const std::vector<Arc>& arcs) {
+    std::vector<Arc> out;
+    for (const Arc& a : arcs) out.push_back(Arc{a.to, a.from, a.cost});
+    return out;
+}
+
+// Bellman-Ford in double: the least fixed point of d[v] = min_u d[u] + c(u, v),
+// the same rounding as Dijkstra's (each sum rounded once, left to right).
+std::vector<double> reference_distances(std::int64_t n, const std::vector<Arc>& arcs, std::int64_t source) {
+    std::vector<double> d(static_cast<std::size_t>(n), inf);
+    d[static_cast<std::size_t>(source)] = 0;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const Arc& a : arcs) {
+            const double through = d[a.from] + static_cast<double>(a.cost);
+            if (through < d[a.to]) {
+                d[a.to] = through;
+                changed = true;
+            }
+        }
+    }
+    return d;
+}
+
+// Directed random graph in `parts` vertex blocks with no arcs between them, a
+// few isolated vertices, 10% zero costs, self-loops and parallel arcs.
+std::vector<Arc> random_arcs(std::int64_t n, int parts, double arcs_per_vertex, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<Arc> arcs;
+    const std::int64_t isolated = std::max<std::int64_t>(1, n / 20);
+    std::uniform_real_distribution<float> cost(0.05f, 10.0f);
+    std::uniform_real_distribution<double> unit(0, 1);
+    for (int p = 0; p < parts; ++p) {
+        const std::int64_t lo = (n - isolated) * p / parts, hi = (n - isolated) * (p + 1) / parts;
+        if (hi <= lo) continue;
+        std::uniform_int_distribution<std::int64_t> vertex(lo, hi - 1);
+        const auto count = static_cast<std::int64_t>(arcs_per_vertex * static_cast<double>(hi - lo));
+        for (std::int64_t i = 0; i < count; ++i) {
+            const float c = unit(rng) < 0.1 ? 0.0f : cost(rng);
+            arcs.push_back(Arc{vertex(rng), vertex(rng), c});
+        }
+    }
+    // Parallel arcs: a dearer copy of some arcs (the cheaper one must win).
+    for (std::size_t i = 0; i < arcs.size(); i += 17) arcs.push_back(Arc{arcs[i].from, arcs[i].to, arcs[i].cost + 3});
+    return arcs;
+}
+
+std::vector<Arc> symmetrised(const std::vector<Arc>& arcs) {
+    std::vector<Arc> out = arcs;
+    for (const Arc& a : arcs) out.push_back(Arc{a.to, a.from, a.cost});
+    return out;
+}
+
+double cheapest_arc(const std::vector<Arc>& arcs, std::int64_t u, std::int64_t v) {
+    double best = inf;
+    for (const Arc& a : arcs)
+        if (a.from == u && a.to == v) best = std::min(best, static_cast<double>(a.cost));
+    return best;
+}
+
+// The path runs from s to t over existing arcs, repeats no vertex, and its
+// costs summed in order give exactly `distance`.
+void expect_valid_path(const std::vector<Arc>& arcs, const PathResult& result, std::int64_t s, std::int64_t t) {
+    ASSERT_FALSE(result.vertices.empty());
+    EXPECT_EQ(result.vertices.front(), s);
+    EXPECT_EQ(result.vertices.back(), t);
+    EXPECT_EQ(std::set<std::int64_t>(result.vertices.begin(), result.vertices.end()).size(), result.vertices.size());
+    double total = 0;
+    for (std::size_t i = 1; i < result.vertices.size(); ++i) {
+        const double c = cheapest_arc(arcs, result.vertices[i - 1], result.vertices[i]);
+        ASSERT_TRUE(std::isfinite(c)) << "no arc " << result.vertices[i - 1] << " -> " << result.vertices[i];
+        total += c;
+    }
+    EXPECT_EQ(total, result.distance);
+}
+
+std::vector<Neighbour> reference_nearest(const std::vector<double>& d, std::int64_t source,
+                                         const std::vector<std::uint8_t>& mask, std::int64_t k) {
+    std::vector<Neighbour> all;
+    for (std::int64_t v = 0; v < static_cast<std::int64_t>(d.size()); ++v)
+        if (v != source && mask[v] && std::isfinite(d[v])) all.push_back(Neighbour{v, d[v]});
+    std::sort(all.begin(), all.end(), [](const Neighbour& a, const Neighbour& b) {
+        return std::tie(a.distance, a.vertex) < std::tie(b.distance, b.vertex);
+    });
+    if (static_cast<std::int64_t>(all.size()) > k) all.resize(k);
+    return all;
+}
+
+// 0 -1-> 1 -2-> 2, 0 -4-> 2, 2 -0-> 3 (zero cost), 4 -1-> 0 (directed: 4 is
+// unreachable from 0), 5 isolated.
+const std::vector<Arc> kSmall = {{0, 1, 1}, {1, 2, 2}, {0, 2, 4}, {2, 3, 0}, {4, 0, 1}};
+
+}  // namespace
+
+TEST(RadixHeap, PopsInDistanceOrderWithMonotonePushes) {
+    RadixHeap heap;
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> step(0, 5);
+    std::vector<double> popped;
+    double last = 0;
+    heap.push(0, 0);
+    for (int i = 1; i < 2000; ++i) {
+        if (i % 3 == 0) {
+            const auto e = heap.pop();
+            EXPECT_GE(e.distance, last);
+            last = e.distance;
+            popped.push_back(e.distance);
+        }
+        heap.push(last + (i % 7 == 0 ? 0.0 : step(rng)), i);  // ties with the last pop included
+    }
+    while (!heap.empty()) {
+        const double top = heap.top().distance;
+        EXPECT_EQ(heap.pop().distance, top);
+        popped.push_back(top);
+    }
+    EXPECT_TRUE(std::is_sorted(popped.begin(), popped.end()));
+    heap.clear();
+    EXPECT_TRUE(heap.empty());
+    heap.push(0.5, 1);
+    EXPECT_EQ(heap.pop().vertex, 1);
+}
+
+TEST(Sssp, HandCheckedRow) {
+    const OwnedCsr csr(6, kSmall);
+    SearchSpace space(6);
+    std::vector<float> row(6);
+    distances_from(csr.view(), 0, space, row.data());
+    const float finf = std::numeric_limits<float>::infinity();
+    EXPECT_EQ(row, (std::vector<float>{0, 1, 3, 3, finf, finf}));
+    distances_from(csr.view(), 4, space, row.data());  // the space is reused
+    EXPECT_EQ(row, (std::vector<float>{1, 2, 4, 4, 0, finf}));
+    distances_from(csr.view(), 5, space, row.data());
+    EXPECT_EQ(row, (std::vector<float>{finf, finf, finf, finf, finf, 0}));
+}
+
+TEST(Sssp, HandCheckedPathsDirectedAndSameVertex) {
+    const OwnedCsr forward(6, kSmall), reverse(6, reversed(kSmall));
+    PathSpaces spaces(6);
+    const CsrGraph rev = reverse.view();
+    auto p = shortest_path(forward.view(), &rev, 0, 3, spaces);
+    EXPECT_EQ(p.distance, 3.0);
+    EXPECT_EQ(p.vertices, (std::vector<std::int64_t>{0, 1, 2, 3}));
+    p = shortest_path(forward.view(), &rev, 3, 0, spaces);  // against the arcs
+    EXPECT_EQ(p.distance, inf);
+    EXPECT_TRUE(p.vertices.empty());
+    p = shortest_path(forward.view(), &rev, 4, 4, spaces);
+    EXPECT_EQ(p.distance, 0.0);
+    EXPECT_EQ(p.vertices, (std::vector<std::int64_t>{4}));
+    p = shortest_path(forward.view(), &rev, 0, 5, spaces);  // isolated
+    EXPECT_EQ(p.distance, inf);
+    EXPECT_THROW(shortest_path(forward.view(), &rev, 0, 6, spaces), std::invalid_argument);
+    EXPECT_THROW(shortest_path(forward.view(), &rev, -1, 2, spaces), std::invalid_argument);
+}
+
+TEST(Sssp, ZeroCostCyclesGiveSimplePaths) {
+    // 0 -> 1 -> 2 -> 3 with a zero-cost cycle 1 <-> 2 <-> 4 around the middle.
+    const std::vector<Arc> arcs = symmetrised({{0, 1, 1}, {1, 2, 0}, {2, 4, 0}, {4, 1, 0}, {2, 3, 1}});
+    const OwnedCsr csr(5, arcs);
+    PathSpaces spaces(5);
+    for (std::int64_t s = 0; s < 5; ++s)
+        for (std::int64_t t = 0; t < 5; ++t) {
+            const auto p = shortest_path(csr.view(), nullptr, s, t, spaces);
+            EXPECT_EQ(p.distance, reference_distances(5, arcs, s)[t]) << s << " -> " << t;
+            expect_valid_path(arcs, p, s, t);
+        }
+}
+
+TEST(Sssp, NearestBreaksTiesByVertexIdEvenWhenReachedLate) {
+    // From 0: 7 at 1, then 2 at 1 as well, reached only through 7 (zero cost);
+    // 5 at 2. Candidates 2, 5, 7: with k = 1 the tie at 1 goes to vertex 2.
+    const std::vector<Arc> arcs = {{0, 7, 1}, {7, 2, 0}, {0, 5, 2}, {0, 3, 0.5f}};
+    const OwnedCsr csr(8, arcs);
+    std::vector<std::uint8_t> mask(8, 0);
+    mask[2] = mask[5] = mask[7] = mask[0] = 1;  // the source itself never counts
+    SearchSpace space(8);
+    auto near = nearest(csr.view(), 0, mask.data(), 1, space);
+    ASSERT_EQ(near.size(), 1u);
+    EXPECT_EQ(near[0].vertex, 2);
+    EXPECT_EQ(near[0].distance, 1.0);
+    near = nearest(csr.view(), 0, mask.data(), 10, space);
+    ASSERT_EQ(near.size(), 3u);
+    EXPECT_EQ(near[1].vertex, 7);
+    EXPECT_EQ(near[2].vertex, 5);
+    EXPECT_EQ(near[2].distance, 2.0);
+    EXPECT_TRUE(nearest(csr.view(), 0, mask.data(), 0, space).empty());
+    EXPECT_TRUE(nearest(csr.view(), 5, mask.data(), 3, space).empty());  // 5 has no arcs out
+}
+
+class RandomGraphs : public ::testing::TestWithParam<std::tuple<std::int64_t, bool, std::uint64_t>> {};
+
+TEST_P(RandomGraphs, RowsPathsAndNearestMatchTheReference) {
+    const auto [n, directed, seed] = GetParam();
+    std::vector<Arc> arcs = random_arcs(n, 3, 2.5, seed);
+    arcs.push_back(Arc{1, 1, 2.5f});  // a self-loop
+    if (!directed) arcs = symmetrised(arcs);
+    const OwnedCsr forward(n, arcs), reverse(n, reversed(arcs));
+    const CsrGraph graph = forward.view(), rev = reverse.view();
+    check_csr(graph);
+    check_csr(rev);
+
+    std::vector<std::int64_t> sources;
+    for (std::int64_t s = 0; s < n; s += 7) sources.push_back(s);
+    sources.push_back(n - 1);  // an isolated vertex
+    const auto m = static_cast<std::int64_t>(sources.size());
+    std::vector<std::vector<double>> want;
+    for (const std::int64_t s : sources) want.push_back(reference_distances(n, arcs, s));
+
+    for (const int threads : {1, 2, 3}) {
+        std::vector<float> rows(static_cast<std::size_t>(m * n), -1.0f);
+        std::int64_t calls = 0;
+        distance_rows(graph, sources.data(), m, rows.data(), threads, [&](std::int64_t done) {
+            ++calls;
+            EXPECT_LE(done, m);
+        });
+        EXPECT_EQ(calls, m);
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t v = 0; v < n; ++v)
+                ASSERT_EQ(rows[i * n + v], static_cast<float>(want[i][v]))
+                    << "threads " << threads << " source " << sources[i] << " vertex " << v;
+    }
+
+    PathSpaces spaces(n);
+    SearchSpace space(n);
+    std::mt19937_64 rng(seed + 1);
+    std::uniform_int_distribution<std::int64_t> vertex(0, n - 1);
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(n));
+    for (auto& bit : mask) bit = rng() % 3 == 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+        const std::int64_t s = sources[i];
+        for (int q = 0; q < 6; ++q) {
+            const std::int64_t t = q == 0 ? s : vertex(rng);
+            const auto p = shortest_path(graph, directed ? &rev : nullptr, s, t, spaces);
+            const double d = want[i][t];
+            if (std::isinf(d)) {
+                EXPECT_EQ(p.distance, inf);
+                EXPECT_TRUE(p.vertices.empty());
+                continue;
+            }
+            EXPECT_NEAR(p.distance, d, 1e-12 * std::max(1.0, d)) << s << " -> " << t;
+            expect_valid_path(arcs, p, s, t);
+        }
+        for (const std::int64_t k : {1, 5, 1000}) {
+            const auto got = nearest(graph, s, mask.data(), k, space);
+            const auto expected = reference_nearest(want[i], s, mask, k);
+            ASSERT_EQ(got.size(), expected.size());
+            for (std::size_t j = 0; j < got.size(); ++j) {
+                EXPECT_EQ(got[j].vertex, expected[j].vertex);
+                EXPECT_EQ(got[j].distance, expected[j].distance);
+            }
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sssp, RandomGraphs,
+                         ::testing::Values(std::make_tuple(std::int64_t{60}, true, 1u),
+                                           std::make_tuple(std::int64_t{97}, false, 2u),
+                                           std::make_tuple(std::int64_t{150}, true, 3u),
+                                           std::make_tuple(std::int64_t{211}, false, 4u)));
+
+TEST(Sssp, ReverseThatIsNotTheTransposeIsReported) {
+    // The forward search takes the first step and has the larger frontier, so
+    // the backward one goes next and meets the source over the bogus arc.
+    const std::vector<Arc> arcs = {{0, 1, 1}, {1, 2, 1}, {0, 3, 1}, {0, 4, 1}};
+    const OwnedCsr forward(5, arcs);
+    const OwnedCsr wrong(5, {{2, 0, 0.5f}, {1, 0, 1}, {3, 0, 1}, {4, 0, 1}});  // claims 0 -> 2 exists
+    const CsrGraph rev = wrong.view();
+    PathSpaces spaces(5);
+    try {
+        shortest_path(forward.view(), &rev, 0, 2, spaces);
+        FAIL() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("not the transpose"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Sssp, CheckCsrNamesTheBadEntry) {
+    auto message = [](std::int64_t n, std::vector<std::int64_t> row_ptr, std::vector<std::int64_t> cols,
+                      std::vector<float> costs) {
+        try {
+            check_csr(CsrGraph{n, row_ptr.data(), cols.data(), costs.data()}, "graph");
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("ok");
+    };
+    EXPECT_EQ(message(2, {0, 1, 2}, {1, 0}, {0, 1}), "ok");
+    EXPECT_EQ(message(2, {0, 1, 2}, {1, 2}, {1, 1}), "graph: col_idx[1] = 2 is outside 0..1");
+    EXPECT_NE(message(2, {0, 1, 2}, {1, 0}, {1, -1}).find("cost[1] = -1"), std::string::npos);
+    EXPECT_NE(message(2, {0, 1, 2}, {1, 0}, {std::nanf(""), 1}).find("cost[0]"), std::string::npos);
+    EXPECT_NE(message(2, {0, 2, 1}, {1, 0}, {1, 1}).find("row_ptr decreases at vertex 1"), std::string::npos);
+    EXPECT_NE(message(1, {1, 1}, {}, {}).find("row_ptr[0] = 1"), std::string::npos);
+}
+
+TEST(Sssp, RowsRefuseOutOfRangeSources) {
+    const OwnedCsr csr(6, kSmall);
+    const std::vector<std::int64_t> sources = {0, 6};
+    std::vector<float> rows(12);
+    EXPECT_THROW(distance_rows(csr.view(), sources.data(), 2, rows.data(), 2), std::invalid_argument);
+}

@@ -1,0 +1,236 @@
+"""pipeline.sssp (liblitpath_sssp.so through ctypes) against scipy.sparse.csgraph.dijkstra.
+
+Fresh random graphs with the awkward parts: zero-cost edges, several components and
+isolated vertices, directed graphs searched backward on their reverse CSR.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+from scipy.sparse.csgraph import dijkstra
+
+from pipeline import sssp
+from pipeline.paths import Adjacency, adjacency_from_edges
+
+RTOL = 1e-9  # both sides sum float32 costs in double; only the order of the sums differs
+
+
+def _components(n: int, rng: np.random.Generator, parts: int = 3) -> list[tuple[int, int]]:
+    """Vertex ranges with no edges between them; the last few vertices stay isolated."""
+    isolated = max(1, n // 25)
+    bounds = np.linspace(0, n - isolated, parts + 1).astype(int)
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def random_undirected(n: int, degree: float, seed: int) -> Adjacency:
+    rng = np.random.default_rng(seed)
+    pairs = set()
+    for lo, hi in _components(n, rng):
+        for _ in range(int(degree * (hi - lo) / 2)):
+            u, v = (int(x) for x in rng.integers(lo, hi, 2))
+            if u != v:
+                pairs.add((min(u, v), max(u, v)))
+    src, dst = (np.array(x, dtype=np.int64) for x in zip(*sorted(pairs), strict=True))
+    cost = rng.uniform(0.05, 10.0, len(src)).astype(np.float32)
+    cost[rng.random(len(src)) < 0.15] = 0.0  # zero-cost edges
+    return adjacency_from_edges(n, src, dst, cost)
+
+
+def random_directed(n: int, degree: float, seed: int) -> Adjacency:
+    """Directed arcs, no parallel ones (scipy would add them up), rows sorted by column."""
+    rng = np.random.default_rng(seed)
+    arcs = set()
+    for lo, hi in _components(n, rng):
+        for _ in range(int(degree * (hi - lo))):
+            u, v = (int(x) for x in rng.integers(lo, hi, 2))
+            if u != v:
+                arcs.add((u, v))
+    src, dst = (np.array(x, dtype=np.int64) for x in zip(*sorted(arcs), strict=True))
+    cost = rng.uniform(0.05, 10.0, len(src)).astype(np.float32)
+    cost[rng.random(len(src)) < 0.15] = 0.0
+    row_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=row_ptr[1:])
+    return Adjacency(n=n, row_ptr=row_ptr, col_idx=dst, cost=cost)
+
+
+def reference(adjacency: Adjacency, sources) -> np.ndarray:
+    """scipy's float64 rows (zero costs kept as the smallest positive double, Adjacency.to_scipy)."""
+    return np.atleast_2d(dijkstra(adjacency.to_scipy(), directed=True, indices=np.asarray(sources)))
+
+
+def assert_valid_path(adjacency: Adjacency, vertices: list[int], source: int, target: int, distance: float):
+    assert vertices[0] == source and vertices[-1] == target
+    assert len(set(vertices)) == len(vertices), f"path repeats a vertex: {vertices}"
+    total = 0.0
+    for u, v in zip(vertices, vertices[1:], strict=False):
+        total += adjacency.edge_cost(u, v)  # KeyError when the edge does not exist
+    assert total == distance  # the library sums the path's costs in the same order
+
+
+GRAPHS = [
+    ("undirected", 300, 6.0, 1),
+    ("undirected", 1000, 3.0, 2),
+    ("directed", 300, 4.0, 3),
+    ("directed", 800, 2.5, 4),
+]
+
+
+@pytest.fixture(params=GRAPHS, ids=[f"{g[0]}-{g[1]}" for g in GRAPHS])
+def graph(request):
+    kind, n, degree, seed = request.param
+    make = random_undirected if kind == "undirected" else random_directed
+    adjacency = make(n, degree, seed)
+    reverse = sssp.reverse_adjacency(adjacency) if kind == "directed" else None
+    return adjacency, reverse, np.random.default_rng(seed + 100)
+
+
+def test_rows_match_scipy(graph):
+    adjacency, _, rng = graph
+    sources = rng.choice(adjacency.n, 12, replace=False)
+    sources[-1] = adjacency.n - 1  # an isolated vertex
+    want = reference(adjacency, sources)
+    for threads in (1, 2):
+        got = sssp.rows(adjacency, sources, threads=threads)
+        assert got.dtype == np.float32 and got.shape == (len(sources), adjacency.n)
+        assert np.array_equal(np.isinf(got), np.isinf(want)), "reachability differs"
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], want[finite].astype(np.float32), rtol=1e-6, atol=1e-6)
+
+
+def test_shortest_paths_match_scipy(graph):
+    adjacency, reverse, rng = graph
+    sources = rng.choice(adjacency.n, 8, replace=False)
+    want = reference(adjacency, sources)
+    checked = unreachable = 0
+    for row, s in zip(want, sources, strict=True):
+        for t in [int(s), *rng.integers(0, adjacency.n, 15)]:
+            distance, vertices = sssp.shortest_path(adjacency, int(s), t, reverse=reverse)
+            if math.isinf(row[t]):
+                assert distance == math.inf and vertices == []
+                unreachable += 1
+                continue
+            assert distance == pytest.approx(row[t], rel=RTOL, abs=1e-12)
+            assert_valid_path(adjacency, vertices, int(s), t, distance)
+            checked += 1
+    assert checked > 20 and unreachable > 0  # both kinds of pair were exercised
+
+
+def test_nearest_matches_scipy(graph):
+    adjacency, _, rng = graph
+    mask = rng.random(adjacency.n) < 0.3
+    for s in rng.choice(adjacency.n, 6, replace=False):
+        row = reference(adjacency, [s])[0]
+        candidates = np.flatnonzero(mask & np.isfinite(row))
+        candidates = candidates[candidates != s]
+        for k in (1, 7, adjacency.n):
+            vertices, distances = sssp.nearest(adjacency, int(s), mask, k)
+            assert vertices.dtype == np.int64 and distances.dtype == np.float64
+            expected = np.sort(row[candidates])[:k]
+            assert len(vertices) == len(expected)
+            np.testing.assert_allclose(distances, expected, rtol=RTOL, atol=1e-12)
+            assert set(vertices.tolist()) <= set(candidates.tolist()) and len(set(vertices.tolist())) == len(
+                vertices
+            )
+            np.testing.assert_allclose(row[vertices], distances, rtol=RTOL, atol=1e-12)
+            # sorted by (distance, vertex id)
+            order = np.lexsort((vertices, distances))
+            assert np.array_equal(order, np.arange(len(vertices)))
+
+
+def test_nearest_ties_go_to_the_smaller_id():
+    # From 0: vertex 7 at 1.0, vertex 2 also at 1.0 but reached only through 7 (zero cost).
+    adjacency = adjacency_from_edges(8, [0, 2, 0], [7, 7, 5], [1.0, 0.0, 2.0])
+    mask = np.zeros(8, bool)
+    mask[[2, 5, 7]] = True
+    vertices, distances = sssp.nearest(adjacency, 0, mask, 1)
+    assert vertices.tolist() == [2] and distances.tolist() == [1.0]
+    vertices, _ = sssp.nearest(adjacency, 0, mask.astype(np.uint8), 5)
+    assert vertices.tolist() == [2, 7, 5]
+
+
+def test_same_vertex_and_long_paths():
+    n = 3000  # a path graph: the path outgrows the first buffer of 1024 vertices
+    adjacency = adjacency_from_edges(n, np.arange(n - 1), np.arange(1, n), np.full(n - 1, 0.5, np.float32))
+    assert sssp.shortest_path(adjacency, 5, 5) == (0.0, [5])
+    distance, vertices = sssp.shortest_path(adjacency, 0, n - 1)
+    assert distance == 0.5 * (n - 1) and vertices == list(range(n))
+
+
+def test_concurrent_queries_from_threads():
+    adjacency = random_undirected(2000, 5.0, seed=7)
+    rng = np.random.default_rng(8)
+    pairs = [tuple(int(x) for x in rng.integers(0, adjacency.n, 2)) for _ in range(60)]
+    expected = [sssp.shortest_path(adjacency, s, t) for s, t in pairs]
+    results: dict[int, list] = {}
+
+    def work(slot: int) -> None:
+        results[slot] = [sssp.shortest_path(adjacency, s, t) for s, t in pairs]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(results[i] == expected for i in range(4))
+
+
+def test_arrays_are_passed_without_copies_when_they_match():
+    adjacency = random_undirected(100, 4.0, seed=9)
+    csr = sssp._Csr(adjacency, "adjacency")
+    assert (
+        csr.row_ptr is adjacency.row_ptr and csr.col_idx is adjacency.col_idx and csr.cost is adjacency.cost
+    )
+    # other dtypes are converted, and give the same answers
+    converted = Adjacency(
+        adjacency.n,
+        adjacency.row_ptr.astype(np.int32),
+        adjacency.col_idx.astype(np.int32),
+        adjacency.cost.astype(np.float64),
+    )
+    np.testing.assert_array_equal(sssp.rows(converted, [0, 5]), sssp.rows(adjacency, [0, 5]))
+
+
+# ---------------------------------------------------------------------------- errors --
+def test_vertex_out_of_range():
+    adjacency = random_undirected(50, 3.0, seed=10)
+    with pytest.raises(IndexError, match="target 50 is outside 0..49"):
+        sssp.shortest_path(adjacency, 0, 50)
+    with pytest.raises(IndexError, match="source -1 is outside"):
+        sssp.nearest(adjacency, -1, np.ones(50, bool), 3)
+    with pytest.raises(IndexError, match=r"sources\[1\] = 77 is outside 0..49"):
+        sssp.rows(adjacency, [3, 77])
+    with pytest.raises(TypeError, match="integer vertex id"):
+        sssp.shortest_path(adjacency, 1.5, 2)
+
+
+def test_wrong_lengths_and_bad_graphs():
+    adjacency = random_undirected(50, 3.0, seed=11)
+    with pytest.raises(ValueError, match=r"candidate_mask has shape \(49,\), expected \(50,\)"):
+        sssp.nearest(adjacency, 0, np.ones(49, bool), 3)
+    with pytest.raises(ValueError, match="k must be a non-negative integer"):
+        sssp.nearest(adjacency, 0, np.ones(50, bool), -1)
+    short = Adjacency(50, adjacency.row_ptr, adjacency.col_idx[:-1], adjacency.cost)
+    with pytest.raises(ValueError, match="col_idx has .* entries, row_ptr\\[n\\]"):
+        sssp.rows(short, [0])
+    negative = Adjacency(50, adjacency.row_ptr, adjacency.col_idx, adjacency.cost.copy())
+    negative.cost[3] = -1.0
+    with pytest.raises(ValueError, match=r"cost\[3\] = -1.* must be finite and >= 0"):
+        sssp.shortest_path(negative, 0, 1)
+    other = random_undirected(40, 3.0, seed=12)
+    with pytest.raises(ValueError, match="reverse adjacency has n = 40"):
+        sssp.shortest_path(adjacency, 0, 1, reverse=other)
+
+
+def test_missing_library_says_to_run_make_setup(monkeypatch, tmp_path):
+    monkeypatch.setattr(sssp, "_library", None)
+    monkeypatch.setattr(sssp, "DEFAULT_LIBRARY", tmp_path / "liblitpath_sssp.so")
+    monkeypatch.delenv(sssp.LIBRARY_ENV, raising=False)
+    with pytest.raises(sssp.SsspError, match="run `make setup` to build it"):
+        sssp.library()
+    monkeypatch.setenv(sssp.LIBRARY_ENV, str(tmp_path / "elsewhere.so"))
+    with pytest.raises(sssp.SsspError, match="elsewhere.so; fix \\$LITPATH_SSSP_LIB"):
+        sssp.library()
