@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 from pipeline.graph import weights
 from pipeline.graph.csr import argsort_keys, graph_digest, sort_edges, sum_by_key, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
+from pipeline.progress import Progress
 from pipeline.store.adios import write_graph_bp
 from pipeline.tables import EDGE_KINDS, EDGES
 
@@ -105,7 +106,11 @@ def _require_table(tables_dir: Path, name: str, why: str) -> Path:
 
 
 def _batches(
-    path: Path, columns: list[str], batch_rows: int, dictionary_columns: tuple[str, ...] = ()
+    path: Path,
+    columns: list[str],
+    batch_rows: int,
+    dictionary_columns: tuple[str, ...] = (),
+    progress: Progress | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of ``columns``; ``dictionary_columns`` come dictionary-encoded straight from
     Parquet's own dictionary pages, so string keys are not hashed once per row."""
@@ -116,7 +121,10 @@ def _batches(
     missing = [c for c in columns if c not in dataset.schema.names]
     if missing:
         raise ValueError(f"{path}: missing columns {missing}")
-    yield from dataset.to_batches(columns=columns, batch_size=batch_rows)
+    for batch in dataset.to_batches(columns=columns, batch_size=batch_rows):
+        if progress is not None:
+            progress.advance(batch.num_rows)
+        yield batch
 
 
 def _numpy(column: pa.Array, dtype) -> np.ndarray:
@@ -319,14 +327,16 @@ class _CooccurrenceCounter:
         self.pairs.add(pair_keys)
 
 
-def _concept_concept_edges(tables_dir: Path, cfg: dict, concepts: KeyEncoder, counts: dict) -> tuple:
+def _concept_concept_edges(
+    tables_dir: Path, cfg: dict, concepts: KeyEncoder, counts: dict, progress: Progress | None = None
+) -> tuple:
     path = _require_table(tables_dir, "predications", "concept_concept edges")
     columns = ["predication_id", "subject_cui", "object_cui"]
     if cfg["novelty_only"]:
         columns += ["subject_novelty", "object_novelty"]
     counter = _CooccurrenceCounter()
     rows = self_pairs = not_novel = novelty_unknown = excluded_rows = 0
-    for batch in _batches(path, columns, cfg["batch_rows"], ("subject_cui", "object_cui")):
+    for batch in _batches(path, columns, cfg["batch_rows"], ("subject_cui", "object_cui"), progress):
         rows += batch.num_rows
         pid = _numpy(batch.column("predication_id"), np.int64)
         subj, subj_excluded = concepts.encode(batch.column("subject_cui"))
@@ -432,14 +442,19 @@ class _SortedMentions:
 
 
 def _concept_abstract_edges(
-    tables_dir: Path, cfg: dict, concepts: KeyEncoder, documents: KeyEncoder, counts: dict
+    tables_dir: Path,
+    cfg: dict,
+    concepts: KeyEncoder,
+    documents: KeyEncoder,
+    counts: dict,
+    progress: Progress | None = None,
 ) -> tuple:
     path = _require_table(tables_dir, "mentions", "concept_abstract edges")
     # With no documents coded yet, codes can follow the table's own order (see _SortedMentions).
     in_order = _SortedMentions(documents) if len(documents) == 0 else None
     pairs: PairCounter | None = None if in_order is not None else PairCounter()
     rows = nonpositive = excluded_rows = 0
-    for batch in _batches(path, ["doc_id", "cui", "count"], cfg["batch_rows"], ("cui",)):
+    for batch in _batches(path, ["doc_id", "cui", "count"], cfg["batch_rows"], ("cui",), progress):
         rows += batch.num_rows
         doc = None
         if in_order is not None:
@@ -477,11 +492,13 @@ def _concept_abstract_edges(
     return cui, doc, weight
 
 
-def _abstract_abstract_edges(tables_dir: Path, cfg: dict, documents: KeyEncoder, counts: dict) -> tuple:
+def _abstract_abstract_edges(
+    tables_dir: Path, cfg: dict, documents: KeyEncoder, counts: dict, progress: Progress | None = None
+) -> tuple:
     path = _require_table(tables_dir, "citations", "abstract_abstract edges")
     pairs = PairCounter()
     rows = self_citations = 0
-    for batch in _batches(path, ["citing", "cited"], cfg["batch_rows"], ("citing", "cited")):
+    for batch in _batches(path, ["citing", "cited"], cfg["batch_rows"], ("citing", "cited"), progress):
         rows += batch.num_rows
         citing, _ = documents.encode(batch.column("citing"))
         cited, _ = documents.encode(batch.column("cited"))
@@ -597,18 +614,27 @@ def _write_tables(out_dir: Path, vertices: pa.Table, src, dst, kind, weight, cos
     _write_edges(out_dir / "edges.parquet", src, dst, kind, weight, cost)
 
 
-def build_graph(tables_dir: Path, out_dir: Path, config: dict) -> dict:
+def build_graph(
+    tables_dir: Path, out_dir: Path, config: dict, cooccurrence_dir: Path | None = None
+) -> dict:
     """Build vertices, edges, graph.bp and graph_counts.json in ``out_dir``; return the counts record.
 
-    The returned dict (also written as ``graph_counts.json``) holds ``config`` (the graph
-    section with defaults), ``counts`` (input rows, filter effects, sizes), ``graph_digest``,
-    ``weight_scheme`` and ``timings`` (seconds per stage).
+    The returned dict (also written as ``graph_counts.json``) holds ``scope`` ("full"),
+    ``config`` (the graph section with defaults), ``counts`` (input rows, filter effects,
+    sizes), ``graph_digest``, ``weight_scheme`` and ``timings`` (seconds per stage).
+
+    With ``cooccurrence_dir``, the same files are also written there for the *co-occurrence
+    graph*: concept vertices and concept--concept edges only, whatever ``edge_kinds`` says
+    (the graph the paper compares with SPOKE, section VIII: "SPOKE does not have any
+    paper-related information. Hence, we use only co-occurrences"). The co-occurrence counts
+    are made once and shared by both graphs; the co-occurrence graph is exactly the graph a
+    build with ``edge_kinds: [concept_concept]`` would have (same vertices, edges and digest).
+    Its record (``scope: "cooccurrence"``) is returned under ``"cooccurrence"``.
     """
     tables_dir, out_dir = Path(tables_dir), Path(out_dir)
     if not tables_dir.is_dir():
         raise FileNotFoundError(f"tables folder not found: {tables_dir}")
     cfg = graph_config(config)
-    out_dir.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
     counts: dict[str, int] = {}
     clock = time.perf_counter()
@@ -631,17 +657,123 @@ def build_graph(tables_dir: Path, out_dir: Path, config: dict) -> dict:
 
     kinds = cfg["edge_kinds"]
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64))
-    cc = _concept_concept_edges(tables_dir, cfg, concepts, counts) if CONCEPT_CONCEPT in kinds else empty
+    need_cooccurrence = CONCEPT_CONCEPT in kinds or cooccurrence_dir is not None
+    tables_read = [
+        name
+        for name, needed in (
+            ("predications", need_cooccurrence),
+            ("mentions", CONCEPT_ABSTRACT in kinds),
+            ("citations", ABSTRACT_ABSTRACT in kinds),
+        )
+        if needed
+    ]
+    progress = Progress("litpath build-graph", sum(_row_count(tables_dir, t) for t in tables_read), "rows")
+    progress.stage("concept_concept (predications)")
+    cc = _concept_concept_edges(tables_dir, cfg, concepts, counts, progress) if need_cooccurrence else empty
     lap("concept_concept")
+    progress.stage("concept_abstract (mentions)")
     ca = (
-        _concept_abstract_edges(tables_dir, cfg, concepts, documents, counts)
+        _concept_abstract_edges(tables_dir, cfg, concepts, documents, counts, progress)
         if CONCEPT_ABSTRACT in kinds
         else empty
     )
     lap("concept_abstract")
-    aa = _abstract_abstract_edges(tables_dir, cfg, documents, counts) if ABSTRACT_ABSTRACT in kinds else empty
+    progress.stage("abstract_abstract (citations)")
+    aa = (
+        _abstract_abstract_edges(tables_dir, cfg, documents, counts, progress)
+        if ABSTRACT_ABSTRACT in kinds
+        else empty
+    )
     lap("abstract_abstract")
+    progress.stage("writing the graph")
+    cooccurrence_record = None
+    if cooccurrence_dir is not None:
+        # First, while the full graph's parts are still needed: the co-occurrence graph is small.
+        scope_counts, scope_timings = {}, {}
+        cooccurrence_cfg = {**cfg, "edge_kinds": [CONCEPT_CONCEPT]}
+        digest = _write_graph_scope(
+            Path(cooccurrence_dir), tables_dir, cooccurrence_cfg, concepts, KeyEncoder(), concept_table,
+            (cc, empty, empty), scope_counts, scope_timings,
+        )  # fmt: skip
+        cooccurrence_record = _graph_record(
+            "cooccurrence", cooccurrence_cfg, scope_counts, digest, scope_timings, {}
+        )
+        _save_record(Path(cooccurrence_dir), cooccurrence_record)
+        lap("cooccurrence_graph")
+    parts = (cc if CONCEPT_CONCEPT in kinds else empty, ca, aa)
+    del cc, ca, aa
+    digest = _write_graph_scope(
+        out_dir, tables_dir, cfg, concepts, documents, concept_table, parts, counts, timings, lap
+    )
+    progress.finish(f"{counts['vertices']:,} vertices, {counts['edges']:,} edges")
+    record = _graph_record("full", cfg, counts, digest, timings, peak_rss_mib)
+    if cooccurrence_record is not None:
+        record["cooccurrence"] = {
+            "dir": str(cooccurrence_dir),
+            "graph_digest": cooccurrence_record["graph_digest"],
+            "vertices": cooccurrence_record["counts"]["vertices"],
+            "edges": cooccurrence_record["counts"]["edges"],
+        }
+    _save_record(out_dir, record)
+    if cooccurrence_record is not None:
+        record["cooccurrence"] = cooccurrence_record
+    return record
 
+
+def _row_count(tables_dir: Path, name: str) -> int:
+    """Rows of a table from its Parquet metadata (0 when the table is absent)."""
+    path = table_path(tables_dir, name)
+    return 0 if path is None else ds.dataset(str(path), format="parquet").count_rows()
+
+
+def _graph_record(scope: str, cfg: dict, counts: dict, digest: str, timings: dict, peak_rss_mib: dict) -> dict:
+    timings["total"] = round(sum(timings.values()), 4)
+    return {
+        "scope": scope,
+        "config": cfg,
+        "counts": counts,
+        "graph_digest": digest,
+        "weight_scheme": weights.WEIGHT_SCHEME,
+        "timings": timings,
+        "peak_rss_mib": peak_rss_mib,  # process high-water mark after each stage
+    }
+
+
+def _save_record(out_dir: Path, record: dict) -> None:
+    (out_dir / "graph_counts.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
+def _write_graph_scope(
+    out_dir: Path,
+    tables_dir: Path,
+    cfg: dict,
+    concepts: KeyEncoder,
+    documents: KeyEncoder,
+    concept_table: pa.Table | None,
+    parts: tuple,
+    counts: dict,
+    timings: dict,
+    lap=None,
+) -> str:
+    """Vertices, edges, graph.bp of one graph from its per-kind (u, v, weight) parts in code space.
+
+    ``parts`` are (concept_concept, concept_abstract, abstract_abstract), each (u codes, v codes,
+    weight); a kind the graph does not have is empty. Fills ``counts`` with the graph's sizes
+    and returns the graph digest.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    clock = time.perf_counter()
+
+    def step(stage: str) -> None:
+        nonlocal clock
+        if lap is not None:
+            lap(stage)
+        else:
+            now = time.perf_counter()
+            timings[stage] = round(now - clock, 4)
+            clock = now
+
+    cc, ca, aa = parts
     # Vertices: every endpoint of a kept edge; codes -> dense sorted ids.
     concept_codes = _used_codes(len(concepts), cc[0], cc[1], ca[0])
     abstract_codes = _used_codes(len(documents), ca[1], aa[0], aa[1])
@@ -653,9 +785,12 @@ def build_graph(tables_dir: Path, out_dir: Path, config: dict) -> dict:
     vid_of_abstract = np.full(len(documents), -1, np.int64)
     vid_of_abstract[abstract_codes] = abstract_vid
     concept_names = _names_for(concept_keys, concept_table, "cui", "name")
-    abstract_names, documents_not_vertices = _document_titles(tables_dir, abstract_keys, cfg["batch_rows"])
+    if len(abstract_keys):
+        abstract_names, documents_not_vertices = _document_titles(tables_dir, abstract_keys, cfg["batch_rows"])
+    else:  # a concept-only graph: no titles to look up, and every document is off the graph
+        abstract_names, documents_not_vertices = pa.nulls(0, pa.string()), _row_count(tables_dir, "documents")
     n = len(concept_keys) + len(abstract_keys)
-    lap("vertices")
+    step("vertices")
 
     src, dst, weight, kind = _assemble_edges(
         n,
@@ -663,9 +798,9 @@ def build_graph(tables_dir: Path, out_dir: Path, config: dict) -> dict:
         (vid_of_concept[ca[0]], vid_of_abstract[ca[1]], ca[2]),
         (vid_of_abstract[aa[0]], vid_of_abstract[aa[1]], aa[2]),
     )
-    del cc, ca, aa, vid_of_concept, vid_of_abstract
+    del cc, ca, aa, parts, vid_of_concept, vid_of_abstract
     cost = weights.cost_from_weight(weight)
-    lap("edges")
+    step("edges")
 
     # Three jobs that release the GIL run side by side: the digest, the Parquet encoding of
     # vertices and edges, and (here) the CSR build; graph.bp needs the digest, so it comes last.
@@ -691,11 +826,11 @@ def build_graph(tables_dir: Path, out_dir: Path, config: dict) -> dict:
             csr.row_ptr,
             csr.col_idx,
             csr.cost,
-            {"graph_digest": digest, "weight_scheme": weights.WEIGHT_SCHEME, "edge_kinds": kinds},
+            {"graph_digest": digest, "weight_scheme": weights.WEIGHT_SCHEME, "edge_kinds": cfg["edge_kinds"]},
         )
         del csr
         writing.result()
-    lap("write")
+    step("write")
 
     edges_by_kind = np.bincount(kind, minlength=len(EDGE_KINDS))
     known_concepts, isolated_concepts = 0, 0
@@ -717,14 +852,4 @@ def build_graph(tables_dir: Path, out_dir: Path, config: dict) -> dict:
         documents_seen=len(documents),
         isolated_documents=documents_not_vertices,  # in the documents table but on no kept edge
     )
-    record = {
-        "config": cfg,
-        "counts": counts,
-        "graph_digest": digest,
-        "weight_scheme": weights.WEIGHT_SCHEME,
-        "timings": timings,
-        "peak_rss_mib": peak_rss_mib,  # process high-water mark after each stage
-    }
-    timings["total"] = round(sum(timings.values()), 4)
-    (out_dir / "graph_counts.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    return record
+    return digest

@@ -48,15 +48,24 @@ def read_config_file(path: Path | None) -> dict:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON config; its 'graph' section (or the whole file) sets edge kinds and filters.",
 )
-def build_graph_command(tables_dir: Path, out_dir: Path, config_file: Path | None) -> None:
-    """Build the weighted concept--abstract graph of one build."""
+@click.option(
+    "--cooccurrence-out",
+    "cooccurrence_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Also write the co-occurrence graph (concepts and concept-concept edges only, the graph "
+    "the SPOKE comparison uses) to this folder.",
+)
+def build_graph_command(
+    tables_dir: Path, out_dir: Path, config_file: Path | None, cooccurrence_dir: Path | None
+) -> None:
+    """Build the weighted concept--abstract graph of one build (and its co-occurrence graph)."""
     raw = read_config_file(config_file)
     try:
         config = graph_config(raw)
     except ValueError as error:
         raise click.BadParameter(f"{config_file}: {error}", param_hint="--config") from error
     try:
-        record = build_graph(tables_dir, out_dir, config)
+        record = build_graph(tables_dir, out_dir, config, cooccurrence_dir)
     except (FileNotFoundError, ValueError) as error:
         raise click.ClickException(str(error)) from error
     counts = record["counts"]
@@ -65,6 +74,12 @@ def build_graph_command(tables_dir: Path, out_dir: Path, config_file: Path | Non
         f"{counts['abstract_vertices']} abstracts), {counts['edges']} edges, "
         f"digest {record['graph_digest'][:16]}, {record['timings']['total']:.2f} s -> {out_dir}"
     )
+    if cooccurrence_dir is not None:
+        co = record["cooccurrence"]["counts"]
+        click.echo(
+            f"co-occurrence graph: {co['vertices']} concepts, {co['edges']} edges, "
+            f"digest {record['cooccurrence']['graph_digest'][:16]} -> {cooccurrence_dir}"
+        )
     removed = {k: v for k, v in counts.items() if k.endswith(("_removed", "_merged")) and v}
     if removed:
         click.echo("filtered: " + ", ".join(f"{k}={v}" for k, v in sorted(removed.items())))

@@ -151,6 +151,37 @@ def test_concept_concept_only_has_no_abstract_vertices(tables, tmp_path):
     assert "mention_rows" not in record["counts"]  # the mentions table is not read at all
 
 
+@pytest.mark.parametrize(
+    "edge_kinds",
+    [
+        ["concept_concept", "concept_abstract", "abstract_abstract"],
+        ["concept_abstract", "abstract_abstract"],  # the full graph without co-occurrences
+        ["concept_concept"],
+    ],
+)
+def test_cooccurrence_graph_equals_a_concept_concept_only_build(tables, tmp_path, edge_kinds):
+    """The co-occurrence scope written beside any full graph is exactly the concept_concept-only graph."""
+    record = build_graph(tables, tmp_path / "full", {"edge_kinds": edge_kinds}, tmp_path / "co")
+    reference = build_graph(tables, tmp_path / "ref", {"edge_kinds": ["concept_concept"]})
+    co = record["cooccurrence"]
+    assert co["scope"] == "cooccurrence" and record["scope"] == "full"
+    assert co["graph_digest"] == reference["graph_digest"]
+    assert co["config"]["edge_kinds"] == ["concept_concept"]
+    for name in ("vertices.parquet", "edges.parquet"):
+        assert pq.read_table(tmp_path / "co" / name).equals(pq.read_table(tmp_path / "ref" / name))
+    vertices = pq.read_table(tmp_path / "co" / "vertices.parquet").to_pylist()
+    assert {v["kind"] for v in vertices} == {"concept"}
+    assert [v["key"] for v in vertices] == [A, B, C, D, E]
+    (n, row_ptr, _, _), attributes = read_graph_bp(tmp_path / "co" / "graph.bp")
+    assert n == 5 and row_ptr[-1] == 12 and attributes["edge_kinds"] == ["concept_concept"]
+    on_disk = json.loads((tmp_path / "co" / "graph_counts.json").read_text())
+    assert on_disk["graph_digest"] == co["graph_digest"] and on_disk["counts"]["edges"] == 6
+    # The full graph is unchanged by writing the co-occurrence graph beside it.
+    alone = build_graph(tables, tmp_path / "alone", {"edge_kinds": edge_kinds})
+    assert record["graph_digest"] == alone["graph_digest"]
+    assert json.loads((tmp_path / "full" / "graph_counts.json").read_text())["cooccurrence"]["edges"] == 6
+
+
 def test_min_support_drops_pairs_and_counts_them(tables, tmp_path):
     record = build_graph(tables, tmp_path / "g", {"edge_kinds": ["concept_concept"], "min_support": 2})
     assert _edges_by_key(tmp_path / "g") == {
