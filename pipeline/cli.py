@@ -17,45 +17,55 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--input", "input_path", required=True, type=click.Path(exists=True), help="graph.bp or .mtx")
-@click.option("--output", required=True, type=click.Path(), help="distances.bp to write")
+@click.option("--input", "input_path", required=True, type=click.Path(exists=True), help="graph.bp")
+@click.option("--output", required=True, type=click.Path(), help="distances.bp to write (dense or rows)")
 @click.option("--config", "config_path", type=click.Path(exists=True), help="Build config (solver section)")
-@click.option("--summary", type=click.Path(), help="Write the solver's JSON summary here")
-def solve(input_path: str, output: str, config_path: str | None, summary: str | None) -> None:
-    """Run the distributed Floyd-Warshall solver (mpirun with the configured ranks)."""
-    from pipeline.plan.auto import resolve_auto
-    from pipeline.solve import run_solver, vertex_count
+@click.option("--summary", type=click.Path(), help="Write the solve summary (method, plan, solver) here")
+@click.option(
+    "--scope",
+    type=click.Choice(["full", "cooccurrence"]),
+    default="full",
+    show_default=True,
+    help="Which graph this is: its method comes from solver.full_graph or solver.cooccurrence_graph",
+)
+@click.option("--plan", "plan_path", type=click.Path(), help="Write the plan here (default: beside graph.bp)")
+@click.option(
+    "--sources",
+    "sources_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Vertex keys (one per line) whose rows the rows method stores (default: solver.row_sources)",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["auto", "dense", "rows", "on-demand"]),
+    default=None,
+    help="Override the config's method for this graph",
+)
+def solve(
+    input_path: str, output: str, config_path: str | None, summary: str | None, scope: str,
+    plan_path: str | None, sources_path: str | None, method: str | None,
+) -> None:  # fmt: skip
+    """Plan the solve of one graph (dense, rows or on-demand), print the plan, then solve as planned."""
+    from pipeline.plan.methods import PlanError
+    from pipeline.solve import SolverError
+    from pipeline.solve_graph import read_keys, solve_graph
 
     settings = load_config(config_path)["solver"] if config_path else load_config_defaults()["solver"]
-    # `auto` grid, tile, broadcast and look-ahead come from the performance model (HyPerMod).
-    plan = resolve_auto(
-        vertex_count(input_path),
-        settings["ranks"],
-        settings["grid"],
-        settings["tile"],
-        settings["broadcast"],
-        None,
-        lookahead=settings["lookahead"],
-        threads=settings["threads"],
-    )
-    settings.update(
-        grid=plan["grid"], tile=plan["tile"], broadcast=plan["broadcast"], lookahead=plan["lookahead"]
-    )
-    result = run_solver(
-        input_path,
-        output,
-        ranks=settings["ranks"],
-        grid=settings["grid"],
-        tile=settings["tile"],
-        broadcast=settings["broadcast"],
-        chunk_bytes=settings["chunk_bytes"],
-        lookahead=settings["lookahead"],
-        threads=settings["threads"],
-        backend=settings["backend"],
-        validate_rows=settings["validate_rows"],
-    )
-    result["plan"] = plan
-    text = json.dumps(result, indent=2)
+    if method:
+        settings["full_graph" if scope == "full" else "cooccurrence_graph"] = method
+    sources_path = sources_path or (settings.get("row_sources") if scope == "full" else None) or None
+    keys = read_keys(Path(sources_path)) if sources_path else None
+    try:
+        result = solve_graph(
+            Path(input_path), Path(output), settings, scope=scope,
+            plan_path=Path(plan_path) if plan_path else Path(input_path).parent / "plan.json",
+            source_keys=keys,
+        )  # fmt: skip
+    except PlanError as exc:
+        raise click.ClickException(str(exc)) from None
+    except SolverError as exc:
+        raise click.ClickException(str(exc)) from None
+    text = json.dumps(result, indent=2, default=str)
     if summary:
         Path(summary).write_text(text + "\n")
     click.echo(text)
@@ -97,7 +107,7 @@ def schemas() -> None:
 
 def _register_area_commands() -> None:
     """Sub-commands that live next to their stage's code."""
-    from pipeline.compare.commands import compare
+    from pipeline.compare.commands import compare, query_set_command
     from pipeline.graph.commands import build_graph_command
     from pipeline.ingest.commands import ingest, merge, synth
     from pipeline.plan.commands import calibrate_command, check_command, plan_command
@@ -106,7 +116,7 @@ def _register_area_commands() -> None:
     from services.api.commands import serve
 
     commands = (ingest, merge, synth, build_graph_command, load_mongo_command, load_spoke, build_mapping)
-    for command in (*commands, serve, compare):
+    for command in (*commands, serve, compare, query_set_command):
         cli.add_command(command)
     cli.add_command(plan_command, "plan")
     cli.add_command(calibrate_command, "plan-calibrate")

@@ -191,6 +191,8 @@ def calibrate(
             log(f"bcast-bench, {ranks} ranks in {groups} group(s) (load {load_average()})")
             bcast_rows.extend(run_bcast_bench(ranks, groups, message_bytes, bcast_seconds))
     observations["broadcast"] = bcast_rows
+    log(f"dijkstra (rows and on-demand methods) (load {load_average()})")
+    sssp = calibrate_sssp(cores, log=log)
     description["benchmarks"] = {
         "compute": "solver/bench/fw_phase_bench.cpp (apsp-fw kernels, driver work split)",
         "broadcast": "solver/bench/bcast_bench.cpp (apsp-fw core/broadcast.cpp, mpirun on this node)",
@@ -209,7 +211,86 @@ def calibrate(
         broadcasts=fit_broadcasts(bcast_rows) if bcast_rows else {},
         chunk_bytes=DEFAULT_CHUNK_BYTES,
         observations=_compact(observations),
+        sssp=sssp,
     )
+
+
+SSSP_SIZES = (1 << 12, 1 << 15, 1 << 18, 1 << 20)
+SSSP_ARCS_PER_VERTEX = 10
+
+
+def random_csr(n: int, arcs_per_vertex: int, seed: int):
+    """A random symmetric graph with ``n * arcs_per_vertex`` arcs and float32 costs (Adjacency)."""
+    import numpy as np
+
+    from pipeline.paths import adjacency_from_edges
+
+    rng = np.random.default_rng(seed)
+    m = n * arcs_per_vertex // 2
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n, m)
+    keep = src != dst
+    src, dst = np.minimum(src[keep], dst[keep]), np.maximum(src[keep], dst[keep])
+    key = np.unique(src * n + dst)
+    cost = rng.exponential(1.0, len(key)).astype(np.float32)
+    return adjacency_from_edges(n, key // n, key % n, cost)
+
+
+def calibrate_sssp(
+    cores: int, sizes=SSSP_SIZES, sources_per_size: int = 4, log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Measure Dijkstra (the rows and on-demand methods' kernel, solver/core/sssp.cpp through
+    pipeline.sssp) on random graphs of growing size; fit seconds per (arc + vertex) of one
+    search vs the graph's working-set bytes (see pipeline.plan.methods.SsspModel)."""
+    import time
+
+    import numpy as np
+
+    from pipeline import sssp
+    from pipeline.plan.methods import graph_bytes
+
+    observations = []
+    largest = None
+    for i, n in enumerate(sizes):
+        graph = random_csr(n, SSSP_ARCS_PER_VERTEX, seed=i)
+        sources = np.random.default_rng(100 + i).choice(n, size=min(n, sources_per_size), replace=False)
+        sssp.rows(graph, sources[:1], threads=1)  # warm caches and pages
+        start = time.perf_counter()
+        sssp.rows(graph, sources, threads=1)
+        per_search = (time.perf_counter() - start) / len(sources)
+        units = graph.nnz + n
+        observations.append([int(n), int(graph.nnz), float(f"{per_search:.4g}"), graph_bytes(n, graph.nnz)])
+        log(f"dijkstra, n = {n:,}, {graph.nnz:,} arcs: {per_search * 1e3:.2f} ms per search "
+            f"({per_search / units * 1e9:.1f} ns per arc+vertex)")  # fmt: skip
+        largest = (graph, sources, per_search)
+    per_unit = [(o[3], o[2] / (o[1] + o[0])) for o in observations]
+    base = min(t for _, t in per_unit)
+    rising = [(m, t - base) for m, t in per_unit if t - base > 0]
+    penalty = fit_hyperbola([m for m, _ in rising], [e for _, e in rising]) if len(rising) >= 2 else None
+    speedup = 1.0
+    if cores > 1 and largest is not None:
+        graph, sources, one = largest
+        many = np.resize(sources, cores * len(sources))
+        start = time.perf_counter()
+        sssp.rows(graph, many, threads=cores)
+        speedup = one * len(many) / (time.perf_counter() - start)
+        log(f"dijkstra, {cores} threads on different sources: {speedup:.2f}x one thread")
+    return {
+        "base": base,
+        "penalty_a": penalty.a if penalty else 0.0,
+        "penalty_d": penalty.d if penalty else 0.0,
+        "threads": 1,
+        "threads_speedup": round(speedup, 3),
+        "source": "calibrated (random graphs, pipeline/plan/calibrate.py calibrate_sssp)",
+        "observations_columns": ["n", "arcs", "seconds_per_search", "working_set_bytes"],
+        "observations": observations,
+    }
+
+
+def calibrate_quickly(name: str, log: Callable[[str], None] = print) -> Machine:
+    """The calibration the planner runs by itself on a machine without a machine file:
+    the full measurement with shorter compute runs (about a minute on 2 cores)."""
+    return calibrate(name, phase_seconds=3.0, bcast_seconds=1.0, log=log)
 
 
 def _compact(observations: dict[str, Any]) -> dict[str, Any]:

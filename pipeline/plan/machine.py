@@ -124,6 +124,8 @@ class Machine:
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     source: str = ""
     observations: dict[str, Any] = field(default_factory=dict)
+    # Dijkstra cost model of the rows and on-demand methods (pipeline.plan.methods.SsspModel)
+    sssp: dict[str, Any] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- compute
     def backends(self) -> list[str]:
@@ -191,6 +193,7 @@ class Machine:
                 ]
                 for variant, fits in sorted(self.broadcasts.items())
             },
+            **({"sssp": self.sssp} if self.sssp else {}),
             "observations": self.observations,
         }
 
@@ -232,6 +235,7 @@ class Machine:
                 chunk_bytes=int(data.get("chunk_bytes") or DEFAULT_CHUNK_BYTES),
                 source=source,
                 observations=dict(data.get("observations") or {}),
+                sssp=dict(data.get("sssp") or {}),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise MachineError(f"{where}: missing or malformed field: {exc}") from exc

@@ -1,5 +1,7 @@
 # Shared wiring: which input files exist, the build id, and the targets `all` asks for.
 
+import shlex
+
 from pipeline.buildinfo import build_id, resolve_inputs
 
 RESULTS = Path(config["results_dir"])
@@ -27,7 +29,8 @@ def ingest_outputs(kind=None):
 def all_targets():
     targets = [
         BUILD_DIR / "graph" / "graph.bp",
-        BUILD_DIR / "distances.bp",
+        BUILD_DIR / "solve_summary.json",
+        BUILD_DIR / "cooccurrence" / "solve_summary.json",
         BUILD_DIR / "build.json",
     ]
     if config["mongo"]["enabled"]:
@@ -79,4 +82,42 @@ def mapping_options(wildcards, input):
         options.append(
             f"--spoke-nodes {config['spoke']['nodes']} --spoke-format {config['spoke']['format']}"
         )
+    return " ".join(options)
+
+
+def query_set_outputs():
+    """The comparison's resolved query set (CUIs, one per line), when there is a comparison."""
+    if config["spoke"]["enabled"] and config["compare"]["enabled"]:
+        return [BUILD_DIR / "compare" / "query_concepts.txt"]
+    return []
+
+
+def row_sources_option(wildcards):
+    """--sources for the full graph's rows method, from solver.row_sources."""
+    path = config["solver"]["row_sources"]
+    return f"--sources {shlex.quote(path)}" if path else ""
+
+
+def compared_graph_summary():
+    """The solve summary of the graph the comparison reads (compare.graph)."""
+    if config["compare"]["graph"] == "full":
+        return BUILD_DIR / "solve_summary.json"
+    return BUILD_DIR / "cooccurrence" / "solve_summary.json"
+
+
+def neighbourhood_options(wildcards):
+    """The SPOKE neighbourhood of the query set (compare.neighbourhood) as query-set options."""
+    hood = config["compare"]["neighbourhood"]
+    if not hood.get("seed"):
+        return ""
+    options = [
+        f"--seed {shlex.quote(hood['seed'])}",
+        f"--seed-hops {int(hood['hops'])}",
+        f"--seed-limit {int(hood['limit'])}",
+    ]
+    if hood.get("seed_label"):
+        options.append(f"--seed-label {shlex.quote(hood['seed_label'])}")
+    options += [
+        f"--seed-labels {shlex.quote(label)}" for label in hood.get("labels", [])
+    ]
     return " ".join(options)

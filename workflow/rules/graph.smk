@@ -24,6 +24,9 @@ rule build_graph:
     output:
         graph=directory(BUILD_DIR / "graph" / "graph.bp"),
         counts=BUILD_DIR / "graph" / "graph_counts.json",
+        # The co-occurrence graph (concepts and concept-concept edges only) for the comparison.
+        cooccurrence=directory(BUILD_DIR / "cooccurrence" / "graph.bp"),
+        cooccurrence_counts=BUILD_DIR / "cooccurrence" / "graph_counts.json",
     log:
         LOGS / BUILD / "build_graph.log",
     benchmark:
@@ -32,9 +35,13 @@ rule build_graph:
         "../envs/litpath.yaml"
     resources:
         mem_mb=4000,
+    params:
+        tables=lambda wc, input: Path(input.tables).parent,
+        out=lambda wc, output: Path(output.graph).parent,
+        cooccurrence=lambda wc, output: Path(output.cooccurrence).parent,
     shell:
-        "litpath build-graph --tables $(dirname {input.tables}) "
-        "--out $(dirname {output.graph}) --config {input.config} > {log} 2>&1"
+        "litpath build-graph --tables {params.tables:q} --out {params.out:q} "
+        "--cooccurrence-out {params.cooccurrence:q} --config {input.config:q} 2>&1 | tee {log:q} >&2"
 
 
 rule load_mongo:
@@ -65,7 +72,10 @@ rule load_mongo:
 rule build_record:
     input:
         graph=BUILD_DIR / "graph" / "graph_counts.json",
-        distances=BUILD_DIR / "distances.bp",
+        solved=[
+            BUILD_DIR / "solve_summary.json",
+            BUILD_DIR / "cooccurrence" / "solve_summary.json",
+        ],
         config=BUILD_DIR / "config.yaml",
         # The record and the `latest` pointer come last, after every stage the config asks for.
         stages=[p for p in all_targets() if p.name not in ("build.json",)],

@@ -1,10 +1,15 @@
-# Exact all-pairs shortest paths with the distributed Floyd-Warshall solver (MPI).
+# A plan, then a solve, for each of the build's two graphs (pipeline/solve_graph.py).
+#
+# `litpath solve` predicts time and memory of each method on this machine, prints the plan
+# (into the log and on the terminal) and records it in <graph>/plan.json, then stores the
+# dense matrix, the rows of a source set, or nothing (exact paths on demand in the service).
+# A method asked for that does not fit stops the run here, with the numbers and the ways out.
 #
 # Fault tolerance lives in pipeline/solve.py: the solver checkpoints into
-# <build>/distances.bp.checkpoints (not an output, so Snakemake keeps it when the job
-# fails) and a rerun of this rule resumes from the newest valid checkpoint; apsp-fw writes
-# distances.bp.partial and renames it only when complete, and the checkpoints are removed
-# once distances.bp is in place.
+# <distances.bp>.checkpoints (not an output, so Snakemake keeps it when the job fails) and a
+# rerun resumes from the newest valid checkpoint; apsp-fw writes distances.bp.partial and
+# renames it only when complete. distances.bp is not a declared output because the plan
+# decides at run time whether there is one; solve_summary.json says which.
 
 
 rule solve:
@@ -12,8 +17,8 @@ rule solve:
         graph=BUILD_DIR / "graph" / "graph.bp",
         config=BUILD_DIR / "config.yaml",
     output:
-        distances=directory(BUILD_DIR / "distances.bp"),
         summary=BUILD_DIR / "solve_summary.json",
+        plan=BUILD_DIR / "graph" / "plan.json",
     log:
         LOGS / BUILD / "solve.log",
     benchmark:
@@ -29,6 +34,32 @@ rule solve:
         # inner srun waiting for CPUs forever. The executor refuses `mpi` on one task.
         tasks=config["solver"]["ranks"],
         cpus_per_task=config["solver"]["threads"],
+    params:
+        scope="full",
+        distances=BUILD_DIR / "distances.bp",
+        sources=row_sources_option,
     shell:
-        "litpath solve --input {input.graph} --output {output.distances} "
-        "--config {input.config} --summary {output.summary} > {log} 2>&1"
+        "litpath solve --scope {params.scope} --input {input.graph} --output {params.distances:q} "
+        "--config {input.config} --summary {output.summary} --plan {output.plan} {params.sources} "
+        "2>&1 | tee {log:q} >&2"
+
+
+use rule solve as solve_cooccurrence with:
+    input:
+        graph=BUILD_DIR / "cooccurrence" / "graph.bp",
+        config=BUILD_DIR / "config.yaml",
+        # The comparison's query set: the rows the plan stores when dense does not fit.
+        queries=query_set_outputs(),
+    output:
+        summary=BUILD_DIR / "cooccurrence" / "solve_summary.json",
+        plan=BUILD_DIR / "cooccurrence" / "plan.json",
+    log:
+        LOGS / BUILD / "solve_cooccurrence.log",
+    benchmark:
+        LOGS / BUILD / "solve_cooccurrence.benchmark.tsv"
+    params:
+        scope="cooccurrence",
+        distances=BUILD_DIR / "cooccurrence" / "distances.bp",
+        sources=lambda wc, input: (
+            f"--sources {shlex.quote(str(input.queries[0]))}" if input.queries else ""
+        ),
