@@ -1,4 +1,5 @@
-"""Classify literature paths against SPOKE (DESIGN section 6; seed paper section VIII, Table VI).
+"""Classify literature paths against SPOKE (docs/design.md "The comparison"; seed paper section
+VIII, Table VI).
 
 A literature path is its concept sequence c0..ck (abstracts on it are evidence, not concepts).
 A concept is *mapped* when the mapping names at least one SPOKE node that exists in Neo4j.
@@ -8,15 +9,26 @@ the path; otherwise the unmapped concepts are collapsed out and the hops are tho
 collapsed path.
 
 ======  ====================================================================================
-``1``   every concept maps and every hop is connected (exact match)
-``2a``  every concept maps, some but not all hops connected
+``1``   every concept maps and the path is one SPOKE walk: every hop connected *through one
+        SPOKE node per concept* (exact match)
+``2a``  every concept maps, some but not all hops connected -- or all connected, but not
+        through one node per concept (no single SPOKE path; a note says so)
 ``2b``  every concept maps, no hop connected
-``3a``  some concepts unmapped; every hop of the collapsed path connected
-``3b``  some unmapped; the collapsed path partially connected
+``3a``  some concepts unmapped; the collapsed path is one SPOKE walk
+``3b``  some unmapped; the collapsed path partially connected (or connected hop by hop only)
 ``3c``  some unmapped; the collapsed path not connected at all, or fewer than two mapped
-``4``   no literature path between the pair, but the pair connects in SPOKE
-``none`` no literature path and no SPOKE connection (within the pair hop bound)
+``4``   no literature path between the pair, and a SPOKE path exists (up to the safety cap
+        ``scenario4_max_hops``; the paper: "Path exists in SPOKE, and no path exists in the
+        Pubmed co-occurrence graph", no bound)
+``none`` no literature path and no SPOKE path within the cap (not a scenario of the paper)
 ======  ====================================================================================
+
+Exact match is one SPOKE path. Table VI's 3a example: "After removing G0000159 expression,
+the full path is P13232 IL7_HUMAN (Protein) -> DOID: 0080600 COVID-19 (Disease) -> P05231
+IL6_HUMAN (Protein)": a concept between two hops is the same SPOKE node on both sides. When a
+concept maps to several SPOKE nodes (a Gene and a Protein, two Disease nodes),
+:func:`joined_walk` looks for one node per concept such that every hop joins the chosen
+nodes (a dynamic programme over the path, shortest total first) and reports the nodes used.
 
 A path of one concept has no hop and is not classified (pairs of a concept with itself are
 never formed). Repeated concepts are allowed (a caller's path may revisit one): a hop from a
@@ -33,30 +45,82 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.compare.literature import LiteraturePath
-from pipeline.compare.spoke import CuiMapping, SpokeGraph, SpokeLink, link_for
+from pipeline.compare.spoke import (
+    DEFAULT_SCENARIO4_MAX_HOPS,
+    CuiMapping,
+    NodeRef,
+    SpokeConnections,
+    SpokeGraph,
+    SpokeLink,
+)
 
 SCENARIOS = ("1", "2a", "2b", "3a", "3b", "3c", "4", "none")
 DESCRIPTIONS = {
-    "1": "Exact match: every concept maps to SPOKE and every hop is connected in SPOKE",
+    "1": "Exact match: every concept maps to SPOKE and the path is one SPOKE path",
     "2a": "All concepts map; the path is partly connected in SPOKE",
     "2b": "All concepts map; no hop is connected in SPOKE",
-    "3a": "Some concepts unmapped; the collapsed path is connected in SPOKE",
+    "3a": "Some concepts unmapped; the collapsed path is one SPOKE path",
     "3b": "Some concepts unmapped; the collapsed path is partly connected in SPOKE",
     "3c": "Some concepts unmapped; the collapsed path is not connected in SPOKE (or < 2 mapped)",
-    "4": "Connected in SPOKE, no path in the literature graph",
-    "none": "No path in the literature graph and not connected in SPOKE",
+    "4": "A path exists in SPOKE, no path in the literature graph",
+    "none": "No path in the literature graph and none in SPOKE within the safety cap (not a paper scenario)",
 }
+NOT_JOINED = (
+    "every hop connects in SPOKE, but not through one SPOKE node per concept: no single SPOKE path"
+)
 
 
-def scenario_of(all_mapped: bool, n_mapped: int, n_hops: int, n_connected: int) -> str:
-    """The scenario of a literature path from its counts (``n_hops``: hops checked in SPOKE)."""
+def description(scenario: str, hops: int) -> str:
+    """The scenario's meaning; scenario 1 and 3a with h > 1 are walks of up to h relationships a hop."""
+    text = DESCRIPTIONS[scenario]
+    if scenario in ("1", "3a") and hops > 1:
+        text += f" (each hop within {hops} SPOKE relationships)"
+    return text
+
+
+def scenario_of(all_mapped: bool, n_mapped: int, n_hops: int, n_connected: int, joined: bool = True) -> str:
+    """The scenario of a literature path from its counts (``n_hops``: hops checked in SPOKE;
+    ``joined``: whether the connected hops form one SPOKE walk, see :func:`joined_walk`)."""
+    full = n_connected == n_hops and joined
     if all_mapped:
         if n_hops == 0:
             raise ValueError("a path needs at least two concepts to be classified")
-        return "1" if n_connected == n_hops else ("2b" if n_connected == 0 else "2a")
+        return "1" if full else ("2b" if n_connected == 0 else "2a")
     if n_mapped < 2 or n_connected == 0:
         return "3c"
-    return "3a" if n_connected == n_hops else "3b"
+    return "3a" if full else "3b"
+
+
+def joined_walk(concepts: Sequence[str], connections: SpokeConnections) -> list[NodeRef] | None:
+    """One SPOKE node per concept such that every consecutive pair of chosen nodes is joined
+    within the hop bound (the same node counts as joined), or None when there is none.
+
+    A dynamic programme over the path: for each concept and each of its mapped nodes, the
+    shortest total SPOKE length of a joined walk ending there. Among walks of equal total
+    length the one with the smallest nodes (label, identifier) in path order wins, so the
+    choice is deterministic.
+    """
+    if not concepts:
+        return None
+    layers = [sorted(connections.present.get(c, [])) for c in concepts]
+    if any(not layer for layer in layers):
+        return None
+    # best[node] = (total length, walk so far) for walks ending at that node of the current concept
+    best: dict[NodeRef, tuple[int, list[NodeRef]]] = {x: (0, [x]) for x in layers[0]}
+    for layer in layers[1:]:
+        step: dict[NodeRef, tuple[int, list[NodeRef]]] = {}
+        for y in layer:
+            for x, (total, walk) in best.items():
+                link = connections.node_link(x, y)
+                if link is None:
+                    continue
+                candidate = (total + int(link.length or 0), [*walk, y])
+                if y not in step or candidate < step[y]:
+                    step[y] = candidate
+        if not step:
+            return None
+        best = step
+    return min(best.values())[1]
 
 
 def spoke_hops_of(concepts: Sequence[str], mapped: set[str]) -> tuple[list[tuple[str, str]], list[list[str]]]:
@@ -93,8 +157,9 @@ class Comparison:
     spoke_hops: list[SpokeHop]
     literature: LiteraturePath | None = None
     pair_link: SpokeLink | None = None  # the pair's own SPOKE link (scenario 4 / none)
-    hops: int = 1
+    hops: int = 1  # the hop limit h (scenario 4 / none: the safety cap searched)
     notes: list[str] = field(default_factory=list)
+    spoke_walk: list[dict[str, Any]] | None = None  # one SPOKE node per mapped concept (1, 3a)
 
     @property
     def n_connected(self) -> int:
@@ -106,7 +171,7 @@ class Comparison:
             "source": self.source,
             "target": self.target,
             "scenario": self.scenario,
-            "description": DESCRIPTIONS[self.scenario],
+            "description": description(self.scenario, self.hops),
             "hop_limit": self.hops,
             "concepts": self.concepts,
             "mapped": self.mapped,
@@ -125,18 +190,29 @@ class Comparison:
                 "evidence_status": lit.evidence_status,
             },
             "pair_link": None if self.pair_link is None else self.pair_link.as_dict(),
+            "spoke_walk": self.spoke_walk,
             "notes": self.notes,
         }
 
 
 class Comparator:
-    """Classifies sets of literature paths (or caller-given concept sequences) against SPOKE."""
+    """Classifies sets of literature paths (or caller-given concept sequences) against SPOKE.
 
-    def __init__(self, mapping: CuiMapping, spoke: SpokeGraph, hops: int = 1, pair_hops: int | None = None):
+    ``hops`` is the hop limit h of a literature hop; ``scenario4_max_hops`` the safety cap of
+    the SPOKE search for pairs without a literature path (scenario 4 / none).
+    """
+
+    def __init__(
+        self,
+        mapping: CuiMapping,
+        spoke: SpokeGraph,
+        hops: int = 1,
+        scenario4_max_hops: int | None = DEFAULT_SCENARIO4_MAX_HOPS,
+    ):
         self.mapping = mapping
         self.spoke = spoke
         self.hops = int(hops)
-        self.pair_hops = int(pair_hops or hops)
+        self.scenario4_max_hops = max(self.hops, int(scenario4_max_hops or self.hops))
 
     def _mapped_nodes(self, concepts: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         concepts = set(concepts)
@@ -176,58 +252,59 @@ class Comparator:
             else:
                 pair_pairs.add((path.source, path.target))
                 plans.append((path, None, None))
-        if self.pair_hops == self.hops:  # one batch for both kinds
-            links = self.spoke.links(hop_pairs | pair_pairs, self.mapping, self.hops)
-            pair_links = links
-        else:
-            links = self.spoke.links(hop_pairs, self.mapping, self.hops)
-            pair_links = self.spoke.links(pair_pairs, self.mapping, self.pair_hops)
+        hop_connections = self.spoke.connections(hop_pairs, self.mapping, self.hops)
+        pair_connections = (
+            self.spoke.connections(pair_pairs, self.mapping, self.scenario4_max_hops) if pair_pairs else None
+        )
+        return [
+            self._unreachable(path, mapped, pair_connections)
+            if hops is None
+            else self._reachable(path, hops, skipped, mapped, hop_connections)
+            for path, hops, skipped in plans
+        ]
 
-        out = []
-        for path, hops, skipped in plans:
-            if hops is None:
-                link = link_for(pair_links, path.source, path.target)
-                ends = [path.source, path.target]
-                out.append(
-                    Comparison(
-                        path.source,
-                        path.target,
-                        "4" if link.connected else "none",
-                        ends,
-                        {c: mapped[c] for c in ends if c in mapped},
-                        [c for c in ends if c not in mapped],
-                        [],
-                        path,
-                        link,
-                        self.pair_hops,
-                    )  # fmt: skip
-                )
-                continue
-            spoke_hops = [
-                SpokeHop(a, b, skip, link_for(links, a, b))
-                for (a, b), skip in zip(hops, skipped, strict=True)
-            ]
-            unmapped = [c for c in path.concepts if c not in mapped]
-            all_mapped = not unmapped
-            n_mapped = len(path.concepts) - len(unmapped)
-            scenario = scenario_of(
-                all_mapped, n_mapped, len(spoke_hops), sum(h.link.connected for h in spoke_hops)
-            )
-            out.append(
-                Comparison(
-                    path.source,
-                    path.target,
-                    scenario,
-                    list(path.concepts),
-                    {c: mapped[c] for c in dict.fromkeys(path.concepts) if c in mapped},
-                    list(dict.fromkeys(unmapped)),
-                    spoke_hops,
-                    path,
-                    None,
-                    self.hops,
-                )  # fmt: skip
-            )
-        return out
+    def _unreachable(self, path: LiteraturePath, mapped, connections: SpokeConnections) -> Comparison:
+        link = connections.link(path.source, path.target)
+        ends = [path.source, path.target]
+        notes = []
+        if not path.in_graph:
+            absent = [c for c in ends if c not in (path.vertices or [])]
+            notes.append(f"not a vertex of the literature graph: {', '.join(absent) or ', '.join(ends)}")
+        return Comparison(
+            path.source, path.target, "4" if link.connected else "none", ends,
+            {c: mapped[c] for c in ends if c in mapped}, [c for c in ends if c not in mapped], [],
+            path, link, self.scenario4_max_hops, notes,
+        )  # fmt: skip
+
+    def _reachable(self, path, hops, skipped, mapped, connections: SpokeConnections) -> Comparison:
+        per_hop = [connections.link(a, b) for a, b in hops]
+        unmapped = [c for c in path.concepts if c not in mapped]
+        n_connected = sum(link.connected for link in per_hop)
+        notes: list[str] = []
+        walk = None
+        if hops and n_connected == len(hops):
+            kept = [hops[0][0]] + [b for _, b in hops]
+            walk = joined_walk(kept, connections)
+            if walk is None:
+                notes.append(NOT_JOINED)
+            else:  # the evidence of each hop is the link between the chosen nodes
+                per_hop = [connections.node_link(x, y) for x, y in zip(walk, walk[1:], strict=False)]
+        spoke_hops = [SpokeHop(a, b, skip, link) for (a, b), skip, link in zip(hops, skipped, per_hop, strict=True)]
+        scenario = scenario_of(
+            not unmapped, len(path.concepts) - len(unmapped), len(spoke_hops), n_connected, walk is not None
+        )
+        return Comparison(
+            path.source, path.target, scenario, list(path.concepts),
+            {c: mapped[c] for c in dict.fromkeys(path.concepts) if c in mapped},
+            list(dict.fromkeys(unmapped)), spoke_hops, path, None, self.hops, notes,
+            None if walk is None else [ref.as_dict(self.spoke.name_of(ref)) for ref in walk],
+        )  # fmt: skip
+
+
+def same_node_pairs(pairs: Sequence[tuple[str, str]], mapping: CuiMapping) -> set[tuple[str, str]]:
+    """The pairs whose two CUIs map to a common SPOKE node (e.g. two CUIs of one Disease node):
+    trivially connected in SPOKE, so the comparison reports them apart instead of classifying them."""
+    return {(a, b) for a, b in pairs if set(mapping.nodes_of(a)) & set(mapping.nodes_of(b))}
 
 
 def query_pairs(concepts: Sequence[str], ordered: bool) -> list[tuple[str, str]]:
@@ -242,6 +319,6 @@ def query_pairs(concepts: Sequence[str], ordered: bool) -> list[tuple[str, str]]
 
 
 __all__ = [
-    "DESCRIPTIONS", "SCENARIOS", "Comparator", "Comparison", "SpokeHop", "query_pairs", "scenario_of",
-    "spoke_hops_of",
+    "DESCRIPTIONS", "NOT_JOINED", "SCENARIOS", "Comparator", "Comparison", "SpokeHop", "description",
+    "joined_walk", "query_pairs", "same_node_pairs", "scenario_of", "spoke_hops_of",
 ]  # fmt: skip

@@ -1,15 +1,127 @@
-"""``litpath compare``: classify the literature paths of a query set against SPOKE and report."""
+"""``litpath query-set`` and ``litpath compare``: the query set, then its literature paths
+classified against SPOKE and the report."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from pipeline.spoke.commands import neo4j_options
 from pipeline.store.neo4j import Neo4jSettings, Neo4jUnavailable, open_driver
+
+SCENARIO4_CAP_HELP = (
+    "Safety cap of the SPOKE search for pairs with no literature path (scenario 4: 'path exists in SPOKE', "
+    "no bound in the paper); beyond it the pair is 'none'"
+)
+
+
+def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--queries and the SPOKE neighbourhood options (--seed ...): what makes a query set."""
+
+    @click.option(
+        "--queries",
+        "queries_path",
+        type=click.Path(exists=True, dir_okay=False),
+        help="Query set: CUIs or SPOKE identifiers, one per line; CSV with cui/spoke_identifier; or query_set.json",
+    )
+    @click.option("--seed", help="Also take the SPOKE nodes around this node (identifier, e.g. DOID:0080600)")
+    @click.option("--seed-label", help="Label of the seed node (faster; empty: any label)")
+    @click.option("--seed-hops", type=click.IntRange(1, 3), default=1, show_default=True, help="Relationships from the seed")
+    @click.option(
+        "--seed-labels",
+        multiple=True,
+        default=("Disease", "Protein"),
+        show_default=True,
+        help="Labels of the nodes taken (repeatable)",
+    )
+    @click.option("--seed-limit", type=click.IntRange(min=1), default=500, show_default=True)
+    @functools.wraps(command)
+    def wrapper(*args: Any, seed_labels: tuple[str, ...], **kwargs: Any) -> Any:
+        return command(*args, seed_labels=list(seed_labels), **kwargs)
+
+    return wrapper
+
+
+def _mapping(mapping_path: str):
+    from pipeline.compare.spoke import CuiMapping
+
+    try:
+        return CuiMapping.from_file(mapping_path)
+    except (ValueError, OSError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--mapping") from None
+
+
+def resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit, mapping, spoke):
+    """The query set from the file and/or the SPOKE neighbourhood of ``seed``."""
+    from pipeline.compare.run import QuerySet, neighbourhood_entries, read_query_set
+
+    if not queries_path and not seed:
+        raise click.UsageError("give a query set: --queries FILE and/or --seed SPOKE_ID")
+    query = QuerySet("", [])
+    if queries_path:
+        try:
+            query = read_query_set(queries_path, mapping)
+        except (ValueError, OSError, UnicodeDecodeError) as exc:
+            raise click.BadParameter(str(exc), param_hint="--queries") from None
+    if seed:
+        if spoke is None:
+            raise click.UsageError("--seed needs SPOKE's Neo4j (--neo4j-uri or $LITPATH_NEO4J_URI)")
+        try:
+            entries, record = neighbourhood_entries(
+                spoke, mapping, seed, seed_label=seed_label or None, hops=seed_hops, labels=seed_labels,
+                limit=seed_limit,
+            )  # fmt: skip
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--seed") from None
+        query = QuerySet(
+            query.path or f"SPOKE neighbourhood of {seed}", [*query.entries, *entries], record
+        )
+    return query
+
+
+@click.command("query-set")
+@click.option(
+    "--mapping",
+    "mapping_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="CUI -> SPOKE mapping (cui_spoke_mapping.parquet or .csv)",
+)
+@query_options
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder")
+@neo4j_options
+def query_set_command(
+    mapping_path, queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit, out_dir,
+    neo4j: Neo4jSettings,
+) -> None:  # fmt: skip
+    """Resolve the comparison's query set to CUIs: query_set.json and query_concepts.txt."""
+    from pipeline.compare.run import write_query_set
+    from pipeline.compare.spoke import SpokeGraph
+
+    mapping = _mapping(mapping_path)
+    if seed:
+        try:
+            with open_driver(neo4j) as driver:
+                spoke = SpokeGraph(driver, database=neo4j.database, naming=neo4j.naming, where=neo4j.describe())
+                query = resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit,
+                                          mapping, spoke)  # fmt: skip
+        except Neo4jUnavailable as exc:
+            raise click.ClickException(str(exc)) from None
+    else:
+        query = resolve_query_set(queries_path, None, None, 1, seed_labels, seed_limit, mapping, None)
+    paths = write_query_set(query, out_dir)
+    unresolved = [e.entry for e in query.unresolved]
+    click.echo(
+        f"query set: {len(query.entries)} entries, {len(query.concepts)} concepts"
+        + (f", {len(unresolved)} entries without a CUI ({', '.join(unresolved[:5])})" if unresolved else "")
+        + f" -> {paths['record']}"
+    )
 
 
 @click.command("compare")
@@ -21,19 +133,21 @@ from pipeline.store.neo4j import Neo4jSettings, Neo4jUnavailable, open_driver
     help="Build folder (results/builds/<id> or results/latest)",
 )
 @click.option(
+    "--graph",
+    "scope",
+    type=click.Choice(["cooccurrence", "full"]),
+    default="cooccurrence",
+    show_default=True,
+    help="The literature graph compared: the co-occurrence graph (as in the paper) or the full graph",
+)
+@click.option(
     "--mapping",
     "mapping_path",
     required=True,
     type=click.Path(exists=True, dir_okay=False),
     help="CUI -> SPOKE mapping (cui_spoke_mapping.parquet or .csv)",
 )
-@click.option(
-    "--queries",
-    "queries_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="Query set: CUIs or SPOKE identifiers, one per line, or CSV with cui/spoke_identifier",
-)
+@query_options
 @click.option(
     "--hops",
     default=1,
@@ -42,10 +156,12 @@ from pipeline.store.neo4j import Neo4jSettings, Neo4jUnavailable, open_driver
     help="SPOKE hop limit h: a hop is connected when SPOKE joins the two concepts within h relationships",
 )
 @click.option(
-    "--pair-hops",
-    default=None,
-    type=click.IntRange(1, 4),
-    help="Hop limit for pairs with no literature path (scenario 4); default: --hops",
+    "--scenario4-max-hops",
+    "scenario4_max_hops",
+    default=12,
+    show_default=True,
+    type=click.IntRange(1, 32),
+    help=SCENARIO4_CAP_HELP,
 )
 @click.option(
     "--pairs",
@@ -60,63 +176,61 @@ from pipeline.store.neo4j import Neo4jSettings, Neo4jUnavailable, open_driver
     default=None,
     help="MongoDB evidence store (default $LITPATH_MONGO_URI; none: documents of direct hops unknown)",
 )
+@click.option("--no-mongo", is_flag=True, help="Use no evidence store, even when $LITPATH_MONGO_URI is set")
 @click.option("--mongo-database", default="litpath", show_default=True)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder")
 @neo4j_options
 def compare(
-    build_dir: str, mapping_path: str, queries_path: str, hops: int, pair_hops: int | None, pair_mode: str,
-    mongo_uri: str | None, mongo_database: str, out_dir: str, neo4j: Neo4jSettings,
+    build_dir: str, scope: str, mapping_path: str, queries_path: str | None, seed: str | None,
+    seed_label: str | None, seed_hops: int, seed_labels: list[str], seed_limit: int, hops: int,
+    scenario4_max_hops: int, pair_mode: str, mongo_uri: str | None, no_mongo: bool, mongo_database: str,
+    out_dir: str, neo4j: Neo4jSettings,
 ) -> None:  # fmt: skip
     """Classify literature paths against SPOKE (scenarios 1, 2a, 2b, 3a, 3b, 3c, 4) and write the report."""
     from pipeline.compare.classify import Comparator
-    from pipeline.compare.literature import open_build
-    from pipeline.compare.report import write_report
-    from pipeline.compare.run import read_query_set, run_comparison
-    from pipeline.compare.spoke import CuiMapping, SpokeGraph
+    from pipeline.compare.literature import concept_semtypes, open_compared_graph
+    from pipeline.compare.report import no_mapped_concepts, write_report
+    from pipeline.compare.run import run_comparison
+    from pipeline.compare.spoke import SpokeGraph
 
+    mapping = _mapping(mapping_path)
     try:
-        mapping = CuiMapping.from_file(mapping_path)
-    except (ValueError, OSError) as exc:
-        raise click.BadParameter(str(exc), param_hint="--mapping") from None
-    try:
-        query = read_query_set(queries_path, mapping)
-    except (ValueError, OSError, UnicodeDecodeError) as exc:
-        raise click.BadParameter(str(exc), param_hint="--queries") from None
-    try:
-        build = open_build(build_dir)
+        graph = open_compared_graph(build_dir, scope)
     except (ValueError, OSError) as exc:
         raise click.BadParameter(str(exc), param_hint="--build") from None
 
     mongo_client = None
-    mongo_uri = mongo_uri or os.environ.get("LITPATH_MONGO_URI") or None
-    if mongo_uri:
+    if not no_mongo:
+        mongo_uri = mongo_uri if mongo_uri is not None else os.environ.get("LITPATH_MONGO_URI")
+    if not no_mongo and mongo_uri:
         from pymongo import MongoClient
 
         mongo_client = MongoClient(mongo_uri, serverSelectionTimeoutMS=3000, connectTimeoutMS=3000)
     try:
         with open_driver(neo4j) as driver:
             spoke = SpokeGraph(driver, database=neo4j.database, naming=neo4j.naming, where=neo4j.describe())
-            comparator = Comparator(mapping, spoke, hops=hops, pair_hops=pair_hops)
+            query = resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit,
+                                      mapping, spoke)  # fmt: skip
+            comparator = Comparator(mapping, spoke, hops=hops, scenario4_max_hops=scenario4_max_hops)
             run = run_comparison(
-                build, mapping, comparator, query, ordered=pair_mode == "ordered",
+                graph, mapping, comparator, query, ordered=pair_mode == "ordered",
                 mongo_db=None if mongo_client is None else mongo_client[mongo_database],
                 settings={"mapping_file": str(Path(mapping_path).resolve()), "neo4j": neo4j.describe()},
+                semtypes=concept_semtypes(graph.build_dir),
             )  # fmt: skip
     except Neo4jUnavailable as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         if mongo_client is not None:
             mongo_client.close()
-    names = {key: build.name_of(key) for comp in run.comparisons for key in comp.concepts}
-    build.close()
+    names = {key: graph.name_of(key) for comp in run.comparisons for key in comp.concepts}
+    graph.close()
     paths = write_report(run, out_dir, names)
-    summary = {"pairs": len(run.comparisons), "counts": run.counts(), "neo4j_round_trips": run.round_trips,
-               "outputs": {k: str(v) for k, v in paths.items()}}  # fmt: skip
-    from pipeline.compare.report import no_mapped_concepts
-
+    summary = {"graph": scope, "pairs": len(run.comparisons), "counts": run.counts(),
+               "neo4j_round_trips": run.round_trips, "outputs": {k: str(v) for k, v in paths.items()}}  # fmt: skip
     if no_mapped_concepts(run):
         click.echo("litpath compare: no concept of the query set maps to a SPOKE node in Neo4j", err=True)
     click.echo(json.dumps(summary, indent=2))
 
 
-__all__ = ["compare"]
+__all__ = ["compare", "query_set_command", "resolve_query_set"]

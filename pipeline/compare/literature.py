@@ -1,26 +1,25 @@
-"""The literature side: shortest paths of a build, as concept sequences with per-hop evidence.
+"""The literature side: shortest paths of one of a build's graphs, as concept sequences with per-hop evidence.
 
-Paths come from :func:`pipeline.paths.reconstruct_path` on the build's own graph (whatever
-edge kinds its config selected) and ``distances.bp`` -- the same reconstruction the path
-service uses. The comparison is over *concepts*: abstracts on a path (when the build has
-occurrence or citation edges) are not SPOKE concepts, so a literature hop is the stretch
-between two consecutive concepts, and the abstracts on it are that hop's documents. The
-documents of a direct concept--concept edge come from the MongoDB evidence store when one
-is configured (:func:`attach_evidence`); without one, the hop says so instead of failing.
+Paths come from :meth:`pipeline.graphs.Graph.path` -- the same queries the path service
+answers: walked over the stored distances when they cover the pair, else by an exact
+bidirectional Dijkstra. The comparison runs on the *co-occurrence graph* by default
+(concepts and concept--concept edges only, as in the paper); on the full graph, abstracts on
+a path are not SPOKE concepts, so a literature hop is the stretch between two consecutive
+concepts, and the abstracts on it are that hop's documents. The documents of a direct
+concept--concept edge come from the MongoDB evidence store when one is configured
+(:func:`attach_evidence`); without one, the hop says so instead of failing.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow.parquet as pq
 
-from pipeline.paths import DEFAULT_TOLERANCE, Adjacency, Tolerance, adjacency_from_graph_bp, reconstruct_path
+from pipeline.paths import DEFAULT_TOLERANCE, Tolerance
 
 log = logging.getLogger(__name__)
 
@@ -60,124 +59,51 @@ class LiteraturePath:
     hops: list[LiteratureHop] = field(default_factory=list)  # one per consecutive concept pair
     total_cost: float | None = None
     consistent: bool = True
-    in_graph: bool = True  # both ends are vertices of the build
+    in_graph: bool = True  # both ends are vertices of the graph
     evidence_status: str = NO_STORE
+    absent: list[str] = field(default_factory=list)  # ends that are not vertices of the graph
+    distances: str | None = None  # "stored" or "on-demand": where the path's distances came from
 
 
-@dataclass
-class BuildGraph:
-    """What path extraction needs from a build (the service's ``LoadedBuild`` has the same fields)."""
+def open_compared_graph(build_dir: str | Path, scope: str = "cooccurrence", tolerance: Tolerance = DEFAULT_TOLERANCE):
+    """The graph the comparison reads, refused when its stored distances belong to another graph."""
+    from pipeline.graphs import open_graph
 
-    build_id: str
-    build_dir: Path
-    adjacency: Adjacency
-    distances: Any  # pipeline.store.adios.DistanceMatrix
-    keys: list[str]
-    names: list[str | None]
-    is_concept: np.ndarray
-    vid_of: dict[str, int]
-    graph_digest: str | None
-    tolerance: Tolerance = DEFAULT_TOLERANCE
-    edge_kinds: list[str] = field(default_factory=list)
-    config: dict[str, Any] = field(default_factory=dict)
-    semtypes: dict[str, list[str]] = field(default_factory=dict)
-
-    def name_of(self, key: str) -> str | None:
-        vid = self.vid_of.get(key)
-        return None if vid is None else self.names[vid]
-
-    def close(self) -> None:
-        self.distances.close()
+    graph = open_graph(build_dir, scope, tolerance)
+    if graph.stale_reason:
+        graph.close()
+        raise ValueError(f"build {graph.build_dir.name}, {scope} graph: {graph.stale_reason}")
+    return graph
 
 
-def open_build(build_dir: str | Path, tolerance: Tolerance = DEFAULT_TOLERANCE) -> BuildGraph:
-    """Open a build folder; refuses distances computed for another graph (digest mismatch)."""
-    from pipeline.store.adios import DistanceMatrix
-
-    build_dir = Path(build_dir).resolve()
-    graph_dir = build_dir / "graph"
-    for needed in (graph_dir / "vertices.parquet", graph_dir / "graph.bp", build_dir / "distances.bp"):
-        if not needed.exists():
-            raise FileNotFoundError(f"build {build_dir} is incomplete: {needed.name} missing ({needed})")
-    vertices = pq.read_table(graph_dir / "vertices.parquet", columns=["vid", "kind", "key", "name"])
-    keys = vertices.column("key").to_pylist()
-    if not np.array_equal(vertices.column("vid").to_numpy(), np.arange(len(keys))):
-        raise ValueError(f"{graph_dir / 'vertices.parquet'}: vid must be 0..n-1 in order")
-    adjacency, attributes = adjacency_from_graph_bp(graph_dir / "graph.bp", graph_dir / "edges.parquet")
-    distances = DistanceMatrix(build_dir / "distances.bp")
-    digest = attributes.get("graph_digest")
-    if distances.n != len(keys) or adjacency.n != len(keys):
-        distances.close()
-        raise ValueError(
-            f"build {build_dir.name}: {len(keys)} vertices, graph.bp has {adjacency.n}, distances.bp {distances.n}"
-        )
-    if not digest or distances.attributes.get("graph_digest") != digest:
-        distances.close()
-        raise ValueError(
-            f"build {build_dir.name}: distances.bp was computed for another graph "
-            f"(digest {str(distances.attributes.get('graph_digest'))[:12]}... != {str(digest)[:12]}...); "
-            "re-run the solve stage"
-        )
-    record = {}
-    for name in ("build.json",):
-        if (build_dir / name).exists():
-            record = json.loads((build_dir / name).read_text())
-    config = record.get("config") or {}
-    if not config and (build_dir / "config.yaml").exists():
-        import yaml
-
-        config = yaml.safe_load((build_dir / "config.yaml").read_text()) or {}
-        config.pop("resolved_inputs", None)
-    semtypes: dict[str, list[str]] = {}
-    concepts_path = build_dir / "tables" / "concepts.parquet"
-    if concepts_path.exists():
-        table = pq.read_table(concepts_path, columns=["cui", "semtypes"])
-        semtypes = dict(
-            zip(table.column("cui").to_pylist(), table.column("semtypes").to_pylist(), strict=True)
-        )
-    return BuildGraph(
-        build_id=str(record.get("build_id") or build_dir.name),
-        build_dir=build_dir,
-        adjacency=adjacency,
-        distances=distances,
-        keys=keys,
-        names=vertices.column("name").to_pylist(),
-        is_concept=(np.asarray(vertices.column("kind").to_pylist(), dtype=object) == "concept").astype(bool),
-        vid_of={key: i for i, key in enumerate(keys)},
-        graph_digest=digest,
-        tolerance=tolerance,
-        edge_kinds=list(attributes.get("edge_kinds") or []),
-        config=config,
-        semtypes=semtypes,
-    )
+def concept_semtypes(build_dir: str | Path) -> dict[str, list[str]]:
+    """Semantic types per CUI from the build's concepts table (empty when it has none)."""
+    path = Path(build_dir) / "tables" / "concepts.parquet"
+    if not path.exists():
+        return {}
+    table = pq.read_table(path, columns=["cui", "semtypes"])
+    return dict(zip(table.column("cui").to_pylist(), table.column("semtypes").to_pylist(), strict=True))
 
 
 class PathFinder:
-    """Literature paths between concepts of one build; rows of ``distances.bp`` cached per target."""
+    """Literature paths between concepts of one graph (:class:`pipeline.graphs.Graph`)."""
 
-    def __init__(self, build: BuildGraph | Any, cache_rows: int = 256):
-        self.build = build
-        self._rows: dict[int, np.ndarray] = {}
-        self._cache_rows = cache_rows
-
-    def _row(self, vid: int) -> np.ndarray:
-        row = self._rows.get(vid)
-        if row is None:
-            if len(self._rows) >= self._cache_rows:
-                self._rows.pop(next(iter(self._rows)))
-            row = self._rows[vid] = self.build.distances.row(vid)
-        return row
+    def __init__(self, graph: Any):
+        self.graph = graph
+        self.distances_used: dict[str, int] = {"stored": 0, "on-demand": 0}
 
     def path(self, source: str, target: str) -> LiteraturePath:
-        build = self.build
-        s, t = build.vid_of.get(source), build.vid_of.get(target)
+        graph = self.graph
+        s, t = graph.vid_of.get(source), graph.vid_of.get(target)
         if s is None or t is None:
-            return LiteraturePath(source, target, reachable=False, in_graph=False)
-        result = reconstruct_path(build.adjacency, self._row(t), s, t, build.tolerance)
+            absent = [key for key, vid in ((source, s), (target, t)) if vid is None]
+            return LiteraturePath(source, target, reachable=False, in_graph=False, absent=absent)
+        result, where = graph.path(s, t)
+        self.distances_used[where] = self.distances_used.get(where, 0) + 1
         if not result.reachable or not result.vertices:
-            return LiteraturePath(source, target, reachable=False)
-        keys = [build.keys[v] for v in result.vertices]
-        concept_at = [i for i, v in enumerate(result.vertices) if build.is_concept[v]]
+            return LiteraturePath(source, target, reachable=False, distances=where)
+        keys = [graph.keys[v] for v in result.vertices]
+        concept_at = [i for i, v in enumerate(result.vertices) if graph.is_concept[v]]
         hops = []
         for i, j in zip(concept_at, concept_at[1:], strict=False):
             hops.append(
@@ -191,7 +117,7 @@ class PathFinder:
             )
         return LiteraturePath(
             source, target, True, keys, [keys[i] for i in concept_at], hops,
-            result.total_cost, result.consistent,
+            result.total_cost, result.consistent, distances=where,
         )  # fmt: skip
 
 
@@ -201,7 +127,7 @@ def attach_evidence(paths: list[LiteraturePath], mongo_db, build_id: str) -> str
     Returns the evidence status written on every path: ``"ok"``, :data:`NO_STORE` or
     :data:`STORE_FAILED` (hops then keep ``documents=None``: unknown, not none).
     """
-    from services.api.evidence import evidence_for_pairs
+    from pipeline.store.evidence import evidence_for_pairs
 
     direct = [hop for path in paths for hop in path.hops if not hop.via]
     if mongo_db is None:
@@ -222,6 +148,6 @@ def attach_evidence(paths: list[LiteraturePath], mongo_db, build_id: str) -> str
 
 
 __all__ = [
-    "NO_STORE", "STORE_FAILED", "BuildGraph", "LiteratureHop", "LiteraturePath", "PathFinder",
-    "attach_evidence", "open_build",
+    "NO_STORE", "STORE_FAILED", "LiteratureHop", "LiteraturePath", "PathFinder", "attach_evidence",
+    "concept_semtypes", "open_compared_graph",
 ]  # fmt: skip

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from pipeline.compare.classify import DESCRIPTIONS, SCENARIOS, Comparison
+from pipeline.compare.classify import SCENARIOS, Comparison, description
 from pipeline.compare.run import CompareRun
 
 PATHS_SCHEMA = pa.schema(
@@ -167,6 +168,62 @@ def scenario_figure(counts: dict[str, int], title: str) -> bytes:
     return buffer.getvalue()
 
 
+GRAPH_NAMES = {
+    "cooccurrence": "the co-occurrence graph (concepts and concept–concept edges only, as in the paper)",
+    "full": "the full concept–abstract graph",
+}
+
+
+def graph_sentence(prov: dict[str, Any]) -> str:
+    """Which literature graph the paths came from, and how its distances were obtained."""
+    scope = prov.get("graph", "full")
+    kinds = ", ".join(prov.get("graph_edge_kinds") or []) or "?"
+    used = prov.get("paths_from") or {}
+    how = ", ".join(f"{n} {where}" for where, n in sorted(used.items()) if n) or "none"
+    return (
+        f"Literature graph: {GRAPH_NAMES.get(scope, scope)}; edge kinds {kinds}; "
+        f"{prov.get('graph_vertices', '?')} vertices; distances {prov.get('graph_distances', '?')} "
+        f"(paths: {how})."
+    )
+
+
+def settings_sentence(prov: dict[str, Any]) -> str:
+    cap = prov.get("scenario4_max_hops")
+    same = prov.get("same_node_pairs") or []
+    text = (
+        f"SPOKE hop limit h = {prov['hop_limit']} (a hop is connected when SPOKE joins its two concepts within "
+        f"h relationships); scenario 4 searches SPOKE up to {cap} relationships (a safety cap: the paper sets "
+        "no bound; 'none' is not a scenario of the paper, it means no SPOKE path within the cap)."
+    )
+    if same:
+        text += f" {len(same)} pair(s) of CUIs of one SPOKE node are not classified (trivially connected)."
+    return text
+
+
+def query_sentence(prov: dict[str, Any]) -> str:
+    hood = prov.get("query_neighbourhood")
+    text = f"Query set: {prov.get('query_file')}"
+    if hood:
+        seed = hood.get("seed") or {}
+        labels = ", ".join(f"{n} {label}" for label, n in (hood.get("nodes_by_label") or {}).items())
+        text += (
+            f"; SPOKE neighbourhood of {seed.get('identifier')} {seed.get('name') or ''} "
+            f"({seed.get('label')}) within {hood.get('hops')} relationship(s): {labels or 'no nodes'}"
+        )
+    return text + "."
+
+
+def mapping_routes(run: CompareRun) -> list[tuple[str, str, int]]:
+    """How the concepts on the compared paths were mapped: (label, method, concepts) counts."""
+    seen: dict[tuple[str, str], set[str]] = {}
+    for comp in run.comparisons:
+        for cui, nodes in comp.mapped.items():
+            for node in nodes:
+                seen.setdefault((node["label"], str(node.get("method"))), set()).add(cui)
+    counted = Counter({key: len(cuis) for key, cuis in seen.items()})
+    return [(label, method, n) for (label, method), n in sorted(counted.items())]
+
+
 def examples(run: CompareRun, names: dict[str, str | None], per_scenario: int = EXAMPLES_PER_SCENARIO):
     """Up to ``per_scenario`` rows per scenario for the Table VI style section (shortest paths first)."""
     out: dict[str, list[dict[str, str]]] = {}
@@ -200,7 +257,10 @@ th{background:#f0f0f0} .note{background:#fff3cd;padding:0.6em;border:1px solid #
 code{font-size:0.9em}
 </style></head><body>
 <h1>Literature paths compared with SPOKE</h1>
-<p>Build <code>{{ prov.build_id }}</code>, {{ total }} pairs ({{ prov.pairs }}), SPOKE hop limit h = {{ prov.hop_limit }}.</p>
+<p>Build <code>{{ prov.build_id }}</code>, {{ total }} pairs ({{ prov.pairs }}).</p>
+<p id="graph">{{ graph_text }}</p>
+<p id="settings">{{ settings_text }}</p>
+<p id="query">{{ query_text }}</p>
 {% if no_mapped %}<p class="note" id="no-mapped">No concept of the query set maps to a SPOKE node present in Neo4j: every pair is scenario 3c, 4 or none only by construction. Check the mapping file and the query identifiers.</p>{% endif %}
 <h2>Scenarios</h2>
 <img id="scenario-figure" alt="scenario counts" src="data:image/png;base64,{{ figure }}">
@@ -212,6 +272,10 @@ code{font-size:0.9em}
 <table><tr><th>pair</th><th>literature path</th><th>SPOKE path</th><th>literature documents</th></tr>
 {% for row in example_rows[s] %}<tr><td>{{ row.pair }}</td><td>{{ row.literature }}</td><td>{{ row.spoke }}</td><td>{{ row.documents }}</td></tr>
 {% endfor %}</table>{% endif %}{% endfor %}
+<h2>Mapping routes used</h2>
+<table id="routes"><tr><th>SPOKE label</th><th>route (method)</th><th>concepts on the paths</th></tr>
+{% for label, method, n in routes %}<tr><td>{{ label }}</td><td>{{ method }}</td><td>{{ n }}</td></tr>
+{% endfor %}</table>
 <h2>Mapping coverage</h2>
 <table id="coverage">
 {% if coverage.get("query") %}<tr><th>query entries</th><td>{{ coverage.query.entries }}</td></tr>
@@ -244,19 +308,26 @@ def markdown(run: CompareRun, names: dict[str, str | None], example_rows, no_map
     lines = [
         "# Literature paths compared with SPOKE",
         "",
-        f"Build `{prov['build_id']}`, {total} pairs ({prov['pairs']}), SPOKE hop limit h = {prov['hop_limit']}.",
+        f"Build `{prov['build_id']}`, {total} pairs ({prov['pairs']}).",
+        "",
+        graph_sentence(prov),
+        "",
+        settings_sentence(prov),
+        "",
+        query_sentence(prov),
         "",
     ]
     if no_mapped:
         lines += ["> **No concept of the query set maps to a SPOKE node present in Neo4j.**", ""]
     lines += ["![scenario counts](scenarios.png)", "", "| scenario | meaning | pairs |", "|---|---|---|"]
-    lines += [f"| {s} | {DESCRIPTIONS[s]} | {counts[s]} |" for s in SCENARIOS]
+    descriptions = {s: description(s, prov["hop_limit"]) for s in SCENARIOS}
+    lines += [f"| {s} | {descriptions[s]} | {counts[s]} |" for s in SCENARIOS]
     lines += [f"| **total** | | **{total}** |", "", "## Examples per scenario", ""]
     for s in SCENARIOS:
         if not example_rows[s]:
             continue
         lines += [
-            f"### Scenario {s}: {DESCRIPTIONS[s]}",
+            f"### Scenario {s}: {descriptions[s]}",
             "",
             "| pair | literature path | SPOKE path | documents |",
         ]
@@ -266,7 +337,9 @@ def markdown(run: CompareRun, names: dict[str, str | None], example_rows, no_map
             for r in example_rows[s]
         ]
         lines.append("")
-    lines += ["## Mapping coverage", "", "```", json.dumps(run.coverage, indent=2), "```", ""]
+    lines += ["## Mapping routes used", "", "| SPOKE label | route (method) | concepts on the paths |", "|---|---|---|"]
+    lines += [f"| {label} | {method} | {n} |" for label, method, n in mapping_routes(run)]
+    lines += ["", "## Mapping coverage", "", "```", json.dumps(run.coverage, indent=2), "```", ""]
     lines += ["## Provenance", "", "| key | value |", "|---|---|"]
     lines += [f"| {k} | `{_md_cell(v)}` |" for k, v in prov.items()]
     lines += [f"| Neo4j round trips | {run.round_trips} |"]
@@ -302,17 +375,22 @@ def write_report(run: CompareRun, out_dir: str | Path, names: dict[str, str | No
     pacsv.write_csv(hops, paths["hops_csv"])
 
     counts = run.counts()
+    prov = run.provenance
     png = scenario_figure(
-        counts, f"SPOKE comparison, build {run.provenance['build_id']}, h = {run.provenance['hop_limit']}"
+        counts,
+        f"SPOKE comparison, build {prov['build_id']}, {prov.get('graph', 'full')} graph, h = {prov['hop_limit']}",
     )
     paths["figure"].write_bytes(png)
     no_mapped = no_mapped_concepts(run)
     example_rows = examples(run, names)
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     html = env.from_string(HTML_TEMPLATE).render(
-        prov=run.provenance, total=len(run.comparisons), counts=counts, scenarios=SCENARIOS,
-        descriptions=DESCRIPTIONS, figure=base64.b64encode(png).decode("ascii"), example_rows=example_rows,
+        prov=prov, total=len(run.comparisons), counts=counts, scenarios=SCENARIOS,
+        descriptions={s: description(s, prov["hop_limit"]) for s in SCENARIOS},
+        figure=base64.b64encode(png).decode("ascii"), example_rows=example_rows,
         coverage=run.coverage, round_trips=run.round_trips, timings=run.timings, no_mapped=no_mapped,
+        graph_text=graph_sentence(prov), settings_text=settings_sentence(prov), query_text=query_sentence(prov),
+        routes=mapping_routes(run),
     )  # fmt: skip
     paths["html"].write_text(html, encoding="utf-8")
     paths["markdown"].write_text(markdown(run, names, example_rows, no_mapped), encoding="utf-8")

@@ -6,12 +6,19 @@ node through the mapping, as the paper mapped 54 SPOKE nodes to 68 CUIs). Accept
 * plain text: one entry per line (``#`` comments, blank lines ignored); an entry that looks
   like a concept key (``C0000000`` or ``GENE:<entrez>``) is a CUI, anything else a SPOKE
   identifier of any label;
-* CSV with a header holding ``cui`` or ``spoke_identifier`` (optionally ``spoke_label``).
+* CSV with a header holding ``cui`` or ``spoke_identifier`` (optionally ``spoke_label``);
+* ``query_set.json`` as :func:`write_query_set` writes it (a set already resolved, e.g.
+  with a SPOKE neighbourhood, by ``litpath query-set``).
+
+A query set may also be taken from SPOKE itself, as the paper built its own: the nodes
+around a seed (:func:`neighbourhood_entries`, "54 connected vertices, of which 6 are of type
+Disease and 48 are of type Protein" around COVID-19).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,8 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.compare.classify import Comparator, Comparison, query_pairs
-from pipeline.compare.literature import BuildGraph, PathFinder, attach_evidence
+from pipeline.compare.classify import Comparator, Comparison, query_pairs, same_node_pairs
+from pipeline.compare.literature import PathFinder, attach_evidence
 from pipeline.compare.spoke import CONCEPT_KEY, CuiMapping
 
 
@@ -37,6 +44,7 @@ class QueryEntry:
 class QuerySet:
     path: str
     entries: list[QueryEntry]
+    neighbourhood: dict[str, Any] | None = None  # seed, hops, labels and the SPOKE nodes found
 
     @property
     def concepts(self) -> list[str]:
@@ -52,6 +60,8 @@ def read_query_set(path: str | Path, mapping: CuiMapping) -> QuerySet:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"query file not found: {path}")
+    if path.suffix == ".json":
+        return _read_resolved(path)
     text = path.read_text(encoding="utf-8")
     first = next((line for line in text.splitlines() if line.strip() and not line.startswith("#")), "")
     entries: list[QueryEntry] = []
@@ -84,6 +94,66 @@ def read_query_set(path: str | Path, mapping: CuiMapping) -> QuerySet:
     return QuerySet(str(path), entries)
 
 
+def _read_resolved(path: Path) -> QuerySet:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        entries = [
+            QueryEntry(e["entry"], e["kind"], list(e["cuis"]), e.get("label"), int(e.get("line") or 0))
+            for e in record["entries"]
+        ]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a query_set.json written by `litpath query-set`: {exc}") from None
+    return QuerySet(str(record.get("source") or path), entries, record.get("neighbourhood"))
+
+
+def neighbourhood_entries(
+    spoke, mapping: CuiMapping, seed: str, *, seed_label: str | None = None, hops: int = 1,
+    labels: list[str] | tuple[str, ...] = ("Disease", "Protein"), limit: int = 500,
+) -> tuple[list[QueryEntry], dict[str, Any]]:  # fmt: skip
+    """Query entries for the SPOKE nodes around ``seed`` (see :meth:`SpokeGraph.neighbourhood`),
+    each mapped to its CUIs, and the record of what was asked and found."""
+    seed_node, nodes = spoke.neighbourhood(seed, seed_label=seed_label, hops=hops, labels=labels, limit=limit)
+    if seed_node is None:
+        raise ValueError(f"SPOKE neighbourhood: no node with identifier {seed!r}" + (
+            f" and label {seed_label}" if seed_label else "") + f" in {spoke.where}")  # fmt: skip
+    entries = [
+        QueryEntry(node["identifier"], "spoke", mapping.cuis_of(node["identifier"], node["label"]), node["label"])
+        for node in nodes
+    ]
+    by_label = Counter(node["label"] for node in nodes)
+    record = {
+        "seed": seed_node,
+        "hops": hops,
+        "labels": list(labels),
+        "limit": limit,
+        "nodes": [{**node, "cuis": entry.cuis} for node, entry in zip(nodes, entries, strict=True)],
+        "nodes_by_label": dict(sorted(by_label.items())),
+        "nodes_without_cui": [node["identifier"] for node, entry in zip(nodes, entries, strict=True) if not entry.cuis],
+    }
+    return entries, record
+
+
+def write_query_set(query: QuerySet, out_dir: str | Path) -> dict[str, Path]:
+    """``query_set.json`` (entries, their CUIs, the neighbourhood record) and
+    ``query_concepts.txt`` (the CUIs, one per line: the rows a solve may store)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    record = {
+        "source": query.path,
+        "entries": [
+            {"entry": e.entry, "kind": e.kind, "cuis": e.cuis, "label": e.label, "line": e.line}
+            for e in query.entries
+        ],
+        "concepts": query.concepts,
+        "unresolved": [e.entry for e in query.unresolved],
+        "neighbourhood": query.neighbourhood,
+    }
+    paths = {"record": out / "query_set.json", "concepts": out / "query_concepts.txt"}
+    paths["record"].write_text(json.dumps(record, indent=2) + "\n")
+    paths["concepts"].write_text("".join(f"{c}\n" for c in query.concepts))
+    return paths
+
+
 @dataclass
 class CompareRun:
     comparisons: list[Comparison]
@@ -100,7 +170,11 @@ class CompareRun:
 
 
 def coverage_of(
-    query: QuerySet | None, comparisons: list[Comparison], build: BuildGraph | None, mapping: CuiMapping
+    query: QuerySet | None,
+    comparisons: list[Comparison],
+    graph,
+    mapping: CuiMapping,
+    semtypes: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Mapping coverage of the query concepts and of every concept on the paths, unmapped per type."""
     mapped = {c for comp in comparisons for c in comp.mapped}
@@ -112,14 +186,14 @@ def coverage_of(
             "entries": len(query.entries),
             "entries_unresolved": [e.entry for e in query.unresolved],
             "concepts": len(concepts),
-            "in_graph": sum(1 for c in concepts if build is None or c in build.vid_of),
+            "in_graph": sum(1 for c in concepts if graph is None or c in graph.vid_of),
             "mapped": sum(1 for c in concepts if c in mapped),
             "in_mapping_not_in_neo4j": sorted(c for c in concepts if mapping.nodes_of(c) and c not in mapped),
         }
     unmapped_by_type: Counter[str] = Counter()
     for c in on_paths:
         if c not in mapped:
-            types = (build.semtypes.get(c) if build is not None else None) or ["(unknown)"]
+            types = (semtypes or {}).get(c) or ["(unknown)"]
             unmapped_by_type[types[0]] += 1
     out["paths"] = {
         "concepts": len(on_paths),
@@ -131,7 +205,7 @@ def coverage_of(
 
 
 def run_comparison(
-    build: BuildGraph,
+    graph,
     mapping: CuiMapping,
     comparator: Comparator,
     query: QuerySet,
@@ -139,44 +213,67 @@ def run_comparison(
     ordered: bool = False,
     mongo_db=None,
     settings: dict[str, Any] | None = None,
+    semtypes: dict[str, list[str]] | None = None,
 ) -> CompareRun:
-    """Classify every pair of the query set's concepts; see :mod:`pipeline.compare.classify`."""
+    """Classify every pair of the query set's concepts on ``graph`` (:class:`pipeline.graphs.Graph`);
+    see :mod:`pipeline.compare.classify`.
+
+    Pairs of two CUIs that map to one SPOKE node are trivially connected in SPOKE; they are
+    listed in the provenance (``same_node_pairs``), not classified.
+    """
     timings: dict[str, float] = {}
     started = time.perf_counter()
     trips_before = comparator.spoke.round_trips
-    pairs = query_pairs(query.concepts, ordered)
-    finder = PathFinder(build)
+    every_pair = query_pairs(query.concepts, ordered)
+    same_node = same_node_pairs(every_pair, mapping)
+    pairs = [pair for pair in every_pair if pair not in same_node]
+    finder = PathFinder(graph)
     t = time.perf_counter()
     paths = [finder.path(a, b) for a, b in pairs]
     timings["literature_paths"] = time.perf_counter() - t
     t = time.perf_counter()
-    evidence_status = attach_evidence(paths, mongo_db, build.build_id)
+    evidence_status = attach_evidence(paths, mongo_db, graph.build_id)
     timings["evidence"] = time.perf_counter() - t
     t = time.perf_counter()
     comparisons = comparator.compare_paths(paths)
     timings["spoke"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - started
+    graph_config = {**graph.config.get("graph", {}), "edge_kinds": list(graph.edge_kinds)}
     provenance = {
-        "build_id": build.build_id,
-        "build_dir": str(build.build_dir),
-        "graph_digest": build.graph_digest,
-        "edge_kinds": build.edge_kinds,
-        "graph_config": build.config.get("graph", {}),
+        "build_id": graph.build_id,
+        "build_dir": str(graph.build_dir),
+        "graph": graph.scope,
+        "graph_edge_kinds": graph.edge_kinds,
+        "graph_vertices": graph.n,
+        "graph_digest": graph.graph_digest,
+        "graph_distances": graph.method,
+        "paths_from": dict(finder.distances_used),
+        "graph_config": graph_config,
         "query_file": query.path,
         "pairs": "ordered" if ordered else "unordered",
         "hop_limit": comparator.hops,
-        "pair_hop_limit": comparator.pair_hops,
+        "scenario4_max_hops": comparator.scenario4_max_hops,
+        "same_node_pairs": [list(pair) for pair in sorted(same_node)],
         "evidence": evidence_status,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         **(settings or {}),
     }
+    if query.neighbourhood:
+        hood = query.neighbourhood
+        provenance["query_neighbourhood"] = {
+            "seed": hood.get("seed"), "hops": hood.get("hops"), "labels": hood.get("labels"),
+            "nodes_by_label": hood.get("nodes_by_label"),
+        }  # fmt: skip
     return CompareRun(
         comparisons,
         provenance,
-        coverage_of(query, comparisons, build, mapping),
+        coverage_of(query, comparisons, graph, mapping, semtypes),
         timings,
         comparator.spoke.round_trips - trips_before,
     )
 
 
-__all__ = ["CompareRun", "QueryEntry", "QuerySet", "coverage_of", "read_query_set", "run_comparison"]
+__all__ = [
+    "CompareRun", "QueryEntry", "QuerySet", "coverage_of", "neighbourhood_entries", "read_query_set",
+    "run_comparison", "write_query_set",
+]  # fmt: skip

@@ -18,6 +18,11 @@ A whole run costs
   pair answered with ``shortestPath((a)-[*..h]-(b))``.
 
 :attr:`SpokeGraph.round_trips` counts the queries sent.
+
+Node level. :class:`SpokeConnections` keeps the SPOKE path of every pair of mapped *nodes*,
+not only the best per concept pair, so that the classifier can ask for one SPOKE node per
+concept along a whole path (an exact match is one SPOKE walk, see
+:func:`pipeline.compare.classify.joined_walk`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,11 @@ from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
 from pipeline.store.neo4j import GraphNaming, Neo4jUnavailable, check_name, quote
 
 CONCEPT_KEY = re.compile(r"^(C\d{7}|GENE:\d{1,12})$")
-MAX_HOPS = 4  # shortestPath up to this many relationships; more is rarely meaningful and costly
+MAX_HOPS = 4  # hop limit h of a literature hop: a few relationships at most are meaningful
+# Scenario 4 ("path exists in SPOKE") has no bound in the paper; shortestPath is a
+# bidirectional breadth-first search, so a generous cap stays cheap (DEFAULT_SCENARIO4_MAX_HOPS).
+MAX_PAIR_HOPS = 32
+DEFAULT_SCENARIO4_MAX_HOPS = 12
 
 
 @dataclass(frozen=True, order=True)
@@ -237,8 +246,8 @@ class SpokeGraph:
     # ------------------------------------------------------------------ connectivity
 
     def _path_query(self, hops: int) -> str:
-        if not 1 <= hops <= MAX_HOPS:
-            raise ValueError(f"SPOKE hop limit must be 1..{MAX_HOPS}, not {hops}")
+        if not 1 <= hops <= MAX_PAIR_HOPS:
+            raise ValueError(f"SPOKE hop limit must be 1..{MAX_PAIR_HOPS}, not {hops}")
         ident, name = quote(self.naming.identifier_property), quote(self.naming.name_property)
         return (
             "UNWIND $pairs AS pair "
@@ -276,11 +285,11 @@ class SpokeGraph:
                 }
         return found
 
-    def links(
+    def connections(
         self, concept_pairs: Iterable[tuple[str, str]], mapping: CuiMapping, hops: int
-    ) -> dict[tuple[str, str], SpokeLink]:
-        """:class:`SpokeLink` of each concept pair, keyed by the sorted pair and read from its first
-        concept (use :func:`link_for` for a pair in any order); all in few round trips."""
+    ) -> SpokeConnections:
+        """Node-level SPOKE paths (within ``hops``) between the mapped nodes of each concept pair,
+        in few round trips (one node lookup, one path query per chunk of node pairs)."""
         pairs = {tuple(sorted(p)) for p in concept_pairs}
         self.resolve({ref for pair in pairs for cui in pair for ref in mapping.nodes_of(cui)})
         present = {
@@ -289,39 +298,113 @@ class SpokeGraph:
         node_pairs = {
             tuple(sorted((x, y))) for a, b in pairs for x in present[a] for y in present[b] if x != y
         }
-        paths = self.node_paths(node_pairs, hops)
-        out: dict[tuple[str, str], SpokeLink] = {}
-        for a, b in pairs:
-            out[(a, b)] = self._best_link(a, b, present[a], present[b], paths, hops)
-        return out
+        return SpokeConnections(self, hops, present, self.node_paths(node_pairs, hops))
 
-    def _best_link(self, a, b, nodes_a, nodes_b, paths, hops) -> SpokeLink:
-        shared = sorted(set(nodes_a) & set(nodes_b))
-        if shared:
-            ref = shared[0]
-            return SpokeLink(True, hops, 0, [ref.as_dict(self.name_of(ref))], [])
-        best = None
-        for x in nodes_a:
-            for y in nodes_b:
-                key = tuple(sorted((x, y)))
-                found = paths.get(key)
-                if found is None:
-                    continue
-                rank = (len(found["relationships"]), x, y)
-                if best is None or rank < best[0]:
-                    best = (rank, x, found)
-        if best is None:
-            return SpokeLink(False, hops)
-        _, start, found = best
+    def links(
+        self, concept_pairs: Iterable[tuple[str, str]], mapping: CuiMapping, hops: int
+    ) -> dict[tuple[str, str], SpokeLink]:
+        """:class:`SpokeLink` of each concept pair, keyed by the sorted pair and read from its first
+        concept (use :func:`link_for` for a pair in any order); all in few round trips."""
+        found = self.connections(concept_pairs, mapping, hops)
+        return {pair: found.link(*pair) for pair in {tuple(sorted(p)) for p in concept_pairs}}
+
+    def neighbourhood(
+        self, seed: str, *, seed_label: str | None = None, hops: int = 1, labels: Iterable[str] = (),
+        limit: int = 500,
+    ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:  # fmt: skip
+        """The seed node and the nodes within ``hops`` relationships of it whose label is one of
+        ``labels`` (all labels when empty), closest first, then by label and identifier.
+
+        The paper's query set (section VIII): "COVID-19-related concepts that appear in SPOKE v3
+        as vertices were identified by using SPOKE's Neighborhood Explorer [...] A total of 54
+        connected vertices, of which 6 are of type Disease and 48 are of type Protein". The seed
+        counts as distance 0 when its label is wanted. Returns ``(seed, nodes)``; ``seed`` is None
+        when no node has that identifier. One round trip (two without a seed label).
+        """
+        if not 1 <= hops <= 3:
+            raise ValueError(f"neighbourhood hops must be 1..3, not {hops}")
+        ident, name = quote(self.naming.identifier_property), quote(self.naming.name_property)
+        wanted = [self.naming.label_of(check_name(label, "neighbourhood label")) for label in labels]
+        if seed_label:
+            seed_match = f"MATCH (s:{quote(self.naming.label_of(check_name(seed_label, 'seed label')))} {{{ident}: $seed}})"
+        else:
+            seed_match = f"MATCH (s) WHERE s.{ident} = $seed"
+        label_filter = "any(l IN labels(n) WHERE l IN $labels)" if wanted else "true"
+        query = (
+            f"{seed_match} WITH s LIMIT 1 "
+            f"OPTIONAL MATCH p = (s)-[*1..{int(hops)}]-(n) WHERE n <> s AND {label_filter} "
+            "WITH s, n, min(length(p)) AS distance "
+            f"RETURN head(labels(s)) AS seed_label, s.{ident} AS seed_id, s.{name} AS seed_name, "
+            f"[l IN labels(s) WHERE l IN $labels] <> [] AS seed_wanted, "
+            f"head(labels(n)) AS label, n.{ident} AS identifier, n.{name} AS name, distance "
+            "ORDER BY distance, label, identifier"
+        )
+        rows = self._read(query, seed=seed, labels=wanted)
+        if not rows:
+            return None, []
+        first = rows[0]
+        seed_node = {"label": first["seed_label"], "identifier": first["seed_id"], "name": first["seed_name"]}
+        nodes = []
+        if first["seed_wanted"] or not wanted:
+            nodes.append({**seed_node, "distance": 0})
+        nodes += [
+            {"label": r["label"], "identifier": r["identifier"], "name": r["name"], "distance": int(r["distance"])}
+            for r in rows
+            if r["identifier"] is not None
+        ]
+        logical = {self.naming.label_of(label): label for label in labels}
+        for node in nodes:
+            node["label"] = logical.get(node["label"], node["label"])
+        return seed_node, nodes[:limit]
+
+
+class SpokeConnections:
+    """Which mapped SPOKE nodes of a set of concept pairs are joined within ``hops``, and how.
+
+    ``present[cui]`` are the concept's mapped nodes that exist in Neo4j; ``node_paths`` holds
+    the shortest SPOKE path of every connected pair of distinct nodes (keyed by the sorted pair).
+    """
+
+    def __init__(self, graph: SpokeGraph, hops: int, present: dict[str, list[NodeRef]], node_paths: dict):
+        self.graph = graph
+        self.hops = hops
+        self.present = present
+        self.node_paths = node_paths
+
+    def node_link(self, x: NodeRef, y: NodeRef) -> SpokeLink | None:
+        """The SPOKE link from node x to node y (length 0 when they are one node); None if not joined."""
+        if x == y:
+            return SpokeLink(True, self.hops, 0, [x.as_dict(self.graph.name_of(x))], [])
+        found = self.node_paths.get(tuple(sorted((x, y))))
+        if found is None:
+            return None
         nodes, rels = list(found["nodes"]), list(found["relationships"])
-        if NodeRef(nodes[0]["label"], nodes[0]["identifier"]) != start:
-            nodes.reverse()  # report the path from a's node to b's node
+        if NodeRef(nodes[0]["label"], nodes[0]["identifier"]) != x:
+            nodes.reverse()  # report the path from x to y
             rels.reverse()
         # relationships[i] joins nodes[i] and nodes[i + 1]; "forward" when it points that way
         relationships = [
             {**rel, "forward": rel["from"] == nodes[i]["identifier"]} for i, rel in enumerate(rels)
         ]
-        return SpokeLink(True, hops, len(relationships), nodes, relationships)
+        return SpokeLink(True, self.hops, len(relationships), nodes, relationships)
+
+    def link(self, a: str, b: str) -> SpokeLink:
+        """The best link of concepts a and b over their mapped nodes, read from a to b: a shared
+        node first, else the shortest path (ties by the end nodes' label and identifier)."""
+        nodes_a, nodes_b = self.present.get(a, []), self.present.get(b, [])
+        shared = sorted(set(nodes_a) & set(nodes_b))
+        if shared:
+            return self.node_link(shared[0], shared[0])
+        best = None
+        for x in nodes_a:
+            for y in nodes_b:
+                found = self.node_link(x, y)
+                if found is None:
+                    continue
+                rank = (found.length, x, y)
+                if best is None or rank < best[0]:
+                    best = (rank, found)
+        return best[1] if best is not None else SpokeLink(False, self.hops)
 
 
 def link_for(links: dict[tuple[str, str], SpokeLink], a: str, b: str) -> SpokeLink:
@@ -330,4 +413,7 @@ def link_for(links: dict[tuple[str, str], SpokeLink], a: str, b: str) -> SpokeLi
     return links[key].oriented(key != (a, b))
 
 
-__all__ = ["link_for", "CONCEPT_KEY", "MAX_HOPS", "CuiMapping", "NodeRef", "SpokeGraph", "SpokeLink"]
+__all__ = [
+    "CONCEPT_KEY", "DEFAULT_SCENARIO4_MAX_HOPS", "MAX_HOPS", "MAX_PAIR_HOPS", "CuiMapping", "NodeRef",
+    "SpokeConnections", "SpokeGraph", "SpokeLink", "link_for",
+]  # fmt: skip

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.compare.classify import Comparator, query_pairs, scenario_of, spoke_hops_of
+from pipeline.compare.classify import (
+    NOT_JOINED,
+    Comparator,
+    joined_walk,
+    query_pairs,
+    scenario_of,
+    spoke_hops_of,
+)
 from pipeline.compare.literature import LiteraturePath
-from pipeline.compare.spoke import CuiMapping, NodeRef, SpokeGraph
+from pipeline.compare.spoke import CuiMapping, NodeRef, SpokeGraph, SpokeLink
 
 from .conftest import C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, MAPPING_ROWS
 
@@ -125,20 +132,29 @@ def test_two_hop_evidence_follows_the_spoke_path(spoke_driver, mapping):
 
 @pytest.mark.servers
 @pytest.mark.parametrize(
-    "pair,hops,expected",
+    "pair,cap,expected,length",
     [
-        ((C4, C5), 1, "4"),
-        ((C11, C1), 1, "4"),
-        ((C1, C5), 1, "none"),
-        ((C7, C10), 1, "none"),
-        ((C7, C10), 2, "4"),
+        ((C4, C5), 1, "4", 1),
+        ((C11, C1), 1, "4", 1),
+        ((C1, C5), 1, "none", None),  # DOID:1 -> P00001 -> P00002 <- P00033: three relationships
+        ((C1, C5), 2, "none", None),
+        ((C1, C5), 3, "4", 3),
+        ((C1, C5), None, "4", 3),  # the default cap (12): "path exists in SPOKE", any length
+        ((C7, C10), 1, "none", None),
+        ((C7, C10), 2, "4", 2),
+        ((C7, C5), None, "4", 5),  # DB00007 -> DOID:2 -> DOID:10 -> P00009 -> P00002 <- P00033
+        ((C6, C1), None, "none", None),  # Gene 6 - P00003 is a SPOKE component of its own
     ],
 )
-def test_pairs_without_literature_path(spoke_driver, mapping, pair, hops, expected):
-    comparator = Comparator(mapping, SpokeGraph(spoke_driver), hops=1, pair_hops=hops)
+def test_pairs_without_literature_path(spoke_driver, mapping, pair, cap, expected, length):
+    """Scenario 4 is "path exists in SPOKE": any length up to the safety cap; beyond it, none."""
+    kwargs = {} if cap is None else {"scenario4_max_hops": cap}
+    comparator = Comparator(mapping, SpokeGraph(spoke_driver), hops=1, **kwargs)
     (result,) = comparator.compare_paths([LiteraturePath(pair[0], pair[1], reachable=False)])
     assert result.scenario == expected
     assert (result.pair_link is not None) and result.pair_link.connected == (expected == "4")
+    assert result.pair_link.length == length
+    assert result.hops == (cap or 12)  # the cap searched is reported with the pair
 
 
 @pytest.mark.servers
@@ -153,3 +169,69 @@ def test_unreachable_neo4j_is_a_clear_error(mapping):
             Comparator(mapping, SpokeGraph(driver, where="bolt://127.0.0.1:9")).compare_sequences([[C1, C3]])
     finally:
         driver.close()
+
+
+# ----------------------------------------------------------------- one SPOKE walk (exact match)
+
+
+class _Connections:
+    """A stand-in for SpokeConnections: which node pairs are joined, and how long the link is."""
+
+    def __init__(self, present, joined):
+        self.present = present
+        self.joined = {tuple(sorted(pair)): length for pair, length in joined.items()}
+
+    def node_link(self, x, y):
+        if x == y:
+            return SpokeLink(True, 1, 0)
+        length = self.joined.get(tuple(sorted((x, y))))
+        return None if length is None else SpokeLink(True, 1, length)
+
+
+def _node(name):
+    return NodeRef("Protein", name)
+
+
+def test_joined_walk_chooses_one_node_per_concept():
+    a, b1, b2, c = _node("A"), _node("B1"), _node("B2"), _node("C")
+    present = {"a": [a], "b": [b1, b2], "c": [c]}
+    # a-b1 and b2-c join, but no single node of b joins both sides: no SPOKE walk.
+    assert joined_walk(["a", "b", "c"], _Connections(present, {(a, b1): 1, (b2, c): 1})) is None
+    # b2 joins both sides: the walk goes through it.
+    walk = joined_walk(["a", "b", "c"], _Connections(present, {(a, b1): 1, (a, b2): 1, (b2, c): 1}))
+    assert walk == [a, b2, c]
+    # both nodes of b join both sides: the shorter total wins, then the smaller node.
+    both = {(a, b1): 2, (b1, c): 2, (a, b2): 1, (b2, c): 2}
+    assert joined_walk(["a", "b", "c"], _Connections(present, both)) == [a, b2, c]
+    tie = {(a, b1): 1, (b1, c): 1, (a, b2): 1, (b2, c): 1}
+    assert joined_walk(["a", "b", "c"], _Connections(present, tie)) == [a, b1, c]
+    # a concept without a present node breaks every walk
+    assert joined_walk(["a", "d"], _Connections({**present, "d": []}, {})) is None
+    # one concept repeated: the same node joins itself
+    assert joined_walk(["a", "a"], _Connections(present, {})) == [a, a]
+
+
+def test_scenario_of_needs_one_walk_for_exact_match():
+    assert scenario_of(True, 3, 2, 2, joined=True) == "1"
+    assert scenario_of(True, 3, 2, 2, joined=False) == "2a"
+    assert scenario_of(False, 3, 2, 2, joined=True) == "3a"
+    assert scenario_of(False, 3, 2, 2, joined=False) == "3b"
+
+
+@pytest.mark.servers
+def test_exact_match_needs_one_joined_spoke_path(spoke_driver, mapping):
+    """C5 maps to P00003 and P00033. C6 (Gene 6) joins P00003, C4 (P00002) joins P00033: each hop
+    of C6 > C5 > C4 connects in SPOKE, but through different nodes of C5, so no single SPOKE path
+    runs C6 > C5 > C4: not an exact match (the per-hop reading would have called it 1)."""
+    comparator = Comparator(mapping, SpokeGraph(spoke_driver), hops=1)
+    split, joined = comparator.compare_sequences([[C6, C5, C4], [C5, C4]])
+    assert split.n_connected == 2 and len(split.spoke_hops) == 2
+    assert split.scenario == "2a"
+    assert NOT_JOINED in split.notes and split.spoke_walk is None
+    assert [h.link.nodes[-1]["identifier"] for h in split.spoke_hops] == ["P00003", "P00002"]
+    assert joined.scenario == "1"
+    assert [n["identifier"] for n in joined.spoke_walk] == ["P00033", "P00002"]
+    # The hop evidence of an exact match is the link between the chosen nodes.
+    (exact,) = comparator.compare_sequences([[C1, C3, C4]])
+    assert [n["identifier"] for n in exact.spoke_walk] == ["DOID:1", "P00001", "P00002"]
+    assert exact.spoke_hops[1].link.nodes[0]["identifier"] == exact.spoke_walk[1]["identifier"]

@@ -9,18 +9,21 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from pipeline.compare.commands import compare
+from pipeline.compare.commands import compare, query_set_command
 
-from .conftest import C1, C2, C4, C5, C7, C10
+from .conftest import C1, C2, C4, C5, C6, C7, C10, C14
 
 pytestmark = pytest.mark.servers
 
 EXPECTED_H1 = {  # every unordered pair of QUERY, classified by hand from the pictures in conftest
-    (C1, C4): "1", (C1, C10): "2a", (C1, C2): "3c", (C1, C7): "3b", (C1, C5): "none",
+    (C1, C4): "1", (C1, C10): "2a", (C1, C2): "3c", (C1, C7): "3b", (C1, C5): "4",
     (C4, C10): "2b", (C4, C2): "3b", (C4, C7): "3b", (C4, C5): "4",
-    (C10, C2): "3b", (C10, C7): "3b", (C10, C5): "none",
-    (C2, C7): "3a", (C2, C5): "none", (C7, C5): "none",
+    (C10, C2): "3b", (C10, C7): "3b", (C10, C5): "4",
+    (C2, C7): "3a", (C2, C5): "4", (C7, C5): "4",
 }  # fmt: skip
+# C5 is in no literature path of the co-occurrence graph; SPOKE joins it to C1 in 3 relationships,
+# to C10 in 3, C2 in 4 and C7 in 5: scenario 4 under the default cap, "none" past a cap of 2.
+EXPECTED_CAP2 = {**EXPECTED_H1, (C1, C5): "none", (C10, C5): "none", (C2, C5): "none", (C7, C5): "none"}
 EXPECTED_H2 = {**EXPECTED_H1, (C1, C10): "1", (C4, C10): "1"}
 
 
@@ -49,7 +52,8 @@ def test_compare_all_pairs_scenarios(spoke_driver, results_dir, neo4j_uri, tmp_p
     table = pq.read_table(out / "paths.parquet").to_pylist()
     assert {(r["source"], r["target"]): r["scenario"] for r in table} == expected
     run = json.loads((out / "run.json").read_text())
-    assert run["neo4j_round_trips"] == 2  # all 15 pairs: one node lookup + one batched path query
+    # all 15 pairs: one node lookup, one batched path query for the hops, one for scenario 4's pairs
+    assert run["neo4j_round_trips"] == 3
     by_pair = {(r["source"], r["target"]): r for r in table}
     row = by_pair[(C1, C2)]
     assert row["literature_path"] == f"{C1} > C0000008 > {C2}" and row["unmapped"] == "C0000008"
@@ -117,6 +121,60 @@ def test_report_renders_with_counts_equal_to_the_table(h1_run):
     assert cov["paths"]["unmapped"] == 2  # C8 and C9
 
 
+def test_scenario4_cap_turns_long_spoke_paths_into_none(spoke_driver, results_dir, neo4j_uri, tmp_path):
+    assert run_compare(results_dir, neo4j_uri, tmp_path, "--scenario4-max-hops", "2").exit_code == 0
+    table = pq.read_table(tmp_path / "paths.parquet").to_pylist()
+    assert {(r["source"], r["target"]): r["scenario"] for r in table} == EXPECTED_CAP2
+    md = (tmp_path / "report.md").read_text()
+    assert "scenario 4 searches SPOKE up to 2 relationships" in md and "not a scenario of the paper" in md
+
+
+@pytest.mark.parametrize("cap,expected,length", [(None, "4", 3), ("3", "4", 3), ("2", "none", None)])
+def test_disconnected_in_the_cooccurrence_graph_connected_in_spoke(
+    spoke_driver, results_dir, neo4j_uri, tmp_path, cap, expected, length
+):
+    """C1 and C14 are in different components of the co-occurrence graph; SPOKE joins their nodes
+    through three relationships (DOID:1 -> P00001 -> P00002 <- P00009): scenario 4 ("path exists in
+    SPOKE"), and "none" only past the cap."""
+    queries = tmp_path / "q.txt"
+    queries.write_text(f"{C1}\n{C14}\n")
+    extra = () if cap is None else ("--scenario4-max-hops", cap)
+    result = run_compare(results_dir, neo4j_uri, tmp_path / "out", *extra, queries=queries)
+    assert result.exit_code == 0, result.output
+    (row,) = pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
+    assert row["scenario"] == expected and row["literature_reachable"] is False
+    detail = json.loads(row["detail"])
+    assert detail["literature"]["in_graph"] is True  # both are vertices, just not connected
+    assert detail["pair_link"]["length"] == length
+    if length:
+        assert [n["identifier"] for n in detail["pair_link"]["nodes"]] == ["DOID:1", "P00001", "P00002", "P00009"]
+
+
+def test_cooccurrence_graph_is_compared_by_default(h1_run, results_dir, neo4j_uri, spoke_driver, tmp_path):
+    out, summary = h1_run
+    assert summary["graph"] == "cooccurrence"
+    run = json.loads((out / "run.json").read_text())
+    assert run["provenance"]["graph"] == "cooccurrence"
+    assert run["provenance"]["graph_edge_kinds"] == ["concept_concept"]
+    table = pq.read_table(out / "paths.parquet").to_pylist()
+    reachable = [r for r in table if r["literature_reachable"]]
+    assert reachable and not any("PMID:" in r["literature_path"] for r in reachable)
+    assert "the co-occurrence graph" in (out / "report.html").read_text()
+    # C5 and C6 meet only through an abstract: connected in the full graph, not vertices of the
+    # co-occurrence graph (scenario 4 there: SPOKE joins Gene 6 and P00003 directly).
+    queries = tmp_path / "q.txt"
+    queries.write_text(f"{C5}\n{C6}\n")
+    for graph, scenario, reachable in (("full", "1", True), ("cooccurrence", "4", False)):
+        result = run_compare(results_dir, neo4j_uri, tmp_path / graph, "--graph", graph, queries=queries)
+        assert result.exit_code == 0, result.output
+        (row,) = pq.read_table(tmp_path / graph / "paths.parquet").to_pylist()
+        assert (row["scenario"], row["literature_reachable"]) == (scenario, reachable), graph
+    (row,) = pq.read_table(tmp_path / "full" / "paths.parquet").to_pylist()
+    assert row["literature_path"] == f"{C5} > PMID:1 > {C6}"
+    (row,) = pq.read_table(tmp_path / "cooccurrence" / "paths.parquet").to_pylist()
+    assert "not a vertex of the literature graph" in json.loads(row["detail"])["notes"][0]
+
+
 def test_query_set_with_no_mapped_concept_says_so(spoke_driver, results_dir, neo4j_uri, tmp_path):
     queries = tmp_path / "q.csv"
     queries.write_text("spoke_identifier,spoke_label\nDOID:404,Disease\n")
@@ -138,8 +196,11 @@ def test_spoke_identifiers_in_the_query_map_to_cuis(spoke_driver, results_dir, n
         (r["source"], r["target"]): r["scenario"]
         for r in pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
     }
-    # C12 is not in the build: no literature path, one SPOKE node with C1 (length 0) -> scenario 4
-    assert table == {(C1, "C0000012"): "4", (C1, C4): "1", ("C0000012", C4): "none"}
+    # C1 and C12 are one SPOKE node: trivially connected, listed apart, not classified.
+    # C12 is not in the build: no literature path; SPOKE joins DOID:1 to P00002 -> scenario 4
+    assert table == {(C1, C4): "1", ("C0000012", C4): "4"}
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["provenance"]["same_node_pairs"] == [[C1, "C0000012"]]
 
 
 def test_unreachable_neo4j_is_a_cli_error(results_dir, tmp_path):
@@ -248,3 +309,52 @@ def test_compare_without_neo4j_is_503(results_dir, tmp_path):
         assert c.get("/v1/compare/pair", params={"source": C1, "target": C4}).status_code == 503
         response = c.get("/v1/reports/latest")
         assert response.status_code == 404 and response.json()["error"]["code"] == "no_report"
+
+
+# ---------------------------------------------------------------------- a SPOKE neighbourhood
+
+
+def _query_set(results_dir, neo4j_uri, out, *extra):
+    args = ["--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"), "--out", str(out),
+            "--neo4j-uri", neo4j_uri, *extra]  # fmt: skip
+    return CliRunner().invoke(query_set_command, args, catch_exceptions=False)
+
+
+def test_query_set_from_a_spoke_neighbourhood(spoke_driver, results_dir, neo4j_uri, tmp_path):
+    """As the paper built its query set: the Disease and Protein nodes around a seed, mapped to CUIs."""
+    result = _query_set(results_dir, neo4j_uri, tmp_path, "--seed", "DOID:10", "--seed-label", "Disease")
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "query_set.json").read_text())
+    nodes = record["neighbourhood"]["nodes"]
+    # DOID:10's neighbours: DOID:2 (RESEMBLES_DrD) and P00009 (ASSOCIATES_DaP); itself at distance 0
+    assert [(n["identifier"], n["label"], n["distance"]) for n in nodes] == [
+        ("DOID:10", "Disease", 0), ("DOID:2", "Disease", 1), ("P00009", "Protein", 1)
+    ]  # fmt: skip
+    assert record["neighbourhood"]["nodes_by_label"] == {"Disease": 2, "Protein": 1}
+    assert record["concepts"] == [C10, C2, C14]
+    assert (tmp_path / "query_concepts.txt").read_text().split() == [C10, C2, C14]
+    # only Proteins, two relationships out: P00009 (1) and P00002 (2, through P00009); not the seed
+    result = _query_set(results_dir, neo4j_uri, tmp_path / "p", "--seed", "DOID:10", "--seed-hops", "2",
+                        "--seed-labels", "Protein")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "p" / "query_set.json").read_text())
+    assert [n["identifier"] for n in record["neighbourhood"]["nodes"]] == ["P00009", "P00002"]
+    assert record["concepts"] == [C14, C4]
+    # an unknown seed is a clear error
+    result = CliRunner().invoke(
+        query_set_command,
+        ["--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"), "--out", str(tmp_path / "x"),
+         "--neo4j-uri", neo4j_uri, "--seed", "DOID:404"],
+    )  # fmt: skip
+    assert result.exit_code == 2 and "no node with identifier 'DOID:404'" in result.output
+
+
+def test_compare_runs_on_a_resolved_neighbourhood(spoke_driver, results_dir, neo4j_uri, tmp_path):
+    assert _query_set(results_dir, neo4j_uri, tmp_path, "--seed", "DOID:10", "--seed-label", "Disease").exit_code == 0
+    result = run_compare(results_dir, neo4j_uri, tmp_path / "out", queries=tmp_path / "query_set.json")
+    assert result.exit_code == 0, result.output
+    table = {(r["source"], r["target"]): r["scenario"] for r in pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()}
+    assert set(table) == {(C10, C2), (C10, C14), (C2, C14)}
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["provenance"]["query_neighbourhood"]["seed"]["identifier"] == "DOID:10"
+    assert "SPOKE neighbourhood of DOID:10" in (tmp_path / "out" / "report.md").read_text()

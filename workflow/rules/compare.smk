@@ -1,11 +1,38 @@
-# Literature paths between the query set's concepts, classified against SPOKE, and the report.
+# The comparison's query set, the literature paths between its concepts classified against
+# SPOKE, and the report. The paths come from the co-occurrence graph by default
+# (compare.graph), as in the paper: "SPOKE does not have any paper-related information.
+# Hence, we use only co-occurrences" (section VIII).
+
+
+rule query_set:
+    input:
+        mapping=BUILD_DIR / "mapping" / "cui_spoke_mapping.parquet",
+        queries=[config["compare"]["queries"]] if config["compare"]["queries"] else [],
+        # A SPOKE neighbourhood is resolved in the Neo4j the SPOKE stage loaded.
+        spoke=[RESULTS / "spoke" / "load.json"] if config["spoke"]["load"] else [],
+    output:
+        concepts=BUILD_DIR / "compare" / "query_concepts.txt",
+        record=BUILD_DIR / "compare" / "query_set.json",
+    log:
+        LOGS / BUILD / "query_set.log",
+    conda:
+        "../envs/litpath.yaml"
+    params:
+        queries=lambda wc, input: (
+            f"--queries {shlex.quote(str(input.queries[0]))}" if input.queries else ""
+        ),
+        neighbourhood=neighbourhood_options,
+        out=lambda wc, output: Path(output.record).parent,
+    shell:
+        "litpath query-set --mapping {input.mapping:q} {params.queries} {params.neighbourhood} "
+        "--out {params.out:q} > {log:q} 2>&1"
 
 
 rule compare:
     input:
-        distances=BUILD_DIR / "distances.bp",
+        solved=compared_graph_summary(),
         mapping=BUILD_DIR / "mapping" / "cui_spoke_mapping.parquet",
-        queries=config["compare"]["queries"],
+        query_set=BUILD_DIR / "compare" / "query_set.json",
         # Hop evidence comes from the MongoDB load when there is one.
         mongo=[BUILD_DIR / "mongo_load.json"] if config["mongo"]["enabled"] else [],
     output:
@@ -22,23 +49,23 @@ rule compare:
         ),
     log:
         LOGS / BUILD / "compare.log",
+    benchmark:
+        LOGS / BUILD / "compare.benchmark.tsv"
     conda:
         "../envs/litpath.yaml"
     params:
-        pair_hops=(
-            f"--pair-hops {config['compare']['pair_hops']}"
-            if config["compare"]["pair_hops"]
-            else ""
-        ),
         mongo=(
-            f"--mongo-database {config['mongo']['database']}"
+            f"--mongo-database {shlex.quote(config['mongo']['database'])}"
             if config["mongo"]["enabled"]
-            else "--mongo-uri ''"
+            else "--no-mongo"
         ),
         build_dir=BUILD_DIR,
+        graph=config["compare"]["graph"],
         hops=config["compare"]["hops"],
+        scenario4=config["compare"]["scenario4_max_hops"],
         pairs=config["compare"]["pairs"],
+        out=lambda wc, output: Path(output.paths).parent,
     shell:
-        "litpath compare --build {params.build_dir} --mapping {input.mapping} --queries {input.queries} "
-        "--hops {params.hops} {params.pair_hops} --pairs {params.pairs} "
-        "{params.mongo} --out $(dirname {output.paths}) > {log} 2>&1"
+        "litpath compare --build {params.build_dir:q} --graph {params.graph} --mapping {input.mapping:q} "
+        "--queries {input.query_set:q} --hops {params.hops} --scenario4-max-hops {params.scenario4} "
+        "--pairs {params.pairs} {params.mongo} --out {params.out:q} 2>&1 | tee {log:q} >&2"

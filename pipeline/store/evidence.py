@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-log = logging.getLogger("litpath.api")
+log = logging.getLogger("litpath.evidence")
 
 
 def evidence_id(build_id: str, cui_a: str, cui_b: str) -> str:
