@@ -9,6 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 # A concept (UMLS CUI or GENE:<entrez>) or a document (PMID:<digits> or CORD:<cord_uid>).
 KEY_PATTERN = r"^(C\d{7}|GENE:\d{1,12}|PMID:\d{1,12}|CORD:[A-Za-z0-9_-]{1,40})$"
 CUI_PATTERN = r"^(C\d{7}|GENE:\d{1,12})$"
+GraphName = Literal["full", "cooccurrence"]
+DistancesSource = Literal["stored", "on-demand"]
+GRAPH_DESCRIPTION = (
+    "The build's graph to answer on: full (concepts, abstracts, citations) or cooccurrence "
+    "(concepts and concept-concept edges only, the graph the SPOKE comparison uses)"
+)
+DISTANCES_DESCRIPTION = (
+    "Where the distances came from: stored (the build's distances.bp, dense or rows covering the query) "
+    "or on-demand (an exact bidirectional Dijkstra on the graph)"
+)
 VertexKey = Annotated[str, StringConstraints(strip_whitespace=True, pattern=KEY_PATTERN)]
 ConceptKey = Annotated[str, StringConstraints(strip_whitespace=True, pattern=CUI_PATTERN)]
 
@@ -68,11 +78,13 @@ class ConceptPage(BaseModel):
 
 class DistanceOut(BaseModel):
     build_id: str
+    graph: GraphName = Field(description=GRAPH_DESCRIPTION)
+    distances: DistancesSource = Field(description=DISTANCES_DESCRIPTION)
     source: VertexOut
     target: VertexOut
     reachable: bool
     distance: float | None = Field(
-        description="Stored shortest-path cost (sum of -log weights); null when unreachable"
+        description="Shortest-path cost (sum of -log weights); null when unreachable"
     )
 
 
@@ -94,14 +106,21 @@ class HopOut(BaseModel):
 
 class PathOut(BaseModel):
     build_id: str
+    graph: GraphName = Field(description=GRAPH_DESCRIPTION)
+    distances: DistancesSource = Field(description=DISTANCES_DESCRIPTION)
     source: str
     target: str
     reachable: bool
     vertices: list[VertexOut]
     hops: list[HopOut]
     total_cost: float | None = Field(description="Sum of the hop costs (float64)")
-    stored_distance: float | None = Field(description="D[source, target] from distances.bp")
-    method: Literal["walk", "dijkstra", "none"]
+    stored_distance: float | None = Field(
+        description="D[source, target]: from distances.bp when stored, else the distance the search found"
+    )
+    method: Literal["walk", "dijkstra", "bidirectional-dijkstra", "none"] = Field(
+        description="walk: over tight edges of a stored row; dijkstra: exact search replacing a walk that drifted; "
+        "bidirectional-dijkstra: on demand; none: unreachable"
+    )
 
 
 class PairIn(BaseModel):
@@ -116,6 +135,7 @@ class PathsIn(BaseModel):
 
     pairs: list[PairIn] = Field(min_length=1, description="At most LITPATH_BATCH_CAP pairs")
     evidence: bool = Field(True, description="Look up supporting documents for concept-concept hops")
+    graph: GraphName = Field("full", description=GRAPH_DESCRIPTION)
 
 
 class PathsItem(BaseModel):
@@ -127,6 +147,7 @@ class PathsItem(BaseModel):
 
 class PathsOut(BaseModel):
     build_id: str
+    graph: GraphName = Field(description=GRAPH_DESCRIPTION)
     results: list[PathsItem]
 
 
@@ -139,6 +160,8 @@ class NeighborOut(BaseModel):
 
 class NeighborsOut(BaseModel):
     build_id: str
+    graph: GraphName = Field(description=GRAPH_DESCRIPTION)
+    distances: DistancesSource = Field(description=DISTANCES_DESCRIPTION)
     key: str
     k: int
     neighbors: list[NeighborOut]

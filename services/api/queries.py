@@ -1,22 +1,27 @@
-"""The answers behind the routers: plain functions of a loaded build (run off the event loop)."""
+"""The answers behind the routers: plain functions of one graph of the served build.
+
+Each answer names the graph it used (``full`` or ``cooccurrence``) and where its distances
+came from: ``stored`` (the build's distances.bp: dense, or rows covering the query) or
+``on-demand`` (an exact bidirectional Dijkstra on the graph, when nothing stored covers it).
+These run in a worker thread (the routers use ``run_bounded``): an on-demand search on a
+graph of millions of vertices is not work for the event loop.
+"""
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from pipeline.paths import edge_kind, reconstruct_path
-from services.api.errors import PathInconsistent
-from services.api.evidence import evidence_for_pairs
-from services.api.state import LoadedBuild
+from pipeline.graphs import Graph, GraphStale, UnknownVertex
+from pipeline.paths import edge_kind
+from pipeline.store.evidence import evidence_for_pairs
+from services.api.errors import BuildUnavailable, PathInconsistent, UnknownKey
 
 
-def vertex_out(build: LoadedBuild, vid: int) -> dict:
+def vertex_out(graph: Graph, vid: int) -> dict:
     return {
-        "key": build.keys[vid],
-        "kind": "concept" if build.is_concept[vid] else "abstract",
-        "name": build.names[vid],
+        "key": graph.keys[vid],
+        "kind": "concept" if graph.is_concept[vid] else "abstract",
+        "name": graph.names[vid],
         "vid": int(vid),
     }
 
@@ -25,60 +30,77 @@ def _finite_or_none(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def distance(build: LoadedBuild, source: str, target: str) -> dict:
-    build.require_fresh()
-    s, t = build.vid(source), build.vid(target)
-    value = build.distances.value(t, s)
+def _vid(graph: Graph, key: str) -> int:
+    try:
+        return graph.vid(key)
+    except UnknownVertex:
+        raise UnknownKey(key, f"concept or document of the {graph.scope} graph") from None
+
+
+def _fresh(graph: Graph) -> None:
+    try:
+        graph.require_fresh()
+    except GraphStale as exc:
+        raise BuildUnavailable(str(exc)) from None
+
+
+def distance(graph: Graph, source: str, target: str) -> dict:
+    _fresh(graph)
+    s, t = _vid(graph, source), _vid(graph, target)
+    value, where = graph.distance(s, t)
     return {
-        "build_id": build.build_id,
-        "source": vertex_out(build, s),
-        "target": vertex_out(build, t),
+        "build_id": graph.build_id,
+        "graph": graph.scope,
+        "distances": where,
+        "source": vertex_out(graph, s),
+        "target": vertex_out(graph, t),
         "reachable": math.isfinite(value),
         "distance": _finite_or_none(value),
     }
 
 
-def path(build: LoadedBuild, source: str, target: str) -> dict:
+def path(graph: Graph, source: str, target: str) -> dict:
     """Shortest path with per-hop cost, weight and kind; concept-concept documents left for :func:`attach_evidence`.
 
     Concept-abstract hops name the abstract; citation hops name both papers.
     """
-    build.require_fresh()
-    s, t = build.vid(source), build.vid(target)
-    row = build.distances.row(t)  # D[., t]: the only read of the matrix for this query
-    result = reconstruct_path(build.adjacency, row, s, t, build.tolerance)
+    _fresh(graph)
+    s, t = _vid(graph, source), _vid(graph, target)
+    result, where = graph.path(s, t)
     if result.reachable and not result.consistent:
         raise PathInconsistent(
-            f"the distances and the graph of build {build.build_id} disagree for {source} -> {target}; "
-            "no path is returned",
+            f"the distances and the graph of build {graph.build_id} ({graph.scope} graph) disagree for "
+            f"{source} -> {target}; no path is returned",
             {"stored_distance": result.stored_distance, "path_cost": result.total_cost},
         )
     hops = []
     for u, v, cost in zip(result.vertices, result.vertices[1:], result.hop_costs, strict=False):
-        cu, cv = bool(build.is_concept[u]), bool(build.is_concept[v])
+        cu, cv = bool(graph.is_concept[u]), bool(graph.is_concept[v])
         if cu and cv:
             documents = None  # from the evidence store
         elif cu or cv:
-            documents = [build.keys[v] if cu else build.keys[u]]
+            documents = [graph.keys[v] if cu else graph.keys[u]]
         else:
-            documents = [build.keys[u], build.keys[v]]
+            documents = [graph.keys[u], graph.keys[v]]
         hops.append(
             {
-                "from": build.keys[u],
-                "to": build.keys[v],
+                "from": graph.keys[u],
+                "to": graph.keys[v],
                 "cost": float(cost),
-                "weight": build.adjacency.edge_weight(u, v),
+                "weight": graph.adjacency.edge_weight(u, v),
                 "edge_kind": edge_kind(cu, cv),
                 "documents": documents,
                 "n_predications": None,
             }
         )
     return {
-        "build_id": build.build_id,
+        "build_id": graph.build_id,
+        "graph": graph.scope,
+        "distances": where,
         "source": source,
         "target": target,
         "reachable": result.reachable,
-        "vertices": [vertex_out(build, v) for v in result.vertices],
+        "vertices": [vertex_out(graph, v) for v in result.vertices],
         "hops": hops,
         "total_cost": result.total_cost,
         "stored_distance": _finite_or_none(result.stored_distance),
@@ -105,24 +127,18 @@ def attach_evidence(body: dict, mongo_db) -> dict:
     return body
 
 
-def neighbors(build: LoadedBuild, key: str, k: int) -> dict:
-    """The k concepts nearest to ``key`` by stored distance (itself excluded, unreachable skipped)."""
-    build.require_fresh()
-    vid = build.vid(key)
-    row = build.distances.row(vid)
-    candidates = np.flatnonzero(build.is_concept & np.isfinite(row))
-    candidates = candidates[candidates != vid]
-    if len(candidates) > k:
-        part = np.argpartition(row[candidates], k - 1)[:k]
-        candidates = candidates[part]
-    order = np.lexsort((candidates, row[candidates]))
-    chosen = candidates[order]
+def neighbors(graph: Graph, key: str, k: int) -> dict:
+    """The k concepts nearest to ``key`` (itself excluded, unreachable skipped)."""
+    _fresh(graph)
+    vid = _vid(graph, key)
+    chosen, where = graph.nearest_concepts(vid, k)
     return {
-        "build_id": build.build_id,
+        "build_id": graph.build_id,
+        "graph": graph.scope,
+        "distances": where,
         "key": key,
         "k": k,
         "neighbors": [
-            {"key": build.keys[v], "name": build.names[v], "vid": int(v), "distance": float(row[v])}
-            for v in chosen
+            {"key": graph.keys[v], "name": graph.names[v], "vid": int(v), "distance": float(d)} for v, d in chosen
         ],
     }

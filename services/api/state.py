@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from pipeline.paths import Adjacency, Tolerance, adjacency_from_edges_parquet, adjacency_from_graph_bp
+from pipeline.graphs import Graph, open_graph
+from pipeline.paths import Tolerance
 from services.api.errors import BuildUnavailable, UnknownKey
 from services.api.settings import Settings
 
@@ -94,87 +95,84 @@ class ConceptIndex:
 
 @dataclass
 class LoadedBuild:
+    """A served build: its graphs (``full`` and ``cooccurrence``, see :mod:`pipeline.graphs`) and
+    the concept index. A graph that failed to open is in ``graph_errors`` with the reason."""
+
     build_id: str
     build_dir: Path
-    adjacency: Adjacency
-    distances: object  # pipeline.store.adios.DistanceMatrix
-    keys: list[str]
-    names: list[str | None]
-    is_concept: np.ndarray  # bool[n]
-    vid_of: dict[str, int]
+    graphs: dict[str, Graph]
     concepts: ConceptIndex
-    graph_digest: str | None
-    distances_digest: str | None
     tolerance: Tolerance
-    stale_reason: str | None = None
+    graph_errors: dict[str, str] = field(default_factory=dict)
+
+    def graph(self, scope: str = "full") -> Graph:
+        found = self.graphs.get(scope)
+        if found is None:
+            reason = self.graph_errors.get(scope, "not in this build")
+            raise BuildUnavailable(f"build {self.build_id} cannot answer on the {scope} graph: {reason}")
+        return found
 
     @property
-    def n(self) -> int:
-        return self.adjacency.n
+    def full(self) -> Graph:
+        return self.graph("full")
 
-    def vid(self, key: str) -> int:
-        vid = self.vid_of.get(key)
+    # The full graph's fields, for callers that ask the build directly.
+    @property
+    def n(self) -> int:
+        return self.full.n
+
+    @property
+    def adjacency(self):
+        return self.full.adjacency
+
+    @property
+    def vid_of(self) -> dict[str, int]:
+        return self.full.vid_of
+
+    @property
+    def stale_reason(self) -> str | None:
+        return self.full.stale_reason
+
+    @property
+    def graph_digest(self) -> str | None:
+        return self.full.graph_digest
+
+    def vid(self, key: str, scope: str = "full") -> int:
+        vid = self.graph(scope).vid_of.get(key)
         if vid is None:
-            raise UnknownKey(key)
+            raise UnknownKey(key, f"concept or document of the {scope} graph")
         return vid
 
-    def require_fresh(self) -> None:
-        if self.stale_reason:
+    def require_fresh(self, scope: str = "full") -> None:
+        graph = self.graph(scope)
+        if graph.stale_reason:
             raise BuildUnavailable(
-                f"build {self.build_id} cannot answer distance queries: {self.stale_reason}"
+                f"build {self.build_id} cannot answer distance queries on the {scope} graph: {graph.stale_reason}"
             )
 
     def close(self) -> None:
-        self.distances.close()
+        for graph in self.graphs.values():
+            graph.close()
 
 
 def load_build(settings: Settings) -> LoadedBuild:
-    """Open every artifact of the configured build; raises with a clear message on failure."""
-    from pipeline.store.adios import DistanceMatrix
+    """Open the configured build's graphs; raises with a clear message when the full graph fails.
 
+    The co-occurrence graph is optional (builds made before it existed have none): when it
+    fails to open, the reason is kept and queries on it answer 503 with it.
+    """
     build_dir = resolve_build_dir(settings)
-    graph_dir = build_dir / "graph"
-    vertices = pq.read_table(graph_dir / "vertices.parquet", columns=["vid", "kind", "key", "name"])
-    vids = vertices.column("vid").to_numpy()
-    n = len(vids)
-    if not np.array_equal(vids, np.arange(n)):
-        raise ValueError(f"{graph_dir / 'vertices.parquet'}: vid must be 0..n-1 in order")
-    keys = vertices.column("key").to_pylist()
-    names = vertices.column("name").to_pylist()
-    is_concept = np.asarray(vertices.column("kind").to_pylist(), dtype=object) == "concept"
-
-    edges_parquet = graph_dir / "edges.parquet"
-    if (graph_dir / "graph.bp").exists():
-        adjacency, graph_attrs = adjacency_from_graph_bp(graph_dir / "graph.bp", edges_parquet)
-        graph_digest = graph_attrs.get("graph_digest")
-    else:  # no graph.bp: walk the Parquet edges and digest them the way graph.bp would carry it
-        from pipeline.graph.csr import graph_digest as digest_of
-        from pipeline.graph.csr import kind_codes
-
-        adjacency = adjacency_from_edges_parquet(edges_parquet, n)
-        table = pq.read_table(edges_parquet, columns=["src", "dst", "kind", "cost"])
-        graph_digest = digest_of(
-            keys,
-            table.column("src").to_numpy(),
-            table.column("dst").to_numpy(),
-            kind_codes(table.column("kind")),
-            table.column("cost").to_numpy(),
-        )
-    if adjacency.n != n:
-        raise ValueError(f"graph has {adjacency.n} vertices but vertices.parquet has {n}")
-
-    distances = DistanceMatrix(build_dir / "distances.bp")
-    distances_digest = distances.attributes.get("graph_digest")
-    stale_reason = None
-    if distances.n != n:
-        stale_reason = f"distances.bp is {distances.n}x{distances.n} but the graph has {n} vertices"
-    elif not graph_digest or distances_digest != graph_digest:
-        stale_reason = (
-            f"distances.bp graph digest {str(distances_digest)[:12]}... does not match the graph's "
-            f"{str(graph_digest)[:12]}...: the distances were computed for another graph; re-run the solve stage"
-        )
-
-    vid_of = {key: i for i, key in enumerate(keys)}
+    record = json.loads((build_dir / "build.json").read_text())
+    build_id = str(record.get("build_id") or build_dir.name)
+    tolerance = Tolerance(rtol=settings.rtol, atol=settings.atol)
+    graphs: dict[str, Graph] = {"full": open_graph(build_dir, "full", tolerance, build_id=build_id)}
+    errors: dict[str, str] = {}
+    try:
+        graphs["cooccurrence"] = open_graph(build_dir, "cooccurrence", tolerance, build_id=build_id)
+    except Exception as exc:  # noqa: BLE001 -- the reason is served with every query on that graph
+        errors["cooccurrence"] = f"{type(exc).__name__}: {exc}"
+    full = graphs["full"]
+    keys, names, is_concept, vid_of = full.keys, full.names, full.is_concept, full.vid_of
     concepts_path = build_dir / "tables" / "concepts.parquet"
     if concepts_path.exists():
         table = pq.read_table(concepts_path, columns=["cui", "name", "semtypes"])
@@ -187,22 +185,13 @@ def load_build(settings: Settings) -> LoadedBuild:
         idx = np.flatnonzero(is_concept)
         cuis, cnames, semtypes = [keys[i] for i in idx], [names[i] for i in idx], [[] for _ in idx]
     concept_vids = {c: vid_of[c] for c in cuis if c in vid_of and is_concept[vid_of[c]]}
-
-    record = json.loads((build_dir / "build.json").read_text())
     return LoadedBuild(
-        build_id=str(record.get("build_id") or build_dir.name),
+        build_id=build_id,
         build_dir=build_dir,
-        adjacency=adjacency,
-        distances=distances,
-        keys=keys,
-        names=names,
-        is_concept=is_concept.astype(bool),
-        vid_of=vid_of,
+        graphs=graphs,
         concepts=ConceptIndex(cuis, cnames, semtypes, concept_vids),
-        graph_digest=graph_digest,
-        distances_digest=distances_digest,
-        tolerance=Tolerance(rtol=settings.rtol, atol=settings.atol),
-        stale_reason=stale_reason,
+        tolerance=tolerance,
+        graph_errors=errors,
     )
 
 
@@ -234,7 +223,10 @@ def open_state(settings: Settings) -> ServiceState:
         if state.build.stale_reason:
             log.error("build %s is stale: %s", state.build.build_id, state.build.stale_reason)
         else:
-            log.info("serving build %s (%d vertices)", state.build.build_id, state.build.n)
+            log.info(
+                "serving build %s: %s", state.build.build_id,
+                "; ".join(f"{g.scope} graph {g.n} vertices, distances {g.method}" for g in state.build.graphs.values()),
+            )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 -- the reason is served by /v1/ready
         state.load_error = f"{type(exc).__name__}: {exc}"
         log.error("no build loaded: %s", state.load_error)

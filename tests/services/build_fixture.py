@@ -1,10 +1,14 @@
 """A small build folder in the pipeline's layout, with distances from scipy instead of the solver.
 
-Used by the path-service tests and ``bench/path_service.py`` until the real pipeline +
-solver build is wired in. The layout is the contract of DESIGN section 4:
+Used by the path-service tests and ``bench/path_service.py``. The layout is the build
+contract (pipeline/graphs.py, docs/design.md):
 
-    <results>/builds/<build_id>/graph/{vertices,edges}.parquet, graph/graph.bp,
-    distances.bp, tables/concepts.parquet, build.json;  <results>/latest -> builds/<build_id>
+    <results>/builds/<build_id>/graph/{vertices,edges}.parquet, graph/graph.bp, distances.bp,
+    cooccurrence/{vertices,edges}.parquet, cooccurrence/graph.bp, cooccurrence/distances.bp,
+    tables/concepts.parquet, build.json;  <results>/latest -> builds/<build_id>
+
+Each graph's distances are dense (the default), the rows of a source set, or absent (the
+service then answers on demand), as a solve's plan would have left them.
 
 The graph is random but deterministic for a seed: concepts ``C0000000``..., abstracts
 ``PMID:...`` and ``CORD:...``, all three edge kinds, a few zero-cost (weight 1) edges and
@@ -78,6 +82,70 @@ def random_graph(n_concepts: int, n_abstracts: int, seed: int = 7, degree: float
     return keys, names, src, dst, kind, weight
 
 
+def write_graph_scope(
+    graph_dir: Path,
+    distances_path: Path,
+    keys: list[str],
+    names: list[str],
+    n_concepts: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    kind: np.ndarray,
+    weight: np.ndarray,
+    *,
+    edge_kinds: list[str],
+    distances: str | None = "dense",
+    sources: list[int] | None = None,
+    stale: bool = False,
+    block_size: int = 256,
+) -> tuple[Adjacency, str, pa.Table]:
+    """vertices, edges and graph.bp in ``graph_dir`` and (unless ``distances`` is None) the
+    distances: ``dense`` (n x n) or ``rows`` (of ``sources``), scipy's Dijkstra rounded to float32."""
+    from scipy.sparse.csgraph import dijkstra
+
+    graph_dir.mkdir(parents=True, exist_ok=True)
+    n = len(keys)
+    cost = (-np.log(weight)).astype(np.float32)
+    cost[weight == 1.0] = 0.0
+    vertices = pa.table(
+        {
+            "vid": pa.array(np.arange(n), pa.int64()),
+            "kind": ["concept"] * n_concepts + ["abstract"] * (n - n_concepts),
+            "key": keys,
+            "name": names,
+        },
+        schema=VERTICES,
+    )
+    edges = pa.table({"src": src, "dst": dst, "kind": list(kind), "weight": weight, "cost": cost}, schema=EDGES)
+    pq.write_table(vertices, graph_dir / "vertices.parquet")
+    pq.write_table(edges, graph_dir / "edges.parquet")
+    digest = graph_digest(keys, src, dst, kind_codes(list(kind)), cost)
+    adjacency = adjacency_from_edges(n, src, dst, cost, weight)
+    write_graph_bp(
+        graph_dir / "graph.bp", n, adjacency.row_ptr, adjacency.col_idx, adjacency.cost,
+        {"graph_digest": digest, "weight_scheme": "fixture", "edge_kinds": edge_kinds},
+    )  # fmt: skip
+    attributes = {
+        "graph_digest": ("0" * 64) if stale else digest,
+        "process_grid": "1x1",
+        "algorithm": "scipy-dijkstra (test fixture)",
+        "solver_version": "fixture",
+    }
+    if distances == "dense":
+        # float32 distances as the solver would produce them (float64 Dijkstra, rounded once).
+        matrix = dijkstra(adjacency.to_scipy(), directed=True).astype(np.float32)
+        write_distances_bp(distances_path, matrix, attributes, block_size=block_size)
+    elif distances == "rows":
+        from pipeline.store.adios import write_distance_rows_bp
+
+        chosen = np.asarray(sorted(set(sources or [])), dtype=np.int64)
+        rows = dijkstra(adjacency.to_scipy(), directed=True, indices=chosen).astype(np.float32)
+        write_distance_rows_bp(distances_path, rows.reshape(len(chosen), n), chosen, attributes)
+    elif distances is not None:
+        raise ValueError(f"distances must be dense, rows or None, not {distances!r}")
+    return adjacency, digest, edges
+
+
 def make_build(
     results_dir: Path | str,
     n_concepts: int = 60,
@@ -88,62 +156,38 @@ def make_build(
     build_id: str = "fixture00001",
     block_size: int = 256,
     stale: bool = False,
+    distances: str | None = "dense",
+    sources: list[int] | None = None,
+    cooccurrence_distances: str | None = "dense",
 ) -> FixtureBuild:
-    """Write a complete build folder; ``stale=True`` gives distances.bp a different graph digest."""
-    from scipy.sparse.csgraph import dijkstra
+    """Write a complete build folder; ``stale=True`` gives distances.bp a different graph digest.
 
+    ``distances``/``sources`` choose the full graph's stored distances and
+    ``cooccurrence_distances`` the co-occurrence graph's (dense, rows of ``sources`` that are
+    concepts, or None: on demand).
+    """
     results_dir = Path(results_dir)
     build_dir = results_dir / "builds" / build_id
-    (build_dir / "graph").mkdir(parents=True, exist_ok=True)
     (build_dir / "tables").mkdir(parents=True, exist_ok=True)
     keys, names, src, dst, kind, weight = random_graph(n_concepts, n_abstracts, seed, degree, isolated)
-    n = len(keys)
-    cost = (-np.log(weight)).astype(np.float32)
-    cost[weight == 1.0] = 0.0
-
-    vertices = pa.table(
-        {
-            "vid": pa.array(np.arange(n), pa.int64()),
-            "kind": ["concept"] * n_concepts + ["abstract"] * n_abstracts,
-            "key": keys,
-            "name": names,
-        },
-        schema=VERTICES,
-    )
-    edges = pa.table(
-        {"src": src, "dst": dst, "kind": kind.tolist(), "weight": weight, "cost": cost}, schema=EDGES
-    )
-    pq.write_table(vertices, build_dir / "graph" / "vertices.parquet")
-    pq.write_table(edges, build_dir / "graph" / "edges.parquet")
+    adjacency, digest, edges = write_graph_scope(
+        build_dir / "graph", build_dir / "distances.bp", keys, names, n_concepts, src, dst, kind, weight,
+        edge_kinds=list(EDGE_KINDS), distances=distances, sources=sources, stale=stale, block_size=block_size,
+    )  # fmt: skip
+    # The co-occurrence graph: the concepts (ids 0..n_concepts-1 in both graphs) and their edges.
+    cc = kind == EDGE_KINDS[0]
+    write_graph_scope(
+        build_dir / "cooccurrence", build_dir / "cooccurrence" / "distances.bp", keys[:n_concepts],
+        names[:n_concepts], n_concepts, src[cc], dst[cc], kind[cc], weight[cc], edge_kinds=[EDGE_KINDS[0]],
+        distances=cooccurrence_distances, sources=[v for v in (sources or []) if v < n_concepts],
+        block_size=block_size,
+    )  # fmt: skip
     semtypes = [["gngm", "aapp"] if i % 3 == 0 else ["dsyn"] for i in range(n_concepts)]
     concepts = pa.table(
         {"cui": keys[:n_concepts], "name": names[:n_concepts], "semtypes": semtypes}, schema=CONCEPTS
     )
     pq.write_table(concepts, build_dir / "tables" / "concepts.parquet")
-
-    digest = graph_digest(keys, src, dst, kind_codes(kind.tolist()), cost)
-    adjacency = adjacency_from_edges(n, src, dst, cost, weight)
-    write_graph_bp(
-        build_dir / "graph" / "graph.bp",
-        n,
-        adjacency.row_ptr,
-        adjacency.col_idx,
-        adjacency.cost,
-        {"graph_digest": digest, "weight_scheme": "fixture", "edge_kinds": list(EDGE_KINDS)},
-    )
-    # float32 distances as the solver would produce them (float64 Dijkstra, rounded once).
-    distance = dijkstra(adjacency.to_scipy(), directed=True).astype(np.float32)
-    write_distances_bp(
-        build_dir / "distances.bp",
-        distance,
-        {
-            "graph_digest": ("0" * 64) if stale else digest,
-            "process_grid": "1x1",
-            "algorithm": "scipy-dijkstra (test fixture)",
-            "solver_version": "fixture",
-        },
-        block_size=block_size,
-    )
+    n = len(keys)
     (build_dir / "build.json").write_text(
         json.dumps({"build_id": build_id, "graph": {"n_vertices": n}}) + "\n"
     )

@@ -91,13 +91,14 @@ def test_ready_ok(client, fixture_build):
     assert response.status_code == 200
     body = response.json()
     assert body["ready"] is True and body["build_id"] == fixture_build.build_id
-    assert body["checks"]["graph_digest"]["ok"]
+    assert body["checks"]["graph_full"]["ok"] and body["checks"]["graph_cooccurrence"]["ok"]
+    assert "distances stored (dense)" in body["checks"]["graph_full"]["message"]
 
 
 def test_ready_stale_build_503(stale_client):
     error = _assert_error(stale_client.get("/v1/ready"), 503, "not_ready")
-    assert "graph digest" in error["message"]
-    assert error["detail"]["checks"]["graph_digest"]["ok"] is False
+    assert "computed for another graph" in error["message"]
+    assert error["detail"]["checks"]["graph_full"]["ok"] is False
 
 
 def test_ready_no_build_503(tmp_path):

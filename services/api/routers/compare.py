@@ -18,9 +18,10 @@ from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.compare.spoke import DEFAULT_SCENARIO4_MAX_HOPS, MAX_PAIR_HOPS
 from services.api.deps import SettingsDep, StateDep, run_bounded
 from services.api.errors import ApiError
-from services.api.models import CUI_PATTERN, ConceptKey, ErrorOut
+from services.api.models import CUI_PATTERN, GRAPH_DESCRIPTION, ConceptKey, ErrorOut, GraphName
 
 router = APIRouter(
     prefix="/v1",
@@ -49,10 +50,12 @@ class ComparePathIn(BaseModel):
     )
     hops: int = Field(1, ge=1, le=4, description="SPOKE hop limit h")
     evidence: bool = Field(True, description="Look up supporting documents of each hop")
+    graph: GraphName = Field("cooccurrence", description=GRAPH_DESCRIPTION + "; its edges give the hops' costs")
 
 
 class CompareOut(BaseModel):
     build_id: str | None
+    graph: GraphName = Field(description=GRAPH_DESCRIPTION)
     source: str
     target: str
     scenario: str
@@ -65,6 +68,9 @@ class CompareOut(BaseModel):
     n_connected: int
     literature: dict[str, Any] | None
     pair_link: dict[str, Any] | None
+    spoke_walk: list[dict[str, Any]] | None = Field(
+        description="Scenarios 1 and 3a: the one SPOKE node per mapped concept the path runs through"
+    )
     notes: list[str]
     neo4j_round_trips: int
 
@@ -103,20 +109,20 @@ def _mapping(state):
     return cached[1]
 
 
-def _comparator(state, hops: int):
+def _comparator(state, hops: int, scenario4_max_hops: int):
     from pipeline.compare.classify import Comparator
     from pipeline.compare.spoke import SpokeGraph
 
     if state.neo4j is None:
         raise SpokeUnavailable("SPOKE comparison needs a Neo4j: set LITPATH_NEO4J_URI")
     spoke = SpokeGraph(state.neo4j, where="the configured SPOKE Neo4j")
-    return Comparator(_mapping(state), spoke, hops=hops)
+    return Comparator(_mapping(state), spoke, hops=hops, scenario4_max_hops=scenario4_max_hops)
 
 
-def _classify(state, paths, hops: int) -> dict:
+def _classify(state, paths, hops: int, scope: str, scenario4_max_hops: int = DEFAULT_SCENARIO4_MAX_HOPS) -> dict:
     from pipeline.store.neo4j import Neo4jUnavailable
 
-    comparator = _comparator(state, hops)
+    comparator = _comparator(state, hops, scenario4_max_hops)
     try:
         comparison = comparator.compare_paths(paths)[0]
     except Neo4jUnavailable as exc:
@@ -124,6 +130,7 @@ def _classify(state, paths, hops: int) -> dict:
     build = state.build
     return {
         "build_id": None if build is None else build.build_id,
+        "graph": scope,
         **comparison.as_dict(),
         "neo4j_round_trips": comparator.spoke.round_trips,
     }
@@ -134,12 +141,13 @@ def _compare_path(state, body: ComparePathIn) -> dict:
 
     concepts = list(body.concepts)
     build = state.build
+    graph = build.graphs.get(body.graph) if build is not None else None
     hops = []
     for a, b in zip(concepts, concepts[1:], strict=False):
         cost = None
-        if build is not None and a in build.vid_of and b in build.vid_of and a != b:
+        if graph is not None and a in graph.vid_of and b in graph.vid_of and a != b:
             try:
-                cost = build.adjacency.edge_cost(build.vid_of[a], build.vid_of[b])
+                cost = graph.adjacency.edge_cost(graph.vid_of[a], graph.vid_of[b])
             except KeyError:
                 cost = None  # not an edge of the literature graph
         hops.append(LiteratureHop(a, b, cost))
@@ -148,18 +156,18 @@ def _compare_path(state, body: ComparePathIn) -> dict:
         attach_evidence([path], state.mongo_db, build.build_id)
     else:
         path.evidence_status = NO_STORE if build is not None else "no build loaded"
-    return _classify(state, [path], body.hops)
+    return _classify(state, [path], body.hops, body.graph)
 
 
-def _compare_pair(state, source: str, target: str, hops: int) -> dict:
+def _compare_pair(state, source: str, target: str, hops: int, scope: str, scenario4_max_hops: int) -> dict:
     from pipeline.compare.literature import PathFinder, attach_evidence
 
     build = state.require_build()
-    build.require_fresh()
-    path = PathFinder(build).path(source, target)
+    build.require_fresh(scope)
+    path = PathFinder(build.graph(scope)).path(source, target)
     if path.reachable:
         attach_evidence([path], state.mongo_db, build.build_id)
-    return _classify(state, [path], hops)
+    return _classify(state, [path], hops, scope, scenario4_max_hops)
 
 
 @router.post("/compare/path", response_model=CompareOut)
@@ -178,13 +186,19 @@ async def get_compare_pair(
     source: Annotated[str, CuiQuery],
     target: Annotated[str, CuiQuery],
     hops: Annotated[int, Query(ge=1, le=4, description="SPOKE hop limit h")] = 1,
+    graph: Annotated[GraphName, Query(description=GRAPH_DESCRIPTION)] = "cooccurrence",
+    scenario4_max_hops: Annotated[
+        int,
+        Query(ge=1, le=MAX_PAIR_HOPS, description="Safety cap of the SPOKE search when the literature has no path"),
+    ] = DEFAULT_SCENARIO4_MAX_HOPS,
 ) -> dict:
-    """The literature path between two concepts, classified; scenario 4 when only SPOKE connects them."""
+    """The literature path between two concepts (on the co-occurrence graph by default, as in the
+    paper), classified; scenario 4 when only SPOKE connects them."""
     if source == target:
         from services.api.errors import InvalidRequest
 
         raise InvalidRequest("source and target must differ", {"source": source, "target": target})
-    return await run_bounded(settings, _compare_pair, state, source, target, hops)
+    return await run_bounded(settings, _compare_pair, state, source, target, hops, graph, scenario4_max_hops)
 
 
 def latest_report(settings) -> Path | None:

@@ -1,4 +1,4 @@
-"""Stored shortest-path distance between two vertices."""
+"""The shortest-path distance between two vertices, stored or computed on demand."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from services.api import queries
-from services.api.deps import StateDep
-from services.api.models import KEY_PATTERN, DistanceOut, ErrorOut
+from services.api.deps import SettingsDep, StateDep, run_bounded
+from services.api.models import GRAPH_DESCRIPTION, KEY_PATTERN, DistanceOut, ErrorOut, GraphName
 
 router = APIRouter(
     prefix="/v1", tags=["distances"], responses={404: {"model": ErrorOut}, 503: {"model": ErrorOut}}
@@ -22,7 +22,10 @@ KeyQuery = Query(
 @router.get("/distance", response_model=DistanceOut)
 async def get_distance(
     state: StateDep,
+    settings: SettingsDep,
     source: Annotated[str, KeyQuery],
     target: Annotated[str, KeyQuery],
+    graph: Annotated[GraphName, Query(description=GRAPH_DESCRIPTION)] = "full",
 ) -> dict:
-    return queries.distance(state.require_build(), source, target)  # one 1x1 read: inline
+    """The shortest-path distance: stored when a row covers the pair, else computed on demand."""
+    return await run_bounded(settings, lambda: queries.distance(state.require_build().graph(graph), source, target))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
+from pipeline.graphs import SCOPES
 from services.api.deps import SettingsDep, StateDep, require_api_key, run_bounded
 from services.api.errors import ApiError
 from services.api.models import ErrorOut, HealthOut, ReadyOut
@@ -38,15 +39,20 @@ def readiness(state: ServiceState) -> dict:
     if build is None:
         checks["build"] = {"ok": False, "message": f"no build loaded: {state.load_error}"}
     else:
-        checks["build"] = {
-            "ok": True,
-            "message": f"build {build.build_id}: {build.n} vertices, {build.adjacency.nnz // 2} edges",
-        }
-        checks["graph_digest"] = (
-            {"ok": False, "message": build.stale_reason}
-            if build.stale_reason
-            else {"ok": True, "message": f"distances.bp matches graph ({str(build.graph_digest)[:12]}...)"}
-        )
+        checks["build"] = {"ok": True, "message": f"build {build.build_id}"}
+        for scope in SCOPES:
+            graph = build.graphs.get(scope)
+            if graph is None:
+                reason = build.graph_errors.get(scope, "not in this build")
+                checks[f"graph_{scope}"] = {"ok": False, "message": f"{scope} graph not loaded: {reason}"}
+                continue
+            where = {"dense": "stored (dense)", "rows": "stored rows + on demand"}.get(graph.method, "on demand")
+            summary = f"{scope} graph: {graph.n} vertices, {graph.adjacency.nnz // 2} edges; distances {where}"
+            checks[f"graph_{scope}"] = (
+                {"ok": False, "message": f"{summary}; {graph.stale_reason}"}
+                if graph.stale_reason
+                else {"ok": True, "message": f"{summary}; digest {str(graph.graph_digest)[:12]}..."}
+            )
     if state.mongo is not None:
         try:
             state.mongo.admin.command("ping")

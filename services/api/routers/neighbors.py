@@ -1,4 +1,4 @@
-"""The k nearest concepts of a vertex, from one row of the distance matrix."""
+"""The k nearest concepts of a vertex: from its stored row, or a Dijkstra that stops after k concepts."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from services.api import queries
-from services.api.deps import SettingsDep, StateDep
+from services.api.deps import SettingsDep, StateDep, run_bounded
 from services.api.errors import InvalidRequest
-from services.api.models import KEY_PATTERN, ErrorOut, NeighborsOut
+from services.api.models import GRAPH_DESCRIPTION, KEY_PATTERN, ErrorOut, GraphName, NeighborsOut
 
 router = APIRouter(
     prefix="/v1", tags=["neighbors"], responses={404: {"model": ErrorOut}, 503: {"model": ErrorOut}}
@@ -22,9 +22,10 @@ async def get_neighbors(
     settings: SettingsDep,
     key: Annotated[str, Path(pattern=KEY_PATTERN)],
     k: Annotated[int, Query(ge=1, description="How many, at most LITPATH_PAGE_CAP")] = 10,
+    graph: Annotated[GraphName, Query(description=GRAPH_DESCRIPTION)] = "full",
 ) -> dict:
     if k > settings.page_cap:
         raise InvalidRequest(
             f"k {k} exceeds the page cap {settings.page_cap}", {"page_cap": settings.page_cap}
         )
-    return queries.neighbors(state.require_build(), key, k)  # one row read and a partial sort: inline
+    return await run_bounded(settings, lambda: queries.neighbors(state.require_build().graph(graph), key, k))

@@ -10,7 +10,15 @@ from fastapi import APIRouter, Query
 from services.api import queries
 from services.api.deps import SettingsDep, StateDep, run_bounded
 from services.api.errors import ApiError, InvalidRequest, RequestTimeout
-from services.api.models import KEY_PATTERN, ErrorOut, PathOut, PathsIn, PathsOut
+from services.api.models import (
+    GRAPH_DESCRIPTION,
+    KEY_PATTERN,
+    ErrorOut,
+    GraphName,
+    PathOut,
+    PathsIn,
+    PathsOut,
+)
 
 router = APIRouter(
     prefix="/v1",
@@ -32,27 +40,31 @@ async def get_path(
     evidence: Annotated[
         bool, Query(description="Look up supporting documents of concept-concept hops")
     ] = True,
+    graph: Annotated[GraphName, Query(description=GRAPH_DESCRIPTION)] = "full",
 ) -> dict:
-    """The shortest path, its hops (cost, weight, kind, documents) and the stored distance.
+    """The shortest path, its hops (cost, weight, kind, documents) and its distance, stored or on demand.
 
     An unreachable pair is a 200 with ``reachable: false`` and no vertices.
     """
-    # The walk is bounded CPU work (one row read, then O(hops x degree)): done inline, which spares
-    # two thread hand-offs per request. Only the evidence store's network I/O goes to a worker thread.
-    body = queries.path(state.require_build(), source, target)
+    return await run_bounded(settings, _path, state, graph, source, target, evidence)
+
+
+def _path(state, scope: str, source: str, target: str, evidence: bool) -> dict:
+    body = queries.path(state.require_build().graph(scope), source, target)
     if evidence and state.mongo_db is not None and queries.needs_evidence(body):
-        body = await run_bounded(settings, queries.attach_evidence, body, state.mongo_db)
+        body = queries.attach_evidence(body, state.mongo_db)
     return body
 
 
 def _batch(state, settings, body: PathsIn, deadline: float) -> dict:
     build = state.require_build()
+    graph = build.graph(body.graph)
     results = []
     for pair in body.pairs:
         if time.monotonic() > deadline:
             raise RequestTimeout(f"batch took longer than {settings.request_timeout_s} s")
         try:
-            found = queries.path(build, pair.source, pair.target)
+            found = queries.path(graph, pair.source, pair.target)
             if body.evidence and state.mongo_db is not None and queries.needs_evidence(found):
                 found = queries.attach_evidence(found, state.mongo_db)
             results.append({"source": pair.source, "target": pair.target, "path": found, "error": None})
@@ -61,7 +73,7 @@ def _batch(state, settings, body: PathsIn, deadline: float) -> dict:
                 raise
             error = {"code": exc.code, "message": exc.message, "detail": exc.detail}
             results.append({"source": pair.source, "target": pair.target, "path": None, "error": error})
-    return {"build_id": build.build_id, "results": results}
+    return {"build_id": build.build_id, "graph": graph.scope, "results": results}
 
 
 @router.post("/paths", response_model=PathsOut)
