@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 from isal import igzip, isal_zlib
 
 from pipeline import tables
+from pipeline.progress import Progress
 
 BATCH_ROWS = 100_000
 
@@ -92,10 +93,11 @@ class IngestCounts:
 class _HashingReader(io.RawIOBase):
     """Binary reader that feeds every byte it passes on into a SHA-256."""
 
-    def __init__(self, raw: BinaryIO) -> None:
+    def __init__(self, raw: BinaryIO, progress: Progress | None = None) -> None:
         self._raw = raw
         self.digest = hashlib.sha256()
         self.position = 0
+        self._progress = progress
 
     def readable(self) -> bool:
         return True
@@ -106,6 +108,8 @@ class _HashingReader(io.RawIOBase):
         buffer[:n] = data
         self.digest.update(data)
         self.position += n
+        if self._progress is not None:  # the file's bytes as stored: the ETA holds for gzip too
+            self._progress.update(self.position)
         return n
 
     def drain(self) -> None:
@@ -131,14 +135,14 @@ class InputFile:
     because inflating runs beside the parser on the same cores.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, progress: Progress | None = None) -> None:
         self.path = Path(path)
         self.name = self.path.name
         if not self.path.is_file():
             raise IngestError(f"{self.path}: no such input file")
         with open(self.path, "rb") as probe:
             self.is_gzip = probe.read(2) == b"\x1f\x8b"
-        self._hasher = _HashingReader(open(self.path, "rb"))  # noqa: SIM115 - closed in close()
+        self._hasher = _HashingReader(open(self.path, "rb"), progress)  # noqa: SIM115 - closed in close()
         buffered = io.BufferedReader(self._hasher, buffer_size=1 << 20)
         self._stream: BinaryIO = igzip.IGzipFile(fileobj=buffered, mode="rb") if self.is_gzip else buffered
 
@@ -380,7 +384,8 @@ def ingest_file(kind: str, path: Path, out_dir: Path) -> IngestCounts:
     path = Path(path)
     out_dir = Path(out_dir)
     started = time.perf_counter()
-    source = InputFile(path)
+    progress = Progress(f"litpath ingest {path.name}", path.stat().st_size if path.is_file() else None, "bytes")
+    source = InputFile(path, progress)
     run = IngestRun(out_dir, path.name, produces)
     try:
         reader(source, run)
@@ -404,6 +409,7 @@ def ingest_file(kind: str, path: Path, out_dir: Path) -> IngestCounts:
         tables=rows,
     )
     (out_dir / "counts.json").write_text(json.dumps(counts.to_dict(), indent=2) + "\n")
+    progress.finish(f"{run.rows_read:,} rows read, {run.rows_quarantined:,} quarantined")
     return counts
 
 

@@ -60,6 +60,7 @@ import pyarrow.parquet as pq
 from pipeline import tables
 from pipeline.graph.csr import sum_by_key
 from pipeline.ingest.common import IngestError
+from pipeline.progress import Progress
 
 SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}
 MENTION_SOURCES = ("auto", "entities", "predications", "both")
@@ -546,6 +547,15 @@ class _Merger:
         return pa.concat_tables(parts) if parts else tables.QUARANTINE.empty_table()
 
 
+_STAGE_TABLES = {
+    "documents": ("documents",),
+    "mentions": ("mentions", "entity_mentions"),
+    "citations": ("citations",),
+    "concepts": ("concepts",),
+    "predications": ("predications",),
+}
+
+
 def merge_ingested(
     file_dirs: list[Path], out_dir: Path, config: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -560,18 +570,28 @@ def merge_ingested(
     out_dir.mkdir(parents=True, exist_ok=True)
     merger.load_counts()
     merger.load_deletions()
+    # Progress: the rows each stage reads, from the per-file counts (ETA at stage granularity).
+    stage_rows = {
+        stage: sum(sum(c.get("tables", {}).get(t, 0) for t in tables) for c in merger.file_counts)
+        for stage, tables in _STAGE_TABLES.items()
+    }
+    progress = Progress("litpath merge", sum(stage_rows.values()), "rows")
     written: dict[str, int] = {}
+    progress.stage("documents")
     documents = merger.documents()
     pq.write_table(documents, out_dir / "documents.parquet")
     written["documents"] = documents.num_rows
-    for name, table in (
-        ("mentions", merger.mentions()),
-        ("citations", merger.citations()),
-        ("concepts", merger.concepts()),
-    ):
+    progress.advance(stage_rows["documents"])
+    for name, build in (("mentions", merger.mentions), ("citations", merger.citations), ("concepts", merger.concepts)):
+        progress.stage(name)
+        table = build()
         pq.write_table(table, out_dir / f"{name}.parquet")
         written[name] = table.num_rows
+        progress.advance(stage_rows[name])
+    progress.stage("predications")
     written["predications"] = merger.predications(out_dir / "predications.parquet")
+    progress.advance(stage_rows["predications"])
+    progress.finish(", ".join(f"{n:,} {name}" for name, n in written.items()))
     quarantine = merger.quarantine()
     pq.write_table(quarantine, out_dir / "quarantine.parquet")
     written["quarantine"] = quarantine.num_rows

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +35,7 @@ from typing import Any, Literal
 import neo4j
 from neo4j.exceptions import ClientError
 
+from pipeline.progress import Progress
 from pipeline.spoke.dump import DumpError, EdgeRow, NodeRow, Rejection, read_edges, read_nodes
 from pipeline.spoke.hetionet import Metaedge
 from pipeline.store.neo4j import GraphNaming, quote
@@ -114,6 +115,14 @@ class LoadReport:
         if self.verified:
             lines.append("verified: counts in Neo4j match what was loaded")
         return "\n".join(lines)
+
+
+def _counted(rows: Iterable, progress: Progress, every: int = 10_000) -> Iterator:
+    """The rows, passed on unchanged, counted into ``progress`` every ``every`` rows."""
+    for i, row in enumerate(rows, start=1):
+        if i % every == 0:
+            progress.advance(every)
+        yield row
 
 
 def _edge_digest(edge: EdgeRow) -> int:
@@ -429,14 +438,21 @@ class SpokeLoader:
             report.edges[rel].before = before_edges[rel]
         report.seconds["constraints"] = time.perf_counter() - step
 
+        rows = sum(c.read for c in report.nodes.values()) + sum(c.read for c in report.edges.values())
+        progress = Progress("litpath load-spoke", rows, "rows")
         step = time.perf_counter()
         if nodes_path:
-            self._write_nodes(node_rows() or (), rejected_lines.get(self._nodes_file, set()), report)
+            progress.stage("nodes")
+            nodes = _counted(node_rows() or (), progress)
+            self._write_nodes(nodes, rejected_lines.get(self._nodes_file, set()), report)
         report.seconds["nodes"] = time.perf_counter() - step
         step = time.perf_counter()
         if edges_path:
-            self._write_edges(edge_rows() or (), rejected_lines.get(self._edges_file, set()), report)
+            progress.stage("edges")
+            edges = _counted(edge_rows() or (), progress)
+            self._write_edges(edges, rejected_lines.get(self._edges_file, set()), report)
         report.seconds["edges"] = time.perf_counter() - step
+        progress.finish("nodes and edges written")
 
         step = time.perf_counter()
         self._verify(report, labels, rel_types)

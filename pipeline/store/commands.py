@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import click
@@ -14,14 +13,18 @@ from pipeline.store.mongo import load_build, redact_uri
 
 
 def _progress_printer(every_s: float = 5.0):
-    last = {"t": 0.0}
+    """Progress lines with an ETA per collection loaded (pipeline.progress)."""
+    from pipeline.progress import Progress
+
+    lines: dict[str, Progress] = {}
 
     def progress(collection: str, written: int, total: int | None) -> None:
-        now = time.monotonic()
-        if now - last["t"] >= every_s or (total is not None and written >= total):
-            last["t"] = now
-            of = f"/{total}" if total is not None else ""
-            click.echo(f"  {collection}: {written}{of}", err=True)
+        line = lines.get(collection)
+        if line is None:
+            line = lines[collection] = Progress(f"litpath load-mongo {collection}", total, "documents", every_s=every_s)
+        line.update(written)
+        if total is not None and written >= total:
+            line.finish()
 
     return progress
 

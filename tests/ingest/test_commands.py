@@ -37,7 +37,7 @@ def test_synth_ingest_merge_commands(tmp_path):
     config.write_text("ingest:\n  mention_source: predications\n")
     result = runner.invoke(merge, ["--out-dir", str(tmp_path / "merged"), "--config", str(config), *dirs])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["tables"]["predications"] > 0
+    assert json.loads(result.stdout)["tables"]["predications"] > 0
 
 
 def test_ingest_command_reports_unreadable_file(tmp_path):
