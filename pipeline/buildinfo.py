@@ -136,6 +136,10 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
         "ingest": _read_json(build_dir / "tables" / "counts.json"),
         "graph": _read_json(build_dir / "graph" / "graph_counts.json"),
         "solve": _read_json(build_dir / "solve_summary.json"),
+        "cooccurrence": {
+            "graph": _read_json(build_dir / "cooccurrence" / "graph_counts.json"),
+            "solve": _read_json(build_dir / "cooccurrence" / "solve_summary.json"),
+        },
         "mongo": _read_json(build_dir / "mongo_load.json"),
     }
     (build_dir / "build.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
@@ -154,21 +158,25 @@ def describe_latest(config: dict[str, Any]) -> str:
     if not latest.exists():
         return f"No completed build under {config['results_dir']}/ yet."
     record = _read_json(latest / "build.json") or {}
-    graph = (record.get("graph") or {}).get("counts", {})
-    solve = record.get("solve") or {}
     build_dir = latest.resolve()
-    lines = [
-        "",
-        f"litpath build {record.get('build_id')} is complete: {build_dir}",
-        f"  graph:      {build_dir / 'graph' / 'graph.bp'}  "
-        f"(vertices: {graph.get('vertices', '?')}, edges: {graph.get('edges', '?')})",
-        f"  tables:     {build_dir / 'tables'}/*.parquet, {build_dir / 'graph'}/vertices.parquet, edges.parquet",
-        f"  distances:  {build_dir / 'distances.bp'}  (solve: {solve.get('total_seconds', '?')} s)",
-        f"  record:     {build_dir / 'build.json'}",
+    lines = ["", f"litpath build {record.get('build_id')} is complete: {build_dir}"]
+    for scope, graph_record, solve in (
+        ("full", record.get("graph"), record.get("solve")),
+        ("cooccurrence", (record.get("cooccurrence") or {}).get("graph"), (record.get("cooccurrence") or {}).get("solve")),
+    ):
+        counts = (graph_record or {}).get("counts", {})
+        folder = build_dir / ("graph" if scope == "full" else "cooccurrence")
+        lines.append(
+            f"  {scope + ' graph:':<20}{folder}/  ({counts.get('vertices', '?')} vertices, "
+            f"{counts.get('edges', '?')} edges): {_solved(solve)}"
+        )
+    lines += [
+        f"  {'tables:':<20}{build_dir / 'tables'}/*.parquet",
+        f"  {'record:':<20}{build_dir / 'build.json'}",
     ]
     for extra in ("mapping/coverage.md", "compare/report.html"):
         if (build_dir / extra).exists():
-            lines.append(f"  {extra.split('/')[0]:<11} {build_dir / extra}")
+            lines.append(f"  {extra.split('/')[0] + ':':<20}{build_dir / extra}")
     example = example_pair(build_dir)
     lines += [
         "",
@@ -184,25 +192,44 @@ def describe_latest(config: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _solved(solve: dict[str, Any] | None) -> str:
+    """How a graph's distances were solved, from its solve_summary.json."""
+    if not solve:
+        return "not solved"
+    method = solve.get("method", "dense")
+    seconds = ((solve.get("solver") or {}).get("seconds") or {}).get("solve")
+    took = f" in {seconds:.2f} s" if isinstance(seconds, (int, float)) else ""
+    if method == "dense":
+        return f"dense distances.bp{took}"
+    if method == "rows":
+        return f"rows of {solve.get('sources', {}).get('in_graph', '?')} sources in distances.bp{took}, the rest on demand"
+    return "exact paths computed on demand by the service (nothing stored)"
+
+
 def example_pair(build_dir: Path) -> tuple[str, str] | None:
-    """Two concepts of the build joined by a path of at least two hops, for the example query."""
+    """Two concepts of the build joined by a path of at least two hops, for the example query:
+    the first concept and the farthest concept it reaches (by the stored row or on demand)."""
     import numpy as np
-    import pyarrow.parquet as pq
 
-    from pipeline.store.adios import DistanceMatrix
+    from pipeline.graphs import open_graph
 
-    vertices = pq.read_table(build_dir / "graph" / "vertices.parquet", columns=["vid", "kind", "key"])
-    concepts = vertices.filter(vertices.column("kind").to_numpy(zero_copy_only=False) == "concept")
-    if concepts.num_rows < 2:
-        return None
-    keys = dict(zip(vertices.column("vid").to_pylist(), vertices.column("key").to_pylist(), strict=True))
-    concept_vids = np.asarray(concepts.column("vid").to_pylist())
-    source = int(concept_vids[0])
-    with DistanceMatrix(build_dir / "distances.bp") as matrix:
-        row = matrix.row(source)[concept_vids]
-    finite = np.isfinite(row) & (concept_vids != source)
-    if not finite.any():
-        return None
-    # The farthest reachable concept makes a path worth looking at.
-    target = int(concept_vids[finite][np.argmax(row[finite])])
-    return keys[source], keys[target]
+    graph = open_graph(build_dir, "full")
+    try:
+        concept_vids = np.flatnonzero(graph.is_concept)
+        if len(concept_vids) < 2:
+            return None
+        source = int(concept_vids[0])
+        row = graph.stored_row(source)
+        if row is None:
+            from pipeline import sssp
+
+            row = sssp.rows(graph.adjacency, [source])[0]
+        row = row[concept_vids]
+        finite = np.isfinite(row) & (concept_vids != source)
+        if not finite.any():
+            return None
+        # The farthest reachable concept makes a path worth looking at.
+        target = int(concept_vids[finite][np.argmax(row[finite])])
+        return graph.keys[source], graph.keys[target]
+    finally:
+        graph.close()

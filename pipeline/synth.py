@@ -601,3 +601,24 @@ def generate_corpus(
     }
     (corpus.out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def write_corpus_config(corpus_dir: Path, manifest: dict[str, Any], base: Path, out: Path) -> Path:
+    """A workflow config for a generated corpus: ``base``'s settings, its inputs replaced by the
+    corpus files (paths as given, relative to the working directory like any config's)."""
+    import yaml
+
+    config = yaml.safe_load(Path(base).read_text()) or {}
+    inputs: dict[str, list[str]] = {}
+    for entry in manifest["files"]:
+        inputs.setdefault(entry["kind"], []).append(str(Path(corpus_dir) / entry["path"]))
+    config["inputs"] = inputs
+    header = (
+        f"# Workflow config for the synthetic corpus in {corpus_dir} ({manifest['scale']:,} predications,\n"
+        f"# seed {manifest['seed']}), written by `litpath synth --config-out`; every other setting is\n"
+        f"# {base}'s (see it for what each key means).\n"
+    )
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(header + yaml.safe_dump(config, sort_keys=False))
+    return out

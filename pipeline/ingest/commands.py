@@ -94,12 +94,30 @@ def merge(
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
     help="TSV (cui, name, semtype) of real concepts to place among the most frequent ones.",
 )
-def synth(out_dir: Path, scale: int, seed: int, update_files: int, anchors_file: Path | None) -> None:
+@click.option(
+    "--config-out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write a workflow config that builds this corpus (the other settings: --config-base's).",
+)
+@click.option(
+    "--config-base",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    default=Path("config/config.yaml"),
+    show_default=True,
+    help="Config whose settings (SPOKE, mapping, query set, solver, ...) the written config keeps.",
+)
+def synth(
+    out_dir: Path, scale: int, seed: int, update_files: int, anchors_file: Path | None,
+    config_out: Path | None, config_base: Path,
+) -> None:  # fmt: skip
     """Write a synthetic corpus in the real dump layouts (SemMedDB, PubMed, CORD-19, OCC)."""
-    from pipeline.synth import generate_corpus, read_anchor_concepts
+    from pipeline.synth import generate_corpus, read_anchor_concepts, write_corpus_config
 
     anchors = read_anchor_concepts(anchors_file) if anchors_file else []
     manifest = generate_corpus(out_dir, scale, seed=seed, n_update_files=update_files, anchors=anchors)
     click.echo(
         f"wrote {len(manifest['files'])} files to {out_dir} (manifest.json lists them in ingest order)"
     )
+    if config_out is not None:
+        write_corpus_config(out_dir, manifest, config_base, config_out)
+        click.echo(f"wrote {config_out}: `make run CONFIG={config_out}` builds this corpus")
