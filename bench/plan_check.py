@@ -92,7 +92,10 @@ def main() -> int:
         "excluded), threads per rank as apsp-fw's default (cores / ranks). Predicted: "
         "`pipeline.plan.model.predict` from the machine file alone. 'Busy-adjusted': the same "
         "model told how many cores other processes kept busy in the second before the run "
-        "(the machine is shared with other sessions).",
+        "(the machine is shared with other sessions). The machine file's whole-solve correction "
+        f"(x{machine.solve_time_factor:.3f}: measured / composed time of three apsp-fw runs at calibration, "
+        "on configurations none of the cases below uses) is part of the prediction; without it every "
+        "prediction was an underestimate (2026-11-23, same machine: median 10.1 %, worst 22.2 %).",
         "",
         "## Predicted vs measured",
         "",

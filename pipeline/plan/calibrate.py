@@ -201,7 +201,7 @@ def calibrate(
             max(r["loadavg_before"] for r in observations["phase"] + bcast_rows),
         ],
     }
-    return Machine(
+    machine = Machine(
         name=name,
         description=description,
         cores_per_node=cores,
@@ -213,6 +213,9 @@ def calibrate(
         observations=_compact(observations),
         sssp=sssp,
     )
+    log(f"whole-solve correction from real apsp-fw runs (load {load_average()})")
+    machine.solver_correction = calibrate_solver_correction(machine, log)
+    return machine
 
 
 SSSP_SIZES = (1 << 12, 1 << 15, 1 << 18, 1 << 20)
@@ -284,6 +287,44 @@ def calibrate_sssp(
         "source": "calibrated (random graphs, pipeline/plan/calibrate.py calibrate_sssp)",
         "observations_columns": ["n", "arcs", "seconds_per_search", "working_set_bytes"],
         "observations": observations,
+    }
+
+
+# Real solves for the whole-solve correction: unlike plan-check's cases (other n and tiles),
+# one rank with every core's threads, a 1 x cores grid and a cores x 1 grid without look-ahead.
+def correction_cases(cores: int) -> list:
+    from pipeline.plan.check import CheckCase
+    from pipeline.plan.model import SolverConfig
+
+    ranks = max(2, cores)
+    return [
+        CheckCase(2560, SolverConfig(1, 1, 128, "ring")),
+        CheckCase(3584, SolverConfig(1, ranks, 256, "ring")),
+        CheckCase(3584, SolverConfig(ranks, 1, 192, "bcast", lookahead=False)),
+    ]
+
+
+def calibrate_solver_correction(machine: Machine, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run apsp-fw on :func:`correction_cases` and fit the factor measured / composed (median)."""
+    import statistics
+    import tempfile
+
+    from pipeline.plan.check import run_case
+
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="plan-correction-") as tmp:
+        for case in correction_cases(machine.cores_per_node):
+            row = run_case(case, machine, Path(tmp), repeats=2)
+            ratio = row["measured_s"] / row["predicted_s"]
+            log(f"apsp-fw n = {case.n}, {case.config.label()}: composed {row['predicted_s']:.3f} s, "
+                f"measured {row['measured_s']:.3f} s (x{ratio:.3f})")  # fmt: skip
+            runs.append([case.n, case.config.grid, case.config.tile, case.config.broadcast,
+                         case.config.lookahead, round(row["predicted_s"], 5), round(row["measured_s"], 5)])  # fmt: skip
+    factor = statistics.median(r[6] / r[5] for r in runs)
+    return {
+        "factor": round(factor, 4),
+        "runs_columns": ["n", "grid", "tile", "broadcast", "lookahead", "composed_s", "measured_s"],
+        "runs": runs,
     }
 
 

@@ -126,6 +126,13 @@ class Machine:
     observations: dict[str, Any] = field(default_factory=dict)
     # Dijkstra cost model of the rows and on-demand methods (pipeline.plan.methods.SsspModel)
     sssp: dict[str, Any] = field(default_factory=dict)
+    # Whole-solve correction: measured / composed time of real apsp-fw runs at calibration
+    # (what the components miss: rank imbalance, waiting in broadcasts, ranks sharing cores).
+    solver_correction: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def solve_time_factor(self) -> float:
+        return float(self.solver_correction.get("factor", 1.0) or 1.0)
 
     # ---------------------------------------------------------------- compute
     def backends(self) -> list[str]:
@@ -194,6 +201,7 @@ class Machine:
                 for variant, fits in sorted(self.broadcasts.items())
             },
             **({"sssp": self.sssp} if self.sssp else {}),
+            **({"solver_correction": self.solver_correction} if self.solver_correction else {}),
             "observations": self.observations,
         }
 
@@ -236,6 +244,7 @@ class Machine:
                 source=source,
                 observations=dict(data.get("observations") or {}),
                 sssp=dict(data.get("sssp") or {}),
+                solver_correction=dict(data.get("solver_correction") or {}),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise MachineError(f"{where}: missing or malformed field: {exc}") from exc
