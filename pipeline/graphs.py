@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ from pipeline.paths import (
 )
 
 SCOPES = ("full", "cooccurrence")
+ROW_CACHE = 256  # stored rows kept in memory per graph (see Graph.stored_row)
 STORED, ON_DEMAND = "stored", "on-demand"
 
 
@@ -125,6 +128,8 @@ class Graph:
     tolerance: Tolerance = DEFAULT_TOLERANCE
     method: str = ON_DEMAND  # dense | rows | on-demand (what the solve stored)
     config: dict[str, Any] = field(default_factory=dict)
+    _row_cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    _row_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def n(self) -> int:
@@ -149,10 +154,24 @@ class Graph:
             raise GraphStale(f"the {self.scope} graph of build {self.build_id} cannot answer: {self.stale_reason}")
 
     def stored_row(self, vid: int) -> np.ndarray | None:
-        """Row ``vid`` of the stored distances (distances from ``vid``), or None when not stored."""
+        """Row ``vid`` of the stored distances (distances from ``vid``), or None when not stored.
+
+        The last ``ROW_CACHE`` rows read are kept: the comparison walks every pair of its query
+        set, reading each query concept's row many times.
+        """
         if self.distances is None or not self.distances.has_row(vid):
             return None
-        return self.distances.row(vid)
+        with self._row_lock:
+            row = self._row_cache.get(vid)
+            if row is not None:
+                self._row_cache.move_to_end(vid)
+                return row
+        row = self.distances.row(vid)
+        with self._row_lock:
+            self._row_cache[vid] = row
+            while len(self._row_cache) > ROW_CACHE:
+                self._row_cache.popitem(last=False)
+        return row
 
     def covers(self, source: int, target: int) -> bool:
         """True when the stored distances answer (source, target) without a search."""
@@ -163,10 +182,8 @@ class Graph:
     def distance(self, source: int, target: int) -> tuple[float, str]:
         """``(D[source, target], "stored" | "on-demand")``; inf when unreachable."""
         self.require_fresh()
-        if self.distances is not None and self.distances.has_row(target):
-            return float(self.distances.row(target)[source]), STORED  # undirected: D[s,t] = D[t,s]
-        if self.distances is not None and self.distances.has_row(source):
-            return float(self.distances.row(source)[target]), STORED
+        if self.covers(source, target):  # one value read (from row t, or row s: undirected)
+            return self.distances.value(target, source), STORED
         from pipeline import sssp
 
         value, _ = sssp.shortest_path(self.adjacency, source, target)
@@ -182,12 +199,9 @@ class Graph:
         checked against the distance the search found, with the same tolerance.
         """
         self.require_fresh()
-        row, reverse = None, False
-        if self.distances is not None:
-            if self.distances.has_row(target):
-                row = self.distances.row(target)
-            elif self.distances.has_row(source):
-                row, reverse = self.distances.row(source), True
+        row, reverse = self.stored_row(target), False
+        if row is None:
+            row, reverse = self.stored_row(source), True
         if row is not None:
             start, end = (target, source) if reverse else (source, target)
             result = reconstruct_path(self.adjacency, row, start, end, self.tolerance)

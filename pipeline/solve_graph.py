@@ -128,7 +128,7 @@ def solve_graph(
     try:
         plan = plan_graph(
             scope, n, arcs, solver, machine, sources=len(sources) or None,
-            memory_available_bytes=_available(machine), machine_note=note,
+            memory_available_bytes=_available(machine, solver), machine_note=note,
         )  # fmt: skip
     except PlanError as exc:
         if plan_path is not None:
@@ -159,8 +159,11 @@ def solve_graph(
     return summary
 
 
-def _available(machine) -> int:
-    """Memory the plan may count on: what is free now, never more than the machine file says."""
+def _available(machine, solver: dict[str, Any]) -> int:
+    """Memory the plan may count on: solver.memory_limit_gib when set, else what is free now,
+    never more than the machine file says."""
+    if solver.get("memory_limit_gib"):
+        return int(float(solver["memory_limit_gib"]) * (1 << 30))
     free = memory_available_bytes()
     return min(free, machine.memory_per_node_bytes) if free else machine.memory_per_node_bytes
 
@@ -173,6 +176,8 @@ def _run(graph_bp: Path, output: Path, solver: dict, plan: GraphPlan, sources: l
         threads=solver.get("threads"),
         backend=solver.get("backend", "cpu"),
         on_progress=log,
+        # apsp-fw checks memory too; it gets the same limit the plan used.
+        extra_args=["--memory-limit", str(plan.memory_available_bytes)] if solver.get("memory_limit_gib") else [],
     )
     if plan.method == "rows":
         return run_solver(graph_bp, output, sources=sources, **common)

@@ -38,6 +38,7 @@ MEMORY_HEADROOM = 0.9  # plan to use at most this share of the memory available
 # Without a calibrated Dijkstra model: seconds per (arc + vertex) of one search, a cautious
 # figure for a large graph that no longer fits in cache (measured 10-40 ns on x86 servers).
 UNCALIBRATED_SECONDS_PER_UNIT = 40e-9
+SEARCHES_PER_THREAD = 4
 
 
 class PlanError(RuntimeError):
@@ -268,7 +269,9 @@ def plan_graph(
     if sources:
         per_rank_sources = math.ceil(sources / ranks)
         rows_seconds = per_rank_sources * search / max(1.0, min(speedup, threads))
-        rows_memory = csr + per_rank_sources * n * 4 + threads * 24 * n
+        # CSR, the rank's rows (float32) and the searches' state: apsp-fw runs up to
+        # SEARCHES_PER_THREAD interleaved searches a thread (solver/core/sssp.cpp).
+        rows_memory = csr + per_rank_sources * n * 4 + threads * SEARCHES_PER_THREAD * 24 * n
         rows = {
             "sources": int(sources),
             "seconds": rows_seconds,

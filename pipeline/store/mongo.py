@@ -168,6 +168,12 @@ def ensure_indexes(db: Database) -> None:
             db[collection].create_index(keys)
 
 
+def _row_count(tables_dir: Path, name: str) -> int | None:
+    """Rows of a table from its Parquet metadata (None when it is absent): the progress total."""
+    path = table_path(tables_dir, name)
+    return None if path is None else ds.dataset(str(path), format="parquet").count_rows()
+
+
 def _document_operations(tables_dir: Path, build_id: str, batch_rows: int) -> Iterator[UpdateOne]:
     path = table_path(tables_dir, "documents")
     if path is None:
@@ -371,7 +377,7 @@ def load_build(
             _document_operations(tables_dir, build_id, batch_size),
             batch_size,
             progress,
-            None,
+            _row_count(tables_dir, "documents"),
             retried,
         )
         timings["documents"] = round(time.perf_counter() - clock, 3)

@@ -450,13 +450,23 @@ class LocalServer:
         return f"{type(self).__name__}(data_dir={str(self.data_dir)!r}, port={self.port})"
 
 
+def _physical_memory_gib() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 30
+    except (ValueError, OSError, AttributeError):
+        return 4
+
+
 class MongoServer(LocalServer):
     """mongo-java-server (H2 backend, data in ``<data_dir>/mongo.mv.db``) on 127.0.0.1."""
 
     name = "mongo"
     default_port = 27018
     port_env = "LITPATH_MONGO_PORT"
-    default_java_opts = ("-Xmx1g", "-XX:+ExitOnOutOfMemoryError")
+    # mongo-java-server keeps working sets on the Java heap (and ignores secondary indexes, so
+    # a count by a field walks the collection): 1 GiB ran out at 2 M documents + 3 M evidence
+    # records (the 10 M-predication corpus). A quarter of the machine's memory, 1-16 GiB.
+    default_java_opts = (f"-Xmx{max(1, min(16, _physical_memory_gib() // 4))}g", "-XX:+ExitOnOutOfMemoryError")
 
     @property
     def data_file(self) -> Path:

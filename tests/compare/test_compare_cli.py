@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -358,3 +359,58 @@ def test_compare_runs_on_a_resolved_neighbourhood(spoke_driver, results_dir, neo
     run = json.loads((tmp_path / "out" / "run.json").read_text())
     assert run["provenance"]["query_neighbourhood"]["seed"]["identifier"] == "DOID:10"
     assert "SPOKE neighbourhood of DOID:10" in (tmp_path / "out" / "report.md").read_text()
+
+
+# ------------------------------------------- the comparison from the query set's distance rows
+
+
+@pytest.mark.mpi
+def test_comparison_runs_from_query_rows_when_the_plan_rules_dense_out(
+    spoke_driver, results_dir, neo4j_uri, tmp_path
+):
+    """A co-occurrence graph whose dense solve does not fit the time budget: the plan stores the
+    query set's rows (apsp-fw --sources), and the comparison reads its paths from them, with the
+    same classification as from the dense matrix."""
+    import shutil
+
+    import yaml
+
+    from pipeline.cli import solve
+    from pipeline.store.adios import DistanceMatrix
+
+    results = tmp_path / "results"
+    shutil.copytree(results_dir / "builds", results / "builds")
+    shutil.copytree(results_dir / "spoke", results / "spoke")
+    (results / "latest").symlink_to(Path("builds") / "cmp0001")
+    build = results / "builds" / "cmp0001"
+    shutil.rmtree(build / "cooccurrence" / "distances.bp")
+    config = tmp_path / "config.yaml"
+    # 8 KiB per node: the dense matrix's 32 KiB tile set does not fit, the 5 rows (~1 KiB) do,
+    # so auto must choose the query set's rows.
+    machine = Path(__file__).resolve().parents[2] / "config" / "machines" / "dev-vm-2core.yaml"
+    solver = {"ranks": 1, "memory_limit_gib": 8 / 2**20, "machine": str(machine)}
+    config.write_text(yaml.safe_dump({"solver": solver}))
+    queries = tmp_path / "query_concepts.txt"
+    queries.write_text("\n".join([C1, C4, C10, C2, C7, C5]) + "\n")
+    result = CliRunner().invoke(
+        solve,
+        ["--scope", "cooccurrence", "--input", str(build / "cooccurrence" / "graph.bp"),
+         "--output", str(build / "cooccurrence" / "distances.bp"), "--config", str(config),
+         "--summary", str(build / "cooccurrence" / "solve_summary.json"), "--sources", str(queries)],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads((build / "cooccurrence" / "solve_summary.json").read_text())
+    assert summary["method"] == "rows" and "dense does not fit in memory" in summary["plan"]["reason"]
+    assert summary["sources"] == {"requested": 6, "in_graph": 5, "not_in_graph": [C5]}
+    with DistanceMatrix(build / "cooccurrence" / "distances.bp") as stored:
+        assert stored.layout == "rows" and len(stored.sources) == 5
+
+    out = tmp_path / "out"
+    result = run_compare(results, neo4j_uri, out, queries=results_dir / "queries.txt")
+    assert result.exit_code == 0, result.output
+    run = json.loads((out / "run.json").read_text())
+    assert run["provenance"]["graph_distances"] == "rows"
+    assert run["provenance"]["paths_from"] == {"stored": 10, "on-demand": 0}  # every reachable pair
+    table = pq.read_table(out / "paths.parquet").to_pylist()
+    assert {(r["source"], r["target"]): r["scenario"] for r in table} == EXPECTED_H1

@@ -38,7 +38,7 @@ def test_graph_too_large_for_memory_falls_back(toy_machine):
     assert with_rows.method == "rows"
     # 64 sources x (arcs + n) x 10 ns on one thread, 2x faster on the two threads
     assert with_rows.rows["seconds"] == pytest.approx(64 * (arcs + n) * 1e-8 / 2.0)
-    assert with_rows.rows["memory_per_rank_bytes"] == graph_bytes(n, arcs) + 64 * n * 4 + 2 * 24 * n
+    assert with_rows.rows["memory_per_rank_bytes"] == graph_bytes(n, arcs) + 64 * n * 4 + 2 * 4 * 24 * n
     assert plan.on_demand["worst_query_seconds"] == pytest.approx((arcs + n) * 1e-8)
 
 

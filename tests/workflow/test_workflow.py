@@ -72,7 +72,8 @@ def write_config(workdir: Path, corpus: Path, pubmed_files: list[Path]) -> None:
         for key in keys:
             config[section][key] = str(REPO / config[section][key])
     config["mapping"]["unichem"] = [str(REPO / p) for p in config["mapping"]["unichem"]]
-    config["solver"].update(ranks=2, tile=32)
+    # The shipped machine file, named explicitly: a plan never calibrates in the middle of a test.
+    config["solver"].update(ranks=2, tile=32, machine=str(REPO / "config" / "machines" / "dev-vm-2core.yaml"))
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
 
 

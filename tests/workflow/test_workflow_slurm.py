@@ -37,7 +37,9 @@ def write_config(workdir: Path, corpus: Path) -> Path:
     config["mongo"]["enabled"] = False
     config["spoke"]["enabled"] = False
     config["compare"]["enabled"] = False
-    config["solver"].update(ranks=2, grid="1x2", tile=32, threads=1)
+    config["solver"].update(
+        ranks=2, grid="1x2", tile=32, threads=1, machine=str(REPO / "config" / "machines" / "dev-vm-2core.yaml")
+    )
     path = workdir / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     return path

@@ -66,7 +66,7 @@ rule load_mongo:
     shell:
         "litpath load-mongo {params.uri} --database {params.database} --build-id {params.build} "
         "--tables $(dirname {input.tables}) --graph $(dirname {input.graph}) "
-        "--build-record {input.config} --out {output} > {log} 2>&1"
+        "--build-record {input.config} --out {output} 2>&1 | tee {log:q} >&2"
 
 
 rule build_record:

@@ -13,8 +13,8 @@ rule ingest_file:
     resources:
         mem_mb=2000,
     shell:
-        "litpath ingest --kind {wildcards.kind} --input {input} "
-        "--out-dir $(dirname {output}) > {log} 2>&1"
+        "litpath ingest --kind {wildcards.kind} --input {input:q} "
+        "--out-dir $(dirname {output:q}) 2>&1 | tee {log:q} >&2"
 
 
 rule merge_tables:
@@ -30,5 +30,5 @@ rule merge_tables:
     resources:
         mem_mb=4000,
     shell:
-        "litpath merge --out-dir $(dirname {output}) --config {input.config} "
-        "$(for f in {input.files}; do dirname $f; done) > {log} 2>&1"
+        "litpath merge --out-dir $(dirname {output:q}) --config {input.config:q} "
+        "$(for f in {input.files:q}; do dirname \"$f\"; done) 2>&1 | tee {log:q} >&2"

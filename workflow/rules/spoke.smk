@@ -20,7 +20,7 @@ rule load_spoke:
         format=config["spoke"]["format"],
     shell:
         "litpath load-spoke --nodes {input.nodes} --edges {input.edges} "
-        "--format {params.format} {params.metaedges} --report {output} > {log} 2>&1"
+        "--format {params.format} {params.metaedges} --report {output} 2>&1 | tee {log:q} >&2"
 
 
 rule build_mapping:
