@@ -36,6 +36,7 @@ import resource
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +46,12 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from pipeline.graph import weights
+from pipeline.graph import spill, weights
 from pipeline.graph.csr import argsort_keys, graph_digest, sort_edges, sum_by_key, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
 from pipeline.progress import Progress
-from pipeline.store.adios import write_graph_bp
+from pipeline.resources import memory_budget_bytes, spill_parent
+from pipeline.store.adios import GraphBpWriter, write_graph_bp
 from pipeline.tables import EDGE_KINDS, EDGES
 
 DEFAULT_GRAPH_CONFIG: dict[str, Any] = {
@@ -59,6 +61,9 @@ DEFAULT_GRAPH_CONFIG: dict[str, Any] = {
     "exclude_semtypes": [],
 }
 CONCEPT_CONCEPT, CONCEPT_ABSTRACT, ABSTRACT_ABSTRACT = EDGE_KINDS
+# Peak bytes per edge of the in-memory assembly (edge arrays, their sort, the CSR, the writers):
+# 3.9 GiB for 28 M edges at 10 M predications, measured with all three edge kinds.
+IN_MEMORY_BYTES_PER_EDGE = 140
 _LOW32 = np.int64(0xFFFFFFFF)
 
 
@@ -492,6 +497,53 @@ def _concept_abstract_edges(
     return cui, doc, weight
 
 
+class _MentionTotals:
+    """The spill path's first pass over the mentions: per-abstract totals and which concepts and
+    abstracts have a kept mention, without holding the (doc, cui) pairs (they are read again,
+    batch by batch, into the partitions: :meth:`edges`)."""
+
+    def __init__(self, tables_dir: Path, cfg: dict, concepts: KeyEncoder, documents: KeyEncoder):
+        self.path = _require_table(tables_dir, "mentions", "concept_abstract edges")
+        self.cfg, self.concepts, self.documents = cfg, concepts, documents
+        self.totals = np.zeros(0, np.float64)  # by doc code: all kept mentions of the abstract
+        self.doc_degree = np.zeros(0, np.int64)  # by doc code: kept rows (at least its edges)
+        self.cui_degree = np.zeros(0, np.int64)  # by concept code
+
+    def _kept(self, batch: pa.RecordBatch, counts: dict | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        doc, _ = self.documents.encode(batch.column("doc_id"))
+        cui, cui_excluded = self.concepts.encode(batch.column("cui"))
+        mention_count = _numpy(pc.fill_null(batch.column("count"), 0), np.int64)
+        keep = mention_count > 0
+        if counts is not None:
+            counts["mention_rows"] += batch.num_rows
+            counts["mention_rows_nonpositive_removed"] += int(np.count_nonzero(~keep))
+        if cui_excluded is not None:
+            excluded = keep & cui_excluded
+            if counts is not None:
+                counts["mention_rows_excluded_semtype_removed"] += int(np.count_nonzero(excluded))
+            keep &= ~excluded
+        return doc[keep], cui[keep], mention_count[keep]
+
+    def count(self, counts: dict, progress: Progress | None) -> None:
+        tally = {"mention_rows": 0, "mention_rows_nonpositive_removed": 0, "mention_rows_excluded_semtype_removed": 0}
+        for batch in _batches(self.path, ["doc_id", "cui", "count"], self.cfg["batch_rows"], ("cui",), progress):
+            doc, cui, mentions = self._kept(batch, tally)
+            self.totals = _grow(self.totals, len(self.documents))
+            self.doc_degree = _grow(self.doc_degree, len(self.documents))
+            self.cui_degree = _grow(self.cui_degree, len(self.concepts))
+            self.totals[: len(self.documents)] += np.bincount(doc, weights=mentions, minlength=len(self.documents))
+            self.doc_degree[: len(self.documents)] += np.bincount(doc, minlength=len(self.documents))
+            self.cui_degree[: len(self.concepts)] += np.bincount(cui, minlength=len(self.concepts))
+        used = tally["mention_rows"] - tally["mention_rows_nonpositive_removed"]
+        counts.update(tally, mention_rows_used=used - tally["mention_rows_excluded_semtype_removed"])
+
+    def edges(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(cui codes, doc codes, mention counts) of the kept mention rows, batch by batch."""
+        for batch in _batches(self.path, ["doc_id", "cui", "count"], self.cfg["batch_rows"], ("cui",)):
+            doc, cui, mentions = self._kept(batch, None)
+            yield cui, doc, mentions
+
+
 def _abstract_abstract_edges(
     tables_dir: Path, cfg: dict, documents: KeyEncoder, counts: dict, progress: Progress | None = None
 ) -> tuple:
@@ -671,12 +723,22 @@ def build_graph(
     progress.stage("concept_concept (predications)")
     cc = _concept_concept_edges(tables_dir, cfg, concepts, counts, progress) if need_cooccurrence else empty
     lap("concept_concept")
+    # In memory, the assembly costs about IN_MEMORY_BYTES_PER_EDGE an edge; beyond the budget
+    # the edges go to disk partitions instead (same files, bit for bit; pipeline.graph.spill).
+    budget = memory_budget_bytes(config)
+    edges_bound = len(cc[0]) + sum(
+        _row_count(tables_dir, t) for t, kind in (("mentions", CONCEPT_ABSTRACT), ("citations", ABSTRACT_ABSTRACT))
+        if kind in kinds
+    )  # fmt: skip
+    partitioned = edges_bound * IN_MEMORY_BYTES_PER_EDGE > budget
     progress.stage("concept_abstract (mentions)")
-    ca = (
-        _concept_abstract_edges(tables_dir, cfg, concepts, documents, counts, progress)
-        if CONCEPT_ABSTRACT in kinds
-        else empty
-    )
+    mentions = None
+    ca = empty
+    if CONCEPT_ABSTRACT in kinds and partitioned:
+        mentions = _MentionTotals(tables_dir, cfg, concepts, documents)
+        mentions.count(counts, progress)
+    elif CONCEPT_ABSTRACT in kinds:
+        ca = _concept_abstract_edges(tables_dir, cfg, concepts, documents, counts, progress)
     lap("concept_abstract")
     progress.stage("abstract_abstract (citations)")
     aa = (
@@ -691,10 +753,16 @@ def build_graph(
         # First, while the full graph's parts are still needed: the co-occurrence graph is small.
         scope_counts, scope_timings = {}, {}
         cooccurrence_cfg = {**cfg, "edge_kinds": [CONCEPT_CONCEPT]}
-        digest = _write_graph_scope(
-            Path(cooccurrence_dir), tables_dir, cooccurrence_cfg, concepts, KeyEncoder(), concept_table,
-            (cc, empty, empty), scope_counts, scope_timings,
-        )  # fmt: skip
+        if len(cc[0]) * IN_MEMORY_BYTES_PER_EDGE > budget:
+            digest = _write_graph_scope_partitioned(
+                Path(cooccurrence_dir), tables_dir, cooccurrence_cfg, concepts, KeyEncoder(), concept_table,
+                cc, None, empty, scope_counts, scope_timings, budget, spill_parent(config, Path(cooccurrence_dir)),
+            )  # fmt: skip
+        else:
+            digest = _write_graph_scope(
+                Path(cooccurrence_dir), tables_dir, cooccurrence_cfg, concepts, KeyEncoder(), concept_table,
+                (cc, empty, empty), scope_counts, scope_timings,
+            )  # fmt: skip
         cooccurrence_record = _graph_record(
             "cooccurrence", cooccurrence_cfg, scope_counts, digest, scope_timings, {}
         )
@@ -702,9 +770,15 @@ def build_graph(
         lap("cooccurrence_graph")
     parts = (cc if CONCEPT_CONCEPT in kinds else empty, ca, aa)
     del cc, ca, aa
-    digest = _write_graph_scope(
-        out_dir, tables_dir, cfg, concepts, documents, concept_table, parts, counts, timings, lap
-    )
+    if partitioned:
+        digest = _write_graph_scope_partitioned(
+            out_dir, tables_dir, cfg, concepts, documents, concept_table, parts[0], mentions, parts[2],
+            counts, timings, budget, spill_parent(config, out_dir), lap,
+        )  # fmt: skip
+    else:
+        digest = _write_graph_scope(
+            out_dir, tables_dir, cfg, concepts, documents, concept_table, parts, counts, timings, lap
+        )
     progress.finish(f"{counts['vertices']:,} vertices, {counts['edges']:,} edges")
     record = _graph_record("full", cfg, counts, digest, timings, peak_rss_mib)
     if cooccurrence_record is not None:
@@ -743,40 +817,32 @@ def _save_record(out_dir: Path, record: dict) -> None:
     (out_dir / "graph_counts.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
-def _write_graph_scope(
-    out_dir: Path,
-    tables_dir: Path,
-    cfg: dict,
-    concepts: KeyEncoder,
-    documents: KeyEncoder,
-    concept_table: pa.Table | None,
-    parts: tuple,
-    counts: dict,
-    timings: dict,
-    lap=None,
-) -> str:
-    """Vertices, edges, graph.bp of one graph from its per-kind (u, v, weight) parts in code space.
+@dataclass
+class _Vertices:
+    """The vertex set of one graph: keys, ids and names, and the code -> vid maps."""
 
-    ``parts`` are (concept_concept, concept_abstract, abstract_abstract), each (u codes, v codes,
-    weight); a kind the graph does not have is empty. Fills ``counts`` with the graph's sizes
-    and returns the graph digest.
-    """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    clock = time.perf_counter()
+    concept_keys: pa.Array
+    concept_vid: np.ndarray
+    abstract_keys: pa.Array
+    abstract_vid: np.ndarray
+    vid_of_concept: np.ndarray  # by concept code, -1: not a vertex
+    vid_of_abstract: np.ndarray  # by document code
+    documents_not_vertices: int
+    table: pa.Table  # the vertices table (pipeline.tables.VERTICES) in vid order
 
-    def step(stage: str) -> None:
-        nonlocal clock
-        if lap is not None:
-            lap(stage)
-        else:
-            now = time.perf_counter()
-            timings[stage] = round(now - clock, 4)
-            clock = now
+    @property
+    def n(self) -> int:
+        return len(self.concept_keys) + len(self.abstract_keys)
 
-    cc, ca, aa = parts
-    # Vertices: every endpoint of a kept edge; codes -> dense sorted ids.
-    concept_codes = _used_codes(len(concepts), cc[0], cc[1], ca[0])
-    abstract_codes = _used_codes(len(documents), ca[1], aa[0], aa[1])
+    def keys_in_vid_order(self) -> pa.Array:
+        return keys_in_vid_order(self.concept_keys, self.concept_vid, self.abstract_keys, self.abstract_vid)
+
+
+def _vertices(
+    tables_dir: Path, cfg: dict, concepts: KeyEncoder, documents: KeyEncoder, concept_table: pa.Table | None,
+    concept_codes: np.ndarray, abstract_codes: np.ndarray,
+) -> _Vertices:  # fmt: skip
+    """Every endpoint of a kept edge (sorted, distinct codes given) -> dense sorted ids and names."""
     concept_keys = concepts.keys().take(pa.array(concept_codes))
     abstract_keys = documents.keys().take(pa.array(abstract_codes))
     concept_vid, abstract_vid = assign_vertex_ids(concept_keys, abstract_keys)
@@ -789,9 +855,84 @@ def _write_graph_scope(
         abstract_names, documents_not_vertices = _document_titles(tables_dir, abstract_keys, cfg["batch_rows"])
     else:  # a concept-only graph: no titles to look up, and every document is off the graph
         abstract_names, documents_not_vertices = pa.nulls(0, pa.string()), _row_count(tables_dir, "documents")
-    n = len(concept_keys) + len(abstract_keys)
+    table = vertex_table(concept_keys, concept_names, concept_vid, abstract_keys, abstract_names, abstract_vid)
+    return _Vertices(
+        concept_keys, concept_vid, abstract_keys, abstract_vid, vid_of_concept, vid_of_abstract,
+        documents_not_vertices, table,
+    )  # fmt: skip
+
+
+def _graph_counts(
+    counts: dict, vertices: _Vertices, edges_by_kind: np.ndarray, concept_table: pa.Table | None,
+    concepts: KeyEncoder, documents: KeyEncoder,
+) -> None:  # fmt: skip
+    known_concepts, isolated_concepts = 0, 0
+    if concept_table is not None:
+        in_table = pc.unique(concept_table.column("cui").combine_chunks())
+        is_known = pc.is_in(vertices.concept_keys, value_set=in_table)
+        known_concepts = int(pc.sum(is_known).as_py() or 0)
+        isolated_concepts = len(in_table) - known_concepts
+    edges = int(edges_by_kind.sum())
+    counts.update(
+        vertices=vertices.n,
+        concept_vertices=len(vertices.concept_keys),
+        abstract_vertices=len(vertices.abstract_keys),
+        edges=edges,
+        csr_nnz=2 * edges,
+        **{f"edges_{name}": int(edges_by_kind[i]) for i, name in enumerate(EDGE_KINDS)},
+        concepts_seen=len(concepts),
+        concept_vertices_without_metadata=len(vertices.concept_keys) - known_concepts,
+        isolated_concepts=isolated_concepts,  # in the concepts table but on no kept edge
+        documents_seen=len(documents),
+        isolated_documents=vertices.documents_not_vertices,  # in the documents table but on no kept edge
+    )
+
+
+def _stepper(timings: dict, lap):
+    clock = time.perf_counter()
+
+    def step(stage: str) -> None:
+        nonlocal clock
+        if lap is not None:
+            lap(stage)
+        else:
+            now = time.perf_counter()
+            timings[stage] = round(now - clock, 4)
+            clock = now
+
+    return step
+
+
+def _write_graph_scope(
+    out_dir: Path,
+    tables_dir: Path,
+    cfg: dict,
+    concepts: KeyEncoder,
+    documents: KeyEncoder,
+    concept_table: pa.Table | None,
+    parts: tuple,
+    counts: dict,
+    timings: dict,
+    lap=None,
+) -> str:
+    """Vertices, edges, graph.bp of one graph from its per-kind (u, v, weight) parts in code space,
+    assembled in memory.
+
+    ``parts`` are (concept_concept, concept_abstract, abstract_abstract), each (u codes, v codes,
+    weight); a kind the graph does not have is empty. Fills ``counts`` with the graph's sizes
+    and returns the graph digest.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    step = _stepper(timings, lap)
+    cc, ca, aa = parts
+    vertices = _vertices(
+        tables_dir, cfg, concepts, documents, concept_table,
+        _used_codes(len(concepts), cc[0], cc[1], ca[0]), _used_codes(len(documents), ca[1], aa[0], aa[1]),
+    )  # fmt: skip
+    n = vertices.n
     step("vertices")
 
+    vid_of_concept, vid_of_abstract = vertices.vid_of_concept, vertices.vid_of_abstract
     src, dst, weight, kind = _assemble_edges(
         n,
         (vid_of_concept[cc[0]], vid_of_concept[cc[1]], cc[2]),
@@ -805,19 +946,9 @@ def _write_graph_scope(
     # Three jobs that release the GIL run side by side: the digest, the Parquet encoding of
     # vertices and edges, and (here) the CSR build; graph.bp needs the digest, so it comes last.
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="graph-write") as pool:
-        digesting = pool.submit(
-            graph_digest,
-            keys_in_vid_order(concept_keys, concept_vid, abstract_keys, abstract_vid),
-            src,
-            dst,
-            kind,
-            cost,
-        )
-        vertices = vertex_table(
-            concept_keys, concept_names, concept_vid, abstract_keys, abstract_names, abstract_vid
-        )
-        writing = pool.submit(_write_tables, out_dir, vertices, src, dst, kind, weight, cost)
-        del vertices, weight
+        digesting = pool.submit(graph_digest, vertices.keys_in_vid_order(), src, dst, kind, cost)
+        writing = pool.submit(_write_tables, out_dir, vertices.table, src, dst, kind, weight, cost)
+        del weight
         csr = symmetric_csr(n, src, dst, cost)
         digest = digesting.result()
         write_graph_bp(
@@ -831,25 +962,117 @@ def _write_graph_scope(
         del csr
         writing.result()
     step("write")
-
-    edges_by_kind = np.bincount(kind, minlength=len(EDGE_KINDS))
-    known_concepts, isolated_concepts = 0, 0
-    if concept_table is not None:
-        in_table = pc.unique(concept_table.column("cui").combine_chunks())
-        is_known = pc.is_in(concept_keys, value_set=in_table)
-        known_concepts = int(pc.sum(is_known).as_py() or 0)
-        isolated_concepts = len(in_table) - known_concepts
-    counts.update(
-        vertices=n,
-        concept_vertices=len(concept_keys),
-        abstract_vertices=len(abstract_keys),
-        edges=int(len(src)),
-        csr_nnz=2 * int(len(src)),
-        **{f"edges_{name}": int(edges_by_kind[i]) for i, name in enumerate(EDGE_KINDS)},
-        concepts_seen=len(concepts),
-        concept_vertices_without_metadata=len(concept_keys) - known_concepts,
-        isolated_concepts=isolated_concepts,  # in the concepts table but on no kept edge
-        documents_seen=len(documents),
-        isolated_documents=documents_not_vertices,  # in the documents table but on no kept edge
-    )
+    _graph_counts(counts, vertices, np.bincount(kind, minlength=len(EDGE_KINDS)), concept_table, concepts, documents)
     return digest
+
+
+def _write_graph_scope_partitioned(
+    out_dir: Path,
+    tables_dir: Path,
+    cfg: dict,
+    concepts: KeyEncoder,
+    documents: KeyEncoder,
+    concept_table: pa.Table | None,
+    cc: tuple,
+    mentions: _MentionTotals | None,
+    aa: tuple,
+    counts: dict,
+    timings: dict,
+    budget_bytes: int,
+    spill_dir: Path,
+    lap=None,
+) -> str:
+    """The same files as :func:`_write_graph_scope`, the edges assembled in vertex-range
+    partitions spilled to disk (:mod:`pipeline.graph.spill`), so that memory holds one
+    partition at a time. The concept--abstract edges are read again from the mentions table
+    (``mentions``' second pass) rather than held."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    step = _stepper(timings, lap)
+    empty = np.zeros(0, np.int64)
+    cui_used = empty if mentions is None else np.flatnonzero(mentions.cui_degree[: len(concepts)] > 0)
+    doc_used = empty if mentions is None else np.flatnonzero(mentions.doc_degree[: len(documents)] > 0)
+    vertices = _vertices(
+        tables_dir, cfg, concepts, documents, concept_table,
+        _used_codes(len(concepts), cc[0], cc[1], cui_used), _used_codes(len(documents), doc_used, aa[0], aa[1]),
+    )  # fmt: skip
+    n = vertices.n
+    pq.write_table(vertices.table, out_dir / "vertices.parquet")
+    vid_of_concept, vid_of_abstract = vertices.vid_of_concept, vertices.vid_of_abstract
+    step("vertices")
+
+    # Entries a vertex will have (an upper bound for the mentions: repeats merge later).
+    degree = np.zeros(n, np.int64)
+    for ends in (vid_of_concept[cc[0]], vid_of_concept[cc[1]], vid_of_abstract[aa[0]], vid_of_abstract[aa[1]]):
+        degree += np.bincount(ends, minlength=n)
+    totals_by_vid = np.zeros(n, np.float64)
+    if mentions is not None:
+        degree[vid_of_concept[cui_used]] += mentions.cui_degree[cui_used]
+        degree[vid_of_abstract[doc_used]] += mentions.doc_degree[doc_used]
+        totals_by_vid[vid_of_abstract[doc_used]] = mentions.totals[doc_used]
+    per_partition = max(1, int(0.5 * budget_bytes) // spill.FINISH_BYTES_PER_EDGE)
+    bounds = spill.partition_bounds(degree, per_partition)
+    del degree
+
+    def weigh(src, dst, kind, value):
+        weight = np.asarray(value, dtype=np.float64).copy()
+        occurrence = kind == EDGE_KINDS.index(CONCEPT_ABSTRACT)
+        if occurrence.any():  # mention counts summed over repeats; the abstract is the larger id
+            weight[occurrence] = weights.occurrence_weight(value[occurrence], totals_by_vid[dst[occurrence]])
+        return weight
+
+    edges_by_kind = np.zeros(len(EDGE_KINDS), np.int64)
+    row_counts = np.zeros(n, np.int64)
+    with spill.SpillFolder(spill_dir, ".graph-spill-") as folder:
+        partitions = spill.EdgePartitions(folder / "edges", bounds)
+        cc_src, cc_dst = vid_of_concept[cc[0]], vid_of_concept[cc[1]]
+        partitions.add(np.minimum(cc_src, cc_dst), np.maximum(cc_src, cc_dst), 0, cc[2])
+        aa_src, aa_dst = vid_of_abstract[aa[0]], vid_of_abstract[aa[1]]
+        partitions.add(np.minimum(aa_src, aa_dst), np.maximum(aa_src, aa_dst), 2, aa[2])
+        if mentions is not None:
+            for cui, doc, count in mentions.edges():
+                partitions.add(vid_of_concept[cui], vid_of_abstract[doc], 1, count)
+        step("partitions")
+        digest = spill.StreamingDigest(vertices.keys_in_vid_order(), folder / "digest")
+        csr_files = (folder / "csr-col.bin", folder / "csr-cost.bin")
+        names = pa.array(EDGE_KINDS)
+        with pq.ParquetWriter(out_dir / "edges.parquet", EDGES) as edge_writer, open(csr_files[0], "wb") as col_out, \
+                open(csr_files[1], "wb") as cost_out:  # fmt: skip
+            for done in spill.finish_partitions(partitions, weigh, weights.cost_from_weight):
+                kind_names = pa.DictionaryArray.from_arrays(pa.array(done.kind.astype(np.int8)), names)
+                edge_writer.write_table(
+                    pa.table(
+                        [pa.array(done.src), pa.array(done.dst), kind_names.cast(pa.string()),
+                         pa.array(done.weight), pa.array(done.cost)],
+                        schema=EDGES,
+                    )
+                )  # fmt: skip
+                digest.add(done.src, done.dst, done.kind, done.cost)
+                edges_by_kind += np.bincount(done.kind, minlength=len(EDGE_KINDS))
+                row_counts[done.lo : done.hi] = done.row_counts
+                done.col_idx.tofile(col_out)
+                done.csr_cost.tofile(cost_out)
+        graph_digest_hex = digest.hexdigest()
+        step("edges")
+        row_ptr = np.zeros(n + 1, np.int64)
+        np.cumsum(row_counts, out=row_ptr[1:])
+        writer = GraphBpWriter(out_dir / "graph.bp", n, row_ptr)
+        try:
+            chunk = 1 << 23
+            with open(csr_files[0], "rb") as col_in, open(csr_files[1], "rb") as cost_in:
+                while True:
+                    col_idx = np.fromfile(col_in, dtype=np.int64, count=chunk)
+                    if not len(col_idx):
+                        break
+                    writer.write_rows(col_idx, np.fromfile(cost_in, dtype=np.float32, count=len(col_idx)))
+            writer.close(
+                {"graph_digest": graph_digest_hex, "weight_scheme": weights.WEIGHT_SCHEME, "edge_kinds": cfg["edge_kinds"]}
+            )
+        except BaseException:
+            writer.abort()
+            raise
+    step("write")
+    if mentions is not None:
+        counts["concept_abstract_pairs"] = int(edges_by_kind[EDGE_KINDS.index(CONCEPT_ABSTRACT)])
+    counts["graph_partitions"] = int(partitions.k)
+    _graph_counts(counts, vertices, edges_by_kind, concept_table, concepts, documents)
+    return graph_digest_hex

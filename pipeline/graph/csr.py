@@ -153,6 +153,26 @@ def graph_digest(
     The same vertices and edges give the same digest regardless of the edge row order.
     """
     h = hashlib.sha256(DIGEST_VERSION)
+    hash_vertex_keys(h, vertex_keys)
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    order = None if _strictly_increasing(src, dst) else sort_edges(src, dst)
+    h.update(np.int64(len(src)).astype("<i8").tobytes())
+    columns = (
+        (src, "<i8"),
+        (dst, "<i8"),
+        (np.asarray(kind_code, dtype=np.uint8), "u1"),
+        (np.asarray(cost, dtype=np.float32), "<f4"),
+    )
+    for column, dtype in columns:
+        for start in range(0, len(src), _CHUNK):
+            part = column[start : start + _CHUNK] if order is None else column[order[start : start + _CHUNK]]
+            h.update(np.ascontiguousarray(part, dtype=dtype).tobytes())
+    return h.hexdigest()
+
+
+def hash_vertex_keys(h, vertex_keys) -> None:
+    """The digest's vertex part: the key count, then each key as UTF-8 followed by a NUL byte."""
     if isinstance(vertex_keys, pa.ChunkedArray):
         vertex_keys = vertex_keys.combine_chunks()
     if isinstance(vertex_keys, pa.Array):
@@ -170,21 +190,6 @@ def graph_digest(
         mask[np.cumsum(lengths + 1) - 1] = False
         with_nul[mask] = data
         h.update(with_nul.tobytes())
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-    order = None if _strictly_increasing(src, dst) else sort_edges(src, dst)
-    h.update(np.int64(len(src)).astype("<i8").tobytes())
-    columns = (
-        (src, "<i8"),
-        (dst, "<i8"),
-        (np.asarray(kind_code, dtype=np.uint8), "u1"),
-        (np.asarray(cost, dtype=np.float32), "<f4"),
-    )
-    for column, dtype in columns:
-        for start in range(0, len(src), _CHUNK):
-            part = column[start : start + _CHUNK] if order is None else column[order[start : start + _CHUNK]]
-            h.update(np.ascontiguousarray(part, dtype=dtype).tobytes())
-    return h.hexdigest()
 
 
 def kind_codes(kind_names) -> np.ndarray:

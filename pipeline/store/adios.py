@@ -140,6 +140,68 @@ def write_graph_bp(
         stream.end_step()
 
 
+class GraphBpWriter:
+    """graph.bp written a block of rows at a time, for graphs whose CSR does not fit in memory.
+
+    The same layout as :func:`write_graph_bp` (one step; ``n``, ``row_ptr``, ``col_idx``,
+    ``cost``; the same attributes): ``row_ptr`` is given up front, then :meth:`write_rows`
+    puts consecutive blocks of ``col_idx``/``cost`` and asks ADIOS2 to write them out
+    (``PerformDataWrite``) so they do not accumulate in its buffer; the attributes, which
+    hold the digest known only at the end, are written by :meth:`close`.
+    """
+
+    def __init__(self, path: Path | str, n: int, row_ptr: np.ndarray):
+        self.path = Path(path)
+        self.n = int(n)
+        self.row_ptr = np.asarray(row_ptr, dtype=np.int64)
+        if self.row_ptr.shape != (self.n + 1,) or self.row_ptr[0] != 0:
+            raise ValueError("row_ptr must have n + 1 entries starting at 0")
+        self.nnz = int(self.row_ptr[-1])
+        self.written = 0
+        self._stream = adios2.Stream(str(self.path), "w")
+        self._stream.begin_step()
+        self._stream.write("n", self.n)
+        _write_1d(self._stream, "row_ptr", self.row_ptr)
+
+    def write_rows(self, col_idx: np.ndarray, cost: np.ndarray) -> None:
+        """The CSR entries of the next rows, in row order."""
+        col_idx = np.ascontiguousarray(col_idx, dtype=np.int64)
+        cost = np.ascontiguousarray(cost, dtype=np.float32)
+        if len(col_idx) != len(cost) or self.written + len(col_idx) > self.nnz:
+            raise ValueError("CSR block does not fit the row_ptr given")
+        if len(col_idx):
+            self._stream.write("col_idx", col_idx, [self.nnz], [self.written], [len(col_idx)])
+            self._stream.write("cost", cost, [self.nnz], [self.written], [len(cost)])
+            self._stream.engine.perform_data_write()
+        self.written += len(col_idx)
+
+    def close(self, attributes: dict[str, Any]) -> None:
+        if self.written != self.nnz:
+            raise ValueError(f"graph.bp: {self.written} of {self.nnz} CSR entries written")
+        missing = {"graph_digest", "weight_scheme", "edge_kinds"} - attributes.keys()
+        if missing:
+            raise ValueError(f"graph.bp attributes missing: {sorted(missing)}")
+        if self.nnz == 0:  # readers expect the variables even when empty
+            _write_1d(self._stream, "col_idx", np.zeros(0, np.int64))
+            _write_1d(self._stream, "cost", np.zeros(0, np.float32))
+        attrs = {
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "n_vertices": self.n,
+            "n_edges": self.nnz // 2,
+            **attributes,
+        }
+        for name, value in attrs.items():
+            _write_attribute(self._stream, name, value)
+        self._stream.end_step()
+        self._stream.close()
+
+    def abort(self) -> None:
+        try:
+            self._stream.close()
+        except Exception:  # noqa: BLE001 -- closing a half-written file; the caller raises the cause
+            pass
+
+
 def read_graph_bp(path: Path | str) -> tuple[tuple[int, np.ndarray, np.ndarray, np.ndarray], dict[str, Any]]:
     """``((n, row_ptr, col_idx, cost), attributes)`` of a graph.bp written by :func:`write_graph_bp`."""
     path = Path(path)

@@ -377,3 +377,71 @@ def test_concept_abstract_weights_whatever_the_mention_order(tmp_path, layout):
     assert record["counts"]["concept_abstract_pairs"] == len(expected)
     assert record["counts"]["mention_rows"] == len(frame)
     assert record["counts"]["mention_rows_nonpositive_removed"] == int((frame["count"] <= 0).sum())
+
+
+# --- the partitioned assembly (graphs over the memory budget) ----------------------------------
+
+
+def _random_tables(tables: Path, seed: int, repeats: bool) -> Path:
+    """Predications, mentions (with repeated pairs and non-positive counts when ``repeats``),
+    citations (with self-citations and both directions) and concepts, for the two assemblies."""
+    rng = np.random.default_rng(seed)
+    tables.mkdir(parents=True, exist_ok=True)
+    rows = 4000
+    pid = np.sort(rng.integers(1, 1500, rows))
+    subject = [f"C{c:07d}" for c in rng.integers(1, 90, rows)]
+    obj = [f"C{c:07d}" for c in rng.integers(1, 90, rows)]
+    from pipeline.tables import CITATIONS, CONCEPTS, PREDICATIONS
+
+    pq.write_table(
+        pa.table(
+            {"predication_id": pid, "doc_id": [f"PMID:{d}" for d in rng.integers(1, 700, rows)],
+             "sentence_id": pid, "predicate": ["TREATS"] * rows, "subject_cui": subject, "object_cui": obj,
+             "subject_novelty": [True] * rows, "object_novelty": [True] * rows},
+            schema=PREDICATIONS,
+        ),
+        tables / "predications.parquet",
+    )  # fmt: skip
+    mentions = _random_mentions(rng, 6000)
+    if not repeats:
+        mentions = mentions.groupby(["doc_id", "cui"], as_index=False)["count"].sum().sort_values(["doc_id", "cui"])
+    pq.write_table(pa.Table.from_pandas(mentions, preserve_index=False).cast(MENTIONS), tables / "mentions.parquet")
+    citing = [f"PMID:{d}" for d in rng.integers(1, 900, 3000)]
+    cited = [f"PMID:{d}" for d in rng.integers(1, 900, 3000)]
+    pq.write_table(pa.table({"citing": citing, "cited": cited}, schema=CITATIONS), tables / "citations.parquet")
+    cuis = [f"C{c:07d}" for c in range(1, 95)]
+    pq.write_table(
+        pa.table({"cui": cuis, "name": [f"concept {c}" for c in cuis], "semtypes": [["dsyn"]] * len(cuis)},
+                 schema=CONCEPTS),
+        tables / "concepts.parquet",
+    )  # fmt: skip
+    return tables
+
+
+@pytest.mark.parametrize("seed,repeats,budget_kib", [(1, False, 40), (2, True, 40), (3, True, 400), (4, False, 4)])
+def test_partitioned_assembly_equals_the_in_memory_one_bit_for_bit(tmp_path, seed, repeats, budget_kib):
+    """A budget far below the graph forces the disk partitions: vertices, edges, graph.bp and the
+    digest must be exactly those of the in-memory assembly."""
+    tables = _random_tables(tmp_path / "tables", seed, repeats)
+    graph = {"batch_rows": 700}
+    reference = build_graph(tables, tmp_path / "memory", {"graph": graph}, tmp_path / "memory-co")
+    spilled = build_graph(
+        tables, tmp_path / "disk",
+        {"graph": graph, "resources": {"memory_gib": budget_kib / 2**20, "spill_dir": str(tmp_path / "spill")}},
+        tmp_path / "disk-co",
+    )  # fmt: skip
+    assert spilled["cooccurrence"]["graph_digest"] == reference["cooccurrence"]["graph_digest"]
+    for name in ("vertices.parquet", "edges.parquet"):
+        assert pq.read_table(tmp_path / "disk-co" / name).equals(pq.read_table(tmp_path / "memory-co" / name))
+    assert "graph_partitions" not in reference["counts"]
+    assert spilled["counts"].pop("graph_partitions") > 1
+    assert spilled["graph_digest"] == reference["graph_digest"]
+    assert spilled["counts"] == reference["counts"]
+    for name in ("vertices.parquet", "edges.parquet"):
+        assert pq.read_table(tmp_path / "disk" / name).equals(pq.read_table(tmp_path / "memory" / name)), name
+    (n, row_ptr, col_idx, cost), attributes = read_graph_bp(tmp_path / "disk" / "graph.bp")
+    (n_ref, row_ptr_ref, col_ref, cost_ref), attributes_ref = read_graph_bp(tmp_path / "memory" / "graph.bp")
+    assert n == n_ref and np.array_equal(row_ptr, row_ptr_ref) and np.array_equal(col_idx, col_ref)
+    assert np.array_equal(cost.view(np.uint32), cost_ref.view(np.uint32))
+    assert attributes["graph_digest"] == attributes_ref["graph_digest"] == reference["graph_digest"]
+    assert not any((tmp_path / "spill").iterdir())  # the partitions are removed afterwards
