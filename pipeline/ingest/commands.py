@@ -68,6 +68,8 @@ def merge(
     if config_path is not None:
         loaded = yaml.safe_load(config_path.read_text()) or {}
         config = dict(loaded.get("ingest", loaded))
+        if "resources" in loaded:  # the memory budget (not an ingest setting)
+            config["resources"] = loaded["resources"]
     if mention_source:
         config["mention_source"] = mention_source
     try:

@@ -44,9 +44,11 @@ Predications are streamed batch by batch.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -59,8 +61,10 @@ import pyarrow.parquet as pq
 
 from pipeline import tables
 from pipeline.graph.csr import sum_by_key
+from pipeline.graph.spill import SpillFolder
 from pipeline.ingest.common import IngestError
 from pipeline.progress import Progress
+from pipeline.resources import memory_budget_bytes, spill_parent
 
 SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}
 MENTION_SOURCES = ("auto", "entities", "predications", "both")
@@ -72,6 +76,9 @@ _CITATION_PAIRS = pa.schema([("citing", pa.string()), ("cited", pa.string())])
 
 
 _MENTIONS_COMPACT_ROWS = 1 << 24
+# Peak bytes per mention row of the in-memory sum (strings, codes, sort, output): beyond the
+# memory budget the merge sums the mentions in doc_id-range partitions on disk instead.
+MERGE_BYTES_PER_MENTION = 120
 
 
 _CODES = pa.dictionary(pa.int32(), pa.string())
@@ -212,6 +219,8 @@ class _Merger:
         self.remap: dict[str, str] = {}
         self.final_deleted: set[str] = set()
         self.merge_quarantine: list[dict[str, Any]] = []
+        self.budget_bytes = memory_budget_bytes(config)
+        self.spill_parent = spill_parent(config, self.out_dir)
 
     def bump(self, key: str, n: int) -> None:
         self.stats[key] = self.stats.get(key, 0) + int(n)
@@ -299,28 +308,138 @@ class _Merger:
             )
         return table
 
-    def mentions(self) -> pa.Table:
+    def write_mentions(self, path: Path) -> int:
+        """The mentions table (summed per (doc_id, cui), sorted) written to ``path``; its rows.
+
+        When the mention rows would not fit the memory budget, they are split by doc_id range
+        into partitions on disk and summed one partition at a time (:class:`_DocPartitions`),
+        which gives the same table in the same order.
+        """
         sentence_doc = self._sentence_doc() if self.mention_source in ("entities", "both") else None
-        parts: list[pa.Table] = []
+        rows = sum(
+            sum(c.get("tables", {}).get(t, 0) for t in ("mentions", "entity_mentions", "predications"))
+            for c in self.file_counts
+        )
+        partitions = max(1, math.ceil(rows * MERGE_BYTES_PER_MENTION / (0.5 * self.budget_bytes)))
+        if partitions == 1:
+            table = self._summed(self._mention_parts(sentence_doc))
+            self.bump("mentions_counted", pc.sum(table.column("count")).as_py() or 0)
+            pq.write_table(table, path)
+            return table.num_rows
+        self.bump("mention_partitions", partitions)
+        with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
+            spilled = _DocPartitions(folder, self._doc_splits(partitions))
+            for stream, part in self._mention_stream(sentence_doc):
+                spilled.add(stream, part)
+            spilled.close()
+            written = counted = 0
+            with pq.ParquetWriter(path, tables.MENTIONS) as writer:
+                for k in range(spilled.k):
+                    streams = {name: spilled.read(name, k) for name in spilled.names}
+                    if self.mention_source == "both":
+                        parts = self._union(streams.get("entities"), streams.get("arguments"))
+                    else:
+                        parts = [t for t in (streams.get("mentions"),) if t is not None and t.num_rows]
+                    table = self._summed(parts)
+                    if table.num_rows:
+                        writer.write_table(table)
+                        written += table.num_rows
+                        counted += pc.sum(table.column("count")).as_py() or 0
+            self.bump("mentions_counted", counted)
+        return written
+
+    def _summed(self, parts: list[pa.Table]) -> pa.Table:
+        """The parts' counts summed per (doc_id, cui), sorted (an empty table when none)."""
+        return _sum_mentions(parts).cast(tables.MENTIONS) if parts else tables.MENTIONS.empty_table()
+
+    def _mention_parts(self, sentence_doc: pa.Table | None) -> list[pa.Table]:
+        """The (doc_id, cui, count) parts of every file, cleaned (rules 1-2), for one sum."""
         if self.mention_source == "both":
-            parts = self.mention_union(sentence_doc)
-        else:
-            for index, file_dir in enumerate(self.file_dirs):
-                if self.mention_source == "predications":
-                    part = _read(file_dir, "mentions", ("doc_id", "cui"))
-                    part = None if part is None else self._clean_mentions(part, index)
-                else:
-                    part = self._entity_mentions(index, file_dir, sentence_doc)
+            entities, arguments = [], []
+            for stream, part in self._mention_stream(sentence_doc):
+                (entities if stream == "entities" else arguments).append(part)
+            return self._union(
+                _concat_as(entities, _SENTENCE_MENTIONS) if entities else None,
+                _concat_as(arguments, _SENTENCE_MENTIONS.remove(3)) if arguments else None,
+            )
+        parts: list[pa.Table] = []
+        for _, part in self._mention_stream(sentence_doc):
+            parts.append(part)
+            if sum(p.num_rows for p in parts) > _MENTIONS_COMPACT_ROWS and len(parts) > 1:
+                parts = [_sum_mentions(parts)]  # keep memory near the output size
+        return parts
+
+    def _mention_stream(self, sentence_doc: pa.Table | None) -> Iterator[tuple[str, pa.Table]]:
+        """(stream name, cleaned part) of every file, in file order: "mentions" parts (doc_id, cui,
+        count), or for ``both`` "entities" (doc_id, sentence_id, cui, count) and "arguments"
+        (doc_id, sentence_id, cui) parts, each already distinct within its file."""
+        key = ["doc_id", "sentence_id", "cui"]
+        for index, file_dir in enumerate(self.file_dirs):
+            if self.mention_source == "predications":
+                part = _read(file_dir, "mentions", ("doc_id", "cui"))
                 if part is not None:
-                    parts.append(part)
-                if sum(part.num_rows for part in parts) > _MENTIONS_COMPACT_ROWS and len(parts) > 1:
-                    parts = [_sum_mentions(parts)]  # keep memory near the output size
-        if not parts:
-            self.bump("mentions_counted", 0)
-            return tables.MENTIONS.empty_table()
-        summed = _sum_mentions(parts)
-        self.bump("mentions_counted", pc.sum(summed.column("count")).as_py() or 0)
-        return summed.cast(tables.MENTIONS)
+                    yield "mentions", self._clean_mentions(part, index)
+            elif self.mention_source == "entities":
+                part = self._entity_mentions(index, file_dir, sentence_doc)
+                if part is not None:
+                    yield "mentions", part
+            else:
+                entities = self._entity_mentions(index, file_dir, sentence_doc, keep_sentence=True)
+                if entities is not None:
+                    yield "entities", entities.group_by(key).aggregate([("count", "sum")]).rename_columns([*key, "count"])
+                slot_counts = _read(file_dir, "mentions", ("doc_id", "cui"))
+                if slot_counts is not None:  # not counted as removed: the same rows are, as arguments
+                    slot_counts = self._clean_mentions(slot_counts, index, label=None)
+                    self.bump("predication_argument_slots", pc.sum(slot_counts.column("count")).as_py() or 0)
+                arguments = self._argument_keys(index, file_dir)
+                if arguments is not None:
+                    yield "arguments", arguments
+
+    def _doc_splits(self, partitions: int) -> list[str]:
+        """``partitions - 1`` doc_id values splitting the mentions into ranges of similar size,
+        from a strided sample of the files' doc_ids."""
+        sample = []
+        for file_dir in self.file_dirs:
+            for name in ("mentions", "entity_mentions", "predications"):
+                path = file_dir / f"{name}.parquet"
+                if not path.exists() or "doc_id" not in pq.read_schema(path).names:
+                    continue
+                column = pq.read_table(path, columns=["doc_id"]).column("doc_id").combine_chunks()
+                if isinstance(column.type, pa.DictionaryType):
+                    column = column.cast(pa.string())
+                step = max(1, len(column) // 20_000)
+                sample.append(pc.take(column, pa.array(np.arange(0, len(column), step))))
+        if not sample:
+            return []
+        values = pc.unique(pa.chunked_array(sample, pa.string()).combine_chunks())
+        values = pc.take(values, pc.sort_indices(values)).to_pylist()
+        return [values[(i * len(values)) // partitions] for i in range(1, partitions) if values]
+
+    def _union(self, entities: pa.Table | None, arguments: pa.Table | None) -> list[pa.Table]:
+        """``mention_source: both`` on the entity and argument keys of some documents: see
+        :meth:`mention_union` for the rule."""
+        key = ["doc_id", "sentence_id", "cui"]
+        entities = (
+            (entities if entities is not None else _SENTENCE_MENTIONS.empty_table())
+            .group_by(key)
+            .aggregate([("count", "sum")])
+            .rename_columns([*key, "count"])
+        )
+        arguments = (
+            (arguments if arguments is not None else _SENTENCE_MENTIONS.remove(3).empty_table())
+            .group_by(key)
+            .aggregate([])
+        )
+        added = arguments.join(entities.select(key), key, join_type="left anti")
+        self.bump("entity_mentions_counted", pc.sum(entities.column("count")).as_py() or 0)
+        self.bump("predication_argument_mentions", arguments.num_rows)
+        self.bump("predication_argument_mentions_covered_by_entities", arguments.num_rows - added.num_rows)
+        self.bump("predication_argument_mentions_added", added.num_rows)
+        ones = pa.array(np.ones(added.num_rows, np.int64))
+        return [
+            entities.select(["doc_id", "cui", "count"]),
+            added.select(["doc_id", "cui"]).append_column("count", ones),
+        ]
 
     def _sentence_doc(self) -> pa.Table | None:
         """sentence_id -> doc_id from every SENTENCE file (the smallest doc_id if they disagree)."""
@@ -374,41 +493,7 @@ class _Merger:
         The join needs both sources at once; it is done here because the ingest reads one file
         per job. Deletions and DOI remapping (rules 1-2) are applied per file first.
         """
-        key = ["doc_id", "sentence_id", "cui"]
-        entity_parts: list[pa.Table] = []
-        argument_parts: list[pa.Table] = []
-        slots = 0
-        for index, file_dir in enumerate(self.file_dirs):
-            entities = self._entity_mentions(index, file_dir, sentence_doc, keep_sentence=True)
-            if entities is not None:
-                entity_parts.append(
-                    entities.group_by(key).aggregate([("count", "sum")]).rename_columns([*key, "count"])
-                )
-            slot_counts = _read(file_dir, "mentions", ("doc_id", "cui"))
-            if slot_counts is not None:  # not counted as removed: the same rows are, as arguments
-                slot_counts = self._clean_mentions(slot_counts, index, label=None)
-                slots += pc.sum(slot_counts.column("count")).as_py() or 0
-            arguments = self._argument_keys(index, file_dir)
-            if arguments is not None:
-                argument_parts.append(arguments)
-        entities = (
-            _concat_as(entity_parts, _SENTENCE_MENTIONS)
-            .group_by(key)
-            .aggregate([("count", "sum")])
-            .rename_columns([*key, "count"])
-        )
-        arguments = _concat_as(argument_parts, _SENTENCE_MENTIONS.remove(3)).group_by(key).aggregate([])
-        added = arguments.join(entities.select(key), key, join_type="left anti")
-        self.bump("entity_mentions_counted", pc.sum(entities.column("count")).as_py() or 0)
-        self.bump("predication_argument_slots", slots)
-        self.bump("predication_argument_mentions", arguments.num_rows)
-        self.bump("predication_argument_mentions_covered_by_entities", arguments.num_rows - added.num_rows)
-        self.bump("predication_argument_mentions_added", added.num_rows)
-        ones = pa.array(np.ones(added.num_rows, np.int64))
-        return [
-            entities.select(["doc_id", "cui", "count"]),
-            added.select(["doc_id", "cui"]).append_column("count", ones),
-        ]
+        return self._mention_parts(sentence_doc)
 
     def _argument_keys(self, index: int, file_dir: Path) -> pa.Table | None:
         """Distinct (doc_id, sentence_id, cui) of the predication arguments of one file, cleaned
@@ -556,6 +641,51 @@ _STAGE_TABLES = {
 }
 
 
+class _DocPartitions:
+    """Rows of named streams routed by doc_id range into Parquet files, one per (stream, range)."""
+
+    def __init__(self, folder: Path, splits: list[str]):
+        self.folder = Path(folder)
+        self.splits = pa.array(splits, pa.string())
+        self.k = len(splits) + 1
+        self.names: list[str] = []
+        self._writers: dict[tuple[str, int], pq.ParquetWriter] = {}
+
+    def _partition(self, doc_id: pa.ChunkedArray | pa.Array) -> np.ndarray:
+        doc_id = doc_id.cast(pa.string()) if isinstance(doc_id.type, pa.DictionaryType) else doc_id
+        part = np.zeros(len(doc_id), np.int64)
+        for split in self.splits:
+            part += pc.greater_equal(doc_id, split).to_numpy(zero_copy_only=False)
+        return part
+
+    def add(self, stream: str, table: pa.Table) -> None:
+        if stream not in self.names:
+            self.names.append(stream)
+        if table.column("doc_id").type != pa.string():
+            table = table.set_column(0, "doc_id", table.column("doc_id").cast(pa.string()))
+        if "cui" in table.column_names and table.column("cui").type != pa.string():
+            table = table.set_column(table.schema.get_field_index("cui"), "cui", table.column("cui").cast(pa.string()))
+        part = self._partition(table.column("doc_id"))
+        for k in np.unique(part).tolist():
+            chosen = table.filter(pa.array(part == k))
+            writer = self._writers.get((stream, k))
+            if writer is None:
+                writer = self._writers[(stream, k)] = pq.ParquetWriter(self.folder / f"{stream}-{k:04d}.parquet", chosen.schema)
+            writer.write_table(chosen)
+
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+
+    def read(self, stream: str, k: int) -> pa.Table | None:
+        path = self.folder / f"{stream}-{k:04d}.parquet"
+        if not path.exists():
+            return None
+        table = pq.read_table(path)
+        path.unlink()
+        return table
+
+
 def merge_ingested(
     file_dirs: list[Path], out_dir: Path, config: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -582,7 +712,10 @@ def merge_ingested(
     pq.write_table(documents, out_dir / "documents.parquet")
     written["documents"] = documents.num_rows
     progress.advance(stage_rows["documents"])
-    for name, build in (("mentions", merger.mentions), ("citations", merger.citations), ("concepts", merger.concepts)):
+    progress.stage("mentions")
+    written["mentions"] = merger.write_mentions(out_dir / "mentions.parquet")
+    progress.advance(stage_rows["mentions"])
+    for name, build in (("citations", merger.citations), ("concepts", merger.concepts)):
         progress.stage(name)
         table = build()
         pq.write_table(table, out_dir / f"{name}.parquet")
