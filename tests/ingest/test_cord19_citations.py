@@ -51,3 +51,49 @@ def test_citations_table(tmp_path):
     assert quarantine[5][0] == "citing" and "PMC1" in quarantine[5][1]
     assert quarantine[6][0] == "*"
     assert quarantine[7] == ("citing", "bytes that are not valid UTF-8")
+
+
+@pytest.mark.parametrize("block_bytes", [64, 1 << 20])
+def test_citations_table_lines_and_counts_on_random_rows(tmp_path, monkeypatch, block_bytes):
+    """Every row is accounted for at its own line, across parser blocks: valid rows (leading zeros
+    dropped as int() did), non-numeric ids, wrong widths, empty lines and bad bytes."""
+    import random
+
+    from pipeline.ingest import citations
+
+    monkeypatch.setattr(citations, "BLOCK_BYTES", block_bytes)
+    rng = random.Random(block_bytes)
+    lines, expected_ok, expected_bad = [b"citing,referenced"], [], {}
+    for line in range(2, 400):
+        kind = rng.choice(["ok", "ok", "ok", "zeros", "text", "wide", "narrow", "empty", "bytes"])
+        a, b = rng.randint(1, 10**8), rng.randint(1, 10**8)
+        if kind == "ok":
+            lines.append(f"{a},{b}".encode())
+            expected_ok.append((f"PMID:{a}", f"PMID:{b}"))
+        elif kind == "zeros":
+            lines.append(f"00{a},0{b}".encode())
+            expected_ok.append((f"PMID:{a}", f"PMID:{b}"))
+        elif kind == "text":
+            lines.append(f"{a},PMC{b}".encode())
+            expected_bad[line] = ("referenced", "not numeric")
+        elif kind == "wide":
+            lines.append(f"{a},{b},{a}".encode())
+            expected_bad[line] = ("*", "expected 2 columns, got 3")
+        elif kind == "narrow":
+            lines.append(f"{a}".encode())
+            expected_bad[line] = ("*", "expected 2 columns, got 1")
+        elif kind == "empty":
+            lines.append(b"")
+            expected_bad[line] = ("*", "empty line")
+        else:
+            lines.append(b"\xff\xfe" + str(a).encode() + f",{b}".encode())
+            expected_bad[line] = ("citing", "not valid UTF-8")
+    path = tmp_path / "occ.csv"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    result = ingest_file("citations_table", path, tmp_path / "out")
+    assert result.rows_read == len(lines) - 1 == result.rows_accepted + result.rows_quarantined
+    assert [(r["citing"], r["cited"]) for r in rows(tmp_path / "out", "citations")] == expected_ok
+    found = {q["line"]: (q["field"], q["reason"]) for q in rows(tmp_path / "out", "quarantine")}
+    assert set(found) == set(expected_bad)
+    for line, (field, reason) in expected_bad.items():
+        assert found[line][0] == field and reason in found[line][1], (line, found[line])
