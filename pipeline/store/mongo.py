@@ -154,7 +154,13 @@ def _write(
         def send(chunk: list = chunk) -> object:
             return db[collection].bulk_write(chunk, ordered=False)
 
-        retry(send, what) if retry is not None else send()
+        result = retry(send, what) if retry is not None else send()
+        # Every upsert matched a document or inserted one: the server has the whole batch.
+        acknowledged = int(result.matched_count) + int(result.upserted_count)
+        if acknowledged != len(chunk):
+            raise MongoUnavailable(
+                f"{collection}: the server acknowledged {acknowledged} of {len(chunk)} upserts ({what})"
+            )
         written += len(chunk)
         if progress is not None:
             progress(collection, written, total)
@@ -166,6 +172,9 @@ def ensure_indexes(db: Database) -> None:
     for collection, indexes in INDEXES.items():
         for keys in indexes:
             db[collection].create_index(keys)
+
+
+READ_BACK_LIMIT = 250_000
 
 
 def _row_count(tables_dir: Path, name: str) -> int | None:
@@ -409,21 +418,25 @@ def load_build(
         )
         timings["evidence"] = round(time.perf_counter() - clock, 3)
 
+        # Every write was acknowledged upsert by upsert (_write). Counting the build's documents
+        # back as well is cheap on MongoDB (indexed) but walks the whole collection on a server
+        # without secondary indexes (the local MongoDB-wire server: minutes per million), so it
+        # is done only for collections of up to READ_BACK_LIMIT documents.
         counts = {
             "documents_written": documents_written,
             "concepts_written": concepts_written,
             "evidence_written": evidence_written,
             "evidence_truncated": truncated[0],
-            "documents_in_build": retried(
-                lambda: db.documents.count_documents({"builds": build_id}), "counting documents"
-            ),
-            "concepts_in_build": retried(
-                lambda: db.concepts.count_documents({"build": build_id}), "counting concepts"
-            ),
-            "evidence_in_build": retried(
-                lambda: db.evidence.count_documents({"build": build_id}), "counting evidence"
-            ),
         }
+        for collection, field in (("documents", "builds"), ("concepts", "build"), ("evidence", "build")):
+            size = retried(lambda c=collection: db[c].estimated_document_count(), f"sizing {collection}")
+            if size <= READ_BACK_LIMIT:
+                counts[f"{collection}_in_build"] = retried(
+                    lambda c=collection, f=field: db[c].count_documents({f: build_id}), f"counting {collection}"
+                )
+            else:
+                counts[f"{collection}_in_build"] = None  # not read back: see counts["read_back_skipped"]
+                counts.setdefault("read_back_skipped", []).append(f"{collection} ({size:,} documents)")
         timings["total"] = round(time.perf_counter() - started, 3)
         complete = {
             "$set": {

@@ -53,6 +53,8 @@ rule load_mongo:
         BUILD_DIR / "mongo_load.json",
     log:
         LOGS / BUILD / "load_mongo.log",
+    benchmark:
+        LOGS / BUILD / "load_mongo.benchmark.tsv"
     conda:
         "../envs/litpath.yaml"
     params:

@@ -8,6 +8,8 @@ rule ingest_file:
         RESULTS / "ingest" / "{kind}" / "{key}" / "counts.json",
     log:
         LOGS / "ingest" / "{kind}" / "{key}.log",
+    benchmark:
+        LOGS / "ingest" / "{kind}" / "{key}.benchmark.tsv"
     conda:
         "../envs/litpath.yaml"
     resources:
@@ -25,6 +27,8 @@ rule merge_tables:
         BUILD_DIR / "tables" / "counts.json",
     log:
         LOGS / BUILD / "merge_tables.log",
+    benchmark:
+        LOGS / BUILD / "merge_tables.benchmark.tsv"
     conda:
         "../envs/litpath.yaml"
     resources:

@@ -1,0 +1,156 @@
+"""Record a whole-workflow run at scale: stage times from Snakemake's log, the plans, peak memory.
+
+    .venv/bin/python bench/scale_run.py --log .snakemake/log/<run>.snakemake.log \\
+        --build results/builds/<build_id> --label "synth 10M" [--time /tmp/run.time]
+
+Reads the Snakemake log of a ``make run CONFIG=...`` (each job's start and end time), the
+build's plans (``graph/plan.json``, ``cooccurrence/plan.json``), solve summaries and counts,
+and optionally the ``/usr/bin/time -v`` report of the whole run (wall time, peak RSS of the
+largest process), and appends a section to ``bench/results/scale_runs.md`` (+ ``.json``)
+with the CPU model. Several logs can be given (a run resumed after a failure): jobs are
+taken from all of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import sys
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def job_times(log: Path) -> list[tuple[str, float, datetime, datetime]]:
+    """(rule, seconds, start, end) of every finished job in a Snakemake log."""
+    started: dict[str, tuple[str, datetime]] = {}
+    finished = []
+    stamp = None
+    rule = None
+    for line in log.read_text(errors="replace").splitlines():
+        match = STAMP.match(line.strip())
+        if match:
+            stamp = datetime.strptime(match.group(1), "%a %b %d %H:%M:%S %Y")
+            continue
+        text = line.strip()
+        if text.startswith(("rule ", "localrule ", "checkpoint ")) and text.endswith(":"):
+            rule = text.split()[1].rstrip(":")
+        elif text.startswith("jobid:") and rule is not None and stamp is not None:
+            started[text.split()[1]] = (rule, stamp)
+            rule = None
+        elif text.startswith("Finished jobid:") and stamp is not None:
+            jobid = text.split()[2]
+            if jobid in started:
+                name, begin = started.pop(jobid)
+                finished.append((name, (stamp - begin).total_seconds(), begin, stamp))
+    return finished
+
+
+def time_report(path: Path | None) -> dict:
+    if path is None or not path.exists():
+        return {}
+    text = path.read_text(errors="replace")
+    out = {}
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", text)
+    if wall:
+        parts = [float(p) for p in wall.group(1).split(":")]
+        out["wall_s"] = sum(p * 60**i for i, p in enumerate(reversed(parts)))
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    if rss:
+        out["peak_rss_mib"] = int(rss.group(1)) / 1024
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--log", action="append", required=True, help="Snakemake log (repeatable)")
+    parser.add_argument("--build", required=True, help="the build folder")
+    parser.add_argument("--label", required=True)
+    parser.add_argument("--time", action="append", default=[], help="/usr/bin/time -v output (repeatable)")
+    parser.add_argument("--note", default="", help="a sentence on the conditions of the run")
+    parser.add_argument("--out", default=str(REPO / "bench" / "results" / "scale_runs.md"))
+    args = parser.parse_args()
+
+    build = Path(args.build)
+    jobs = [job for log in args.log for job in job_times(Path(log))]
+    by_rule: dict[str, list[float]] = defaultdict(list)
+    for name, seconds, _, _ in jobs:
+        by_rule[name].append(seconds)
+    first = min(begin for _, _, begin, _ in jobs)
+    last = max(end for _, _, _, end in jobs)
+    reports = [time_report(Path(t)) for t in args.time]
+    counts = json.loads((build / "graph" / "graph_counts.json").read_text())["counts"]
+    plans = {}
+    for scope, folder in (("full", build / "graph"), ("cooccurrence", build / "cooccurrence")):
+        plan = json.loads((folder / "plan.json").read_text())
+        summary_path = build / ("solve_summary.json" if scope == "full" else "cooccurrence/solve_summary.json")
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        solver = summary.get("solver") or {}
+        plans[scope] = {
+            "n": plan["n"], "edges": plan["arcs"] // 2, "method": plan["method"], "reason": plan["reason"],
+            "dense_predicted_s": plan["dense"]["seconds"],
+            "measured_solve_s": (solver.get("seconds") or {}).get("solve"),
+        }  # fmt: skip
+    record = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "label": args.label,
+        "cpu_model": cpu_model(),
+        "build": build.name,
+        "jobs_seconds": {rule: round(sum(times), 1) for rule, times in by_rule.items()},
+        "jobs_count": {rule: len(times) for rule, times in by_rule.items()},
+        "span_s": (last - first).total_seconds(),
+        "time_reports": reports,
+        "graph": {k: counts[k] for k in ("vertices", "concept_vertices", "abstract_vertices", "edges")},
+        "plans": plans,
+        "note": args.note,
+    }
+    lines = [
+        f"\n## {record['date']} -- {args.label} ({record['cpu_model']}, {platform.node()})\n",
+        f"Build `{build.name}`: full graph {counts['vertices']:,} vertices ({counts['concept_vertices']:,} concepts), "
+        f"{counts['edges']:,} edges. First job to last: {record['span_s'] / 60:.1f} min."
+        + (f" {args.note}" if args.note else ""),
+        "",
+        "| stage (rule) | jobs | seconds (sum over its jobs) |",
+        "|---|---:|---:|",
+    ]
+    for rule, seconds in sorted(record["jobs_seconds"].items(), key=lambda item: -item[1]):
+        lines.append(f"| {rule} | {record['jobs_count'][rule]} | {seconds:,.1f} |")
+    lines += ["", "| graph | n | edges | plan | why | dense predicted | solve measured |", "|---|---:|---:|---|---|---:|---:|"]
+    for scope, plan in plans.items():
+        measured = f"{plan['measured_solve_s']:.1f} s" if plan["measured_solve_s"] is not None else "--"
+        lines.append(
+            f"| {scope} | {plan['n']:,} | {plan['edges']:,} | {plan['method']} | {plan['reason']} | "
+            f"{plan['dense_predicted_s']:.3g} s | {measured} |"
+        )
+    for i, report in enumerate(reports):
+        if report:
+            lines.append(
+                f"\n`/usr/bin/time -v` of run {i + 1}: wall {report.get('wall_s', 0) / 60:.1f} min, "
+                f"largest process peak RSS {report.get('peak_rss_mib', 0):,.0f} MiB."
+            )
+    out = Path(args.out)
+    if not out.exists():
+        out.write_text("# Whole-workflow runs at scale (`make run CONFIG=...` on synth corpora)\n")
+    with out.open("a") as handle:
+        handle.write("\n".join(lines) + "\n")
+    history = out.with_suffix(".json")
+    records = json.loads(history.read_text()) if history.exists() else []
+    records.append(record)
+    history.write_text(json.dumps(records, indent=1) + "\n")
+    print("\n".join(lines), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
