@@ -413,8 +413,16 @@ def ingest_file(kind: str, path: Path, out_dir: Path) -> IngestCounts:
     return counts
 
 
-def parse_int(value: str | None) -> int | None:
-    """Digits only (no sign, no blanks) -> int; anything else -> None."""
+INT64_MAX = 2**63 - 1
+INT32_MAX = 2**31 - 1
+
+
+def parse_int(value: str | None, max_value: int = INT64_MAX) -> int | None:
+    """Digits only (no sign, no blanks) of a number up to ``max_value`` (the largest value of the
+    column's integer type: int64 unless said) -> int; anything else -> None."""
     if value is None or not value.isascii() or not value.isdigit():
         return None
-    return int(value)
+    if len(value.lstrip("0")) > len(str(max_value)):  # also keeps int() clear of its digit limit
+        return None
+    number = int(value)
+    return number if number <= max_value else None

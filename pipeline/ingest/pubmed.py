@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from pipeline.ingest.common import IngestError, IngestRun, InputFile, parse_int
+from pipeline.ingest.common import INT32_MAX, IngestError, IngestRun, InputFile, parse_int
 
 _YEAR = re.compile(r"(\d{4})")
 
@@ -100,7 +100,7 @@ def _article(record: ET.Element, index: int, run: IngestRun) -> None:
     year = _year(article) if article is not None and not book else None
     if book:
         year_text = citation.findtext("Book/PubDate/Year")
-        year = int(year_text) if year_text and year_text.isdigit() else None
+        year = parse_int(year_text.strip() if year_text else None, INT32_MAX)
     run.add(
         "documents",
         {

@@ -62,7 +62,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from pipeline.graph.csr import sum_by_key
-from pipeline.ingest.common import IngestRun, InputFile, parse_int, reject_utf16
+from pipeline.ingest.common import INT32_MAX, IngestRun, InputFile, parse_int, reject_utf16
 
 NULL = "\ue000"  # cannot occur in latin-1 text, so it marks SQL NULL unambiguously
 _CUI = re.compile(r"C\d{7}")
@@ -161,7 +161,7 @@ def _novelty(value: str | None, field: str) -> bool | None:
 def _required_int(value: str | None, field: str) -> int:
     number = parse_int(value)
     if number is None:
-        raise RowError(field, f"expected a non-negative integer, got {value!r}")
+        raise RowError(field, f"expected a non-negative integer up to 2^63-1, got {value!r}")
     return number
 
 
@@ -1018,9 +1018,9 @@ def read_sentence(source: InputFile, run: IngestRun) -> None:
             _reject_width(fields, (8, 9), "SENTENCE")
             sentence_id = _required_int(fields[0], "SENTENCE_ID")
             pmid = _required_int(fields[1], "PMID")
-            number = parse_int(fields[3]) if fields[3] is not None else None
+            number = parse_int(fields[3], INT32_MAX) if fields[3] is not None else None
             if fields[3] is not None and number is None:
-                raise RowError("NUMBER", f"expected an integer, got {fields[3]!r}")
+                raise RowError("NUMBER", f"expected an integer up to {INT32_MAX}, got {fields[3]!r}")
         except RowError as exc:
             run.quarantine(line, exc.field, exc.reason, raw)
             continue
@@ -1042,7 +1042,7 @@ def read_citations(source: InputFile, run: IngestRun) -> None:
             pmid = _required_int(fields[0], "PMID")
             year = None
             if fields[4] is not None:
-                year = parse_int(fields[4])
+                year = parse_int(fields[4], INT32_MAX)
                 if year is None:
                     raise RowError("PYEAR", f"expected a year, got {fields[4]!r}")
                 year = year or None

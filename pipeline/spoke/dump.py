@@ -13,9 +13,13 @@ CSV layout (comma-separated, RFC 4180 quoting, header row required):
 * ``edges.csv``: ``source_label,source_identifier,type,target_label,target_identifier[,properties]``;
 
 ``properties`` is an optional JSON object of scalar or list-of-scalar values (nulls dropped).
+A node's properties may not hold ``identifier`` or ``name``: the loader merges the node on its
+identifier and sets its name from those columns, so such a key would rename the node afterwards
+(or break the uniqueness constraint half-way through a load); the row is rejected instead.
 
 Readers yield parsed rows, or a ``Rejection`` naming file, line and reason for a row
-that cannot be read; callers decide whether a rejection stops the load.
+that cannot be read (bytes that are not UTF-8 included); callers decide whether a rejection
+stops the load. Only a file whose header is not that of its layout stops a reader.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import gzip
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,8 @@ NODE_CSV_COLUMNS = ["label", "identifier", "name"]
 EDGE_CSV_COLUMNS = ["source_label", "source_identifier", "type", "target_label", "target_identifier"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Node properties the row's own columns set (see the module docstring).
+RESERVED_NODE_PROPERTIES = ("identifier", "name")
 
 
 @dataclass(frozen=True)
@@ -81,20 +87,33 @@ class EdgeRow:
     properties: dict[str, Any] = field(default_factory=dict)
 
 
-def open_text(path: str | Path) -> io.TextIOBase:
-    """A text handle on a plain or gzip file (UTF-8, universal newlines kept for csv)."""
+def open_text(path: str | Path, errors: str = "strict") -> io.TextIOBase:
+    """A text handle on a plain or gzip file (UTF-8, universal newlines kept for csv).
+
+    ``errors="surrogateescape"`` keeps bytes that are not UTF-8 as lone surrogates, so that a
+    reader can reject the line that holds them (see :func:`undecodable`) instead of failing
+    the whole file."""
     path = Path(path)
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors=errors, newline="")
+    return open(path, encoding="utf-8", errors=errors, newline="")
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def undecodable(*texts: str) -> bool:
+    """Whether text read with ``errors="surrogateescape"`` held bytes that are not UTF-8."""
+    return any(not text.isascii() and _SURROGATE.search(text) for text in texts)  # isascii: O(1)
 
 
 def _scalar_ok(value: Any) -> bool:
     return isinstance(value, str | int | float | bool) and value is not None
 
 
-def parse_properties(text: str) -> dict[str, Any]:
-    """A JSON object of Neo4j-storable values; ValueError with the reason otherwise."""
+def parse_properties(text: str, reserved: Iterable[str] = ()) -> dict[str, Any]:
+    """A JSON object of Neo4j-storable values without any ``reserved`` key; ValueError with
+    the reason otherwise."""
     if not text.strip():
         return {}
     try:
@@ -105,6 +124,8 @@ def parse_properties(text: str) -> dict[str, Any]:
         raise ValueError("properties must be a JSON object")
     clean: dict[str, Any] = {}
     for key, item in value.items():
+        if key in reserved:
+            raise ValueError(f"property {key!r} is reserved: the {key} column sets it")
         if item is None:
             continue
         if isinstance(item, list):
@@ -118,7 +139,7 @@ def parse_properties(text: str) -> dict[str, Any]:
 
 
 def _check_name(value: str, what: str) -> None:
-    if not _NAME.match(value):
+    if not _NAME.fullmatch(value):
         raise ValueError(f"{what} {value!r} is not a plain name (letters, digits, underscore)")
 
 
@@ -132,23 +153,32 @@ def _split_hetionet_id(value: str) -> tuple[str, str]:
     return kind, identifier
 
 
-def _tsv_lines(path: str | Path, header: list[str]) -> Iterator[tuple[int, list[str]]]:
+NOT_UTF8 = "bytes that are not valid UTF-8"
+
+
+def _tsv_lines(path: str | Path, header: list[str]) -> Iterator[tuple[int, list[str] | None]]:
+    """(line, fields) of each non-empty line after the header; fields None for a line that
+    holds bytes that are not UTF-8."""
     name = str(path)
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         first = handle.readline().rstrip("\r\n")
         if first.split("\t") != header:
             expected = "\t".join(header)
-            raise DumpError(Rejection(name, 1, f"expected header {expected!r}, found {first!r}"))
+            found = first.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            raise DumpError(Rejection(name, 1, f"expected header {expected!r}, found {found!r}"))
         for number, raw in enumerate(handle, start=2):
             text = raw.rstrip("\r\n")
             if not text:
                 continue
-            yield number, text.split("\t")
+            yield number, None if undecodable(text) else text.split("\t")
 
 
 def read_hetionet_nodes(path: str | Path) -> Iterator[NodeRow | Rejection]:
     name = str(path)
     for number, fields in _tsv_lines(path, ["id", "name", "kind"]):
+        if fields is None:
+            yield Rejection(name, number, NOT_UTF8)
+            continue
         if len(fields) != 3:
             yield Rejection(
                 name, number, f"expected 3 tab-separated fields (id, name, kind), found {len(fields)}"
@@ -170,6 +200,9 @@ def read_hetionet_nodes(path: str | Path) -> Iterator[NodeRow | Rejection]:
 def read_hetionet_edges(path: str | Path, metaedges: dict[str, Metaedge]) -> Iterator[EdgeRow | Rejection]:
     name = str(path)
     for number, fields in _tsv_lines(path, ["source", "metaedge", "target"]):
+        if fields is None:
+            yield Rejection(name, number, NOT_UTF8)
+            continue
         if len(fields) != 3:
             yield Rejection(
                 name,
@@ -206,14 +239,20 @@ def read_hetionet_edges(path: str | Path, metaedges: dict[str, Metaedge]) -> Ite
 
 
 def _csv_rows(path: str | Path, required: list[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line, row by column) of each record after the header; a row that cannot be used comes
+    as ``{"__error__": reason}``."""
     name = str(path)
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         reader = csv.reader(handle)
         try:
             header = next(reader)
         except StopIteration:
             raise DumpError(Rejection(name, 1, "empty file; expected a header row")) from None
-        header = [column.strip() for column in header]
+        except csv.Error as exc:
+            raise DumpError(Rejection(name, 1, f"unreadable CSV header ({exc})")) from None
+        header = [
+            column.strip().encode("utf-8", "surrogateescape").decode("utf-8", "replace") for column in header
+        ]
         allowed = required + ["properties"]
         if header[: len(required)] != required or any(column not in allowed for column in header):
             raise DumpError(
@@ -222,19 +261,26 @@ def _csv_rows(path: str | Path, required: list[str]) -> Iterator[tuple[int, dict
                 )
             )
         width = len(header)
-        try:
-            for fields in reader:
-                if not fields or fields == [""]:
-                    continue
-                if len(fields) != width:
-                    yield (
-                        reader.line_num,
-                        {"__error__": f"expected {width} comma-separated fields, found {len(fields)}"},
-                    )
-                    continue
-                yield reader.line_num, dict(zip(header, fields, strict=True))
-        except csv.Error as exc:
-            raise DumpError(Rejection(name, reader.line_num, f"unreadable CSV ({exc})")) from None
+        while True:
+            try:
+                fields = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:  # a field beyond the csv module's size limit; reading goes on
+                yield reader.line_num, {"__error__": f"unreadable CSV ({exc})"}
+                continue
+            if not fields or fields == [""]:
+                continue
+            if len(fields) != width:
+                yield (
+                    reader.line_num,
+                    {"__error__": f"expected {width} comma-separated fields, found {len(fields)}"},
+                )
+                continue
+            if undecodable(*fields):
+                yield reader.line_num, {"__error__": NOT_UTF8}
+                continue
+            yield reader.line_num, dict(zip(header, fields, strict=True))
 
 
 def read_csv_nodes(path: str | Path) -> Iterator[NodeRow | Rejection]:
@@ -248,7 +294,7 @@ def read_csv_nodes(path: str | Path) -> Iterator[NodeRow | Rejection]:
             _check_name(label, "label")
             if not identifier:
                 raise ValueError("empty identifier")
-            properties = parse_properties(row.get("properties", ""))
+            properties = parse_properties(row.get("properties", ""), RESERVED_NODE_PROPERTIES)
         except ValueError as exc:
             yield Rejection(name, number, str(exc), label or None)
             continue

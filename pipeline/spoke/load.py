@@ -3,9 +3,10 @@
 The load runs in two passes over the files:
 
 1. **check** (nothing written): every row is parsed; malformed rows, a second node with a
-   (label, identifier) already seen, a repeated (source, type, target) edge and edges
-   whose endpoints are neither in the nodes file nor already in Neo4j become rejections
-   naming file and line. With ``on_error="fail"`` (the default) any rejection stops the
+   (label, identifier) already seen, a node whose properties would overwrite its identifier
+   or name property (``SET n += row.p`` runs after the merge), a repeated (source, type,
+   target) edge and edges whose endpoints are neither in the nodes file nor already in Neo4j
+   become rejections naming file and line. With ``on_error="fail"`` (the default) any rejection stops the
    load here, before anything is written; with ``"reject"`` those rows are skipped and
    reported.
 2. **write**: uniqueness constraints on (label, identifier) first, then nodes and edges in
@@ -180,12 +181,27 @@ class SpokeLoader:
             rejected_lines[rejection.file].add(rejection.line)
             report.reject(rejection, counts)
 
+        # The properties the query sets from the row's own columns (they may be configured
+        # other than the dump's identifier/name, which the reader already refuses).
+        reserved = {
+            self.naming.identifier_property: "identifier",
+            self.naming.name_property: "name",
+        }
         for item in nodes or ():
             if isinstance(item, Rejection):
                 report.nodes[item.label or MALFORMED].read += 1
                 reject(item, report.nodes)
                 continue
             report.nodes[item.label].read += 1
+            clash = sorted(key for key in item.properties if key in reserved)
+            if clash:
+                reject(
+                    Rejection(self._nodes_file, item.line,
+                              f"property {clash[0]!r} would overwrite the node's {reserved[clash[0]]} "
+                              f"property {clash[0]!r}", item.label),
+                    report.nodes,
+                )  # fmt: skip
+                continue
             seen = node_lines[item.label]
             first = seen.get(item.identifier)
             if first is not None:

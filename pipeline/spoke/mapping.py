@@ -22,8 +22,10 @@ Three methods, every route recorded in ``source``:
 
 One CUI may map to several nodes and one node to several CUIs; all rows are kept, one per
 (cui, node, method, source). MRCONSO rows count only when LAT=ENG and not suppressed
-(SUPPRESS O, E or Y). Lines of the cross-reference files that cannot be read are counted in
-the statistics (with the first one named), never dropped silently.
+(SUPPRESS O, E or Y). Lines of the cross-reference files that cannot be read (a wrong number of
+fields, a value that is not what the column holds, bytes that are not UTF-8) are counted in the
+statistics (with the first one named), never dropped silently: every line a reader counts is
+either accepted or malformed (``lines == accepted + malformed``).
 
 The real files are large (MRCONSO ~ 16M rows): each is streamed once, keeping only the rows
 whose keys some SPOKE node needs.
@@ -43,7 +45,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from pipeline.spoke.dump import NodeRow, open_text, read_nodes
+from pipeline.spoke.dump import NodeRow, open_text, read_nodes, undecodable
 
 MAPPING = pa.schema(
     [
@@ -57,7 +59,7 @@ MAPPING = pa.schema(
 METHODS = ("identity", "direct", "indirect")
 MAPPING_FILE = "cui_spoke_mapping"
 
-CUI = re.compile(r"^C\d{7}$")
+CUI = re.compile(r"^C[0-9]{7}\Z")  # ASCII digits: \d would take any Unicode digit
 SUPPRESSED = frozenset("OEY")
 
 
@@ -161,7 +163,8 @@ MAPPABLE_LABELS = tuple(
 @dataclass
 class FileStats:
     path: str
-    lines: int = 0
+    lines: int = 0  # lines (records) read; each is accepted or malformed
+    accepted: int = 0  # well formed, whether or not a SPOKE node needed them
     used: int = 0  # rows that some SPOKE node needed
     malformed: int = 0
     first_malformed: str | None = None
@@ -219,16 +222,31 @@ def spoke_nodes_from_neo4j(
 def read_do_xrefs(path: str | Path, doids: set[str], stats: FileStats) -> dict[str, list[str]]:
     """DOID -> xrefs (``UMLS_CUI:C..``, ``MESH:D..``) from ``allXREFinDO.tsv`` (id, label, xref; quoted)."""
     out: dict[str, list[str]] = defaultdict(list)
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         reader = csv.reader(handle, delimiter="\t")
-        header = next(reader, None)
+        try:
+            header = next(reader, None)
+        except csv.Error:
+            header = None
         if not header or [h.strip().lower() for h in header[:3]] != ["id", "label", "xref"]:
             raise ValueError(f"{path}:1: expected header id, label, xref (Disease Ontology allXREFinDO.tsv)")
-        for row in reader:
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:  # a field beyond the csv module's size limit
+                stats.lines += 1
+                stats.bad(reader.line_num, f"unreadable ({exc})")
+                continue
             stats.lines += 1
             if len(row) != 3:
                 stats.bad(reader.line_num, f"expected 3 fields, found {len(row)}")
                 continue
+            if undecodable(*row):
+                stats.bad(reader.line_num, "bytes that are not valid UTF-8")
+                continue
+            stats.accepted += 1
             doid, _, xref = (value.strip() for value in row)
             if doid in doids:
                 out[doid].append(xref)
@@ -239,7 +257,7 @@ def read_do_xrefs(path: str | Path, doids: set[str], stats: FileStats) -> dict[s
 def read_gene_info(path: str | Path, gene_ids: set[str], stats: FileStats) -> dict[str, list[str]]:
     """Entrez GeneID -> HGNC ids (``HGNC:5``) from an NCBI ``gene_info`` file's dbXrefs."""
     out: dict[str, list[str]] = {}
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         header = handle.readline().rstrip("\r\n").lstrip("#").split("\t")
         try:
             gene_col, xref_col = header.index("GeneID"), header.index("dbXrefs")
@@ -251,6 +269,10 @@ def read_gene_info(path: str | Path, gene_ids: set[str], stats: FileStats) -> di
             if len(fields) != len(header):
                 stats.bad(number, f"expected {len(header)} fields, found {len(fields)}")
                 continue
+            if undecodable(line):
+                stats.bad(number, "bytes that are not valid UTF-8")
+                continue
+            stats.accepted += 1
             gene_id = fields[gene_col]
             if gene_id not in gene_ids:
                 continue
@@ -263,12 +285,15 @@ def read_gene_info(path: str | Path, gene_ids: set[str], stats: FileStats) -> di
 
 def _tab_rows(handle: Iterable[str], stats: FileStats) -> Iterator[tuple[int, list[str]]]:
     """(line number, tab-separated fields) of each non-empty line after the header, counted in
-    ``stats.lines``."""
+    ``stats.lines``; a line with bytes that are not UTF-8 is counted malformed instead."""
     for number, line in enumerate(handle, start=2):
         text = line.rstrip("\r\n")
         if not text:
             continue
         stats.lines += 1
+        if undecodable(text):
+            stats.bad(number, "bytes that are not valid UTF-8")
+            continue
         yield number, text.split("\t")
 
 
@@ -279,7 +304,7 @@ def read_ncit_swissprot(path: str | Path, accessions: set[str], stats: FileStats
     column may hold several accessions joined by ``|`` -- each is kept (one-to-many).
     """
     out: dict[str, list[str]] = defaultdict(list)
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         header = [h.strip() for h in handle.readline().rstrip("\r\n").split("\t")]
         if header[:2] != ["NCIt Code", "SwissProt ID"]:
             raise ValueError(
@@ -289,6 +314,7 @@ def read_ncit_swissprot(path: str | Path, accessions: set[str], stats: FileStats
             if len(fields) < 2 or not fields[0].startswith("C"):
                 stats.bad(number, "expected an NCIt code and a SwissProt accession")
                 continue
+            stats.accepted += 1
             for accession in fields[1].split("|"):
                 accession = accession.strip()
                 if accession in accessions:
@@ -333,7 +359,7 @@ def read_unichem(path: str | Path, chembl_ids: set[str], stats: FileStats) -> Un
     """
     understood = ", ".join(f"{src} ({target.name})" for src, target in UNICHEM_TARGETS.items())
     out: dict[str, list[str]] = defaultdict(list)
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         first = handle.readline().strip()
         header = _UNICHEM_HEADER.match(first)
         if not header:
@@ -363,6 +389,10 @@ def read_unichem(path: str | Path, chembl_ids: set[str], stats: FileStats) -> Un
             if len(fields) != 2 or not all(fields):
                 stats.bad(number, f"expected 2 tab-separated ids, found {text!r}")
                 continue
+            if undecodable(text):
+                stats.bad(number, "bytes that are not valid UTF-8")
+                continue
+            stats.accepted += 1
             chembl, other_id = fields if chembl_first else fields[::-1]
             if chembl in chembl_ids:
                 out[chembl].append(other_id)
@@ -390,7 +420,7 @@ def read_unichem_structures(path: str | Path, inchikeys: set[str], stats: FileSt
     """Standard InChIKey -> UniChem UCIs, from the STRUCTURE table dump (``structure.tsv[.gz]``:
     ``UCI, STANDARDINCHI, STANDARDINCHIKEY``, tab-separated, with a header)."""
     out: dict[str, list[str]] = defaultdict(list)
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         uci_col, key_col = _table_dump_columns(
             path, handle.readline(), ("UCI", "STANDARDINCHIKEY"), "STRUCTURE"
         )
@@ -398,6 +428,7 @@ def read_unichem_structures(path: str | Path, inchikeys: set[str], stats: FileSt
             if len(fields) <= max(uci_col, key_col) or not fields[uci_col].strip().isdigit():
                 stats.bad(number, "expected a numeric UCI and an InChIKey")
                 continue
+            stats.accepted += 1
             key = fields[key_col].strip()
             if key in inchikeys:
                 out[key].append(fields[uci_col].strip())
@@ -412,7 +443,7 @@ def read_unichem_references(
     dump (``reference.tsv[.gz]``: ``UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGNMENT``). Only current
     assignments (ASSIGNMENT 1) count; obsolete ones are counted as dropped."""
     out: dict[str, list[str]] = defaultdict(list)
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         uci_col, src_col, id_col, assignment_col = _table_dump_columns(
             path,
             handle.readline(),
@@ -425,6 +456,7 @@ def read_unichem_references(
             if len(fields) < needed:
                 stats.bad(number, f"expected at least {needed} fields, found {len(fields)}")
                 continue
+            stats.accepted += 1
             uci = fields[uci_col].strip()
             if fields[src_col].strip() != src_id or uci not in ucis:
                 continue
@@ -479,6 +511,7 @@ def read_obo_xrefs(path: str | Path, term_ids: set[str], stats: FileStats) -> di
         if term is None:
             return
         if term.id is None:
+            stats.accepted -= 1  # its [Term] line, counted as accepted when it was read
             stats.bad(term.line, "[Term] without an id")
         elif term.obsolete:
             stats.dropped["obsolete term"] = stats.dropped.get("obsolete term", 0) + 1
@@ -487,17 +520,23 @@ def read_obo_xrefs(path: str | Path, term_ids: set[str], stats: FileStats) -> di
             stats.used += len(term.xrefs)
 
     term: _OboTerm | None = None  # the [Term] being read; None in the header or another stanza
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         for number, line in enumerate(handle, start=1):
             stats.lines += 1
             text = line.strip()
+            if undecodable(text):
+                stats.bad(number, "bytes that are not valid UTF-8")
+                continue
             if not text or text.startswith("!"):
+                stats.accepted += 1
                 continue
             if text.startswith("[") and text.endswith("]"):
                 finish(term)
                 term = _OboTerm(number) if text == "[Term]" else None
+                stats.accepted += 1
                 continue
             if term is None:
+                stats.accepted += 1
                 continue
             tag, colon, value = text.partition(":")
             if not colon or not _OBO_TAG.match(tag):
@@ -515,6 +554,7 @@ def read_obo_xrefs(path: str | Path, term_ids: set[str], stats: FileStats) -> di
                     stats.bad(number, f"xref {value!r} is not PREFIX:ID")
                     continue
                 term.xrefs.append(xref)
+            stats.accepted += 1
         finish(term)
     return dict(out)
 
@@ -525,20 +565,25 @@ def read_mrcui(
     """Retired CUI -> [(REL, successor CUI)] from MRCUI.RRF (CUI1|VER|REL|RELA|MAPREASON|CUI2|MAPIN|)."""
     keep = set(relations)
     out: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         for number, line in enumerate(handle, start=1):
             stats.lines += 1
             fields = line.rstrip("\r\n").split("|")
             if len(fields) < 7:
                 stats.bad(number, f"expected 7 '|'-separated fields, found {len(fields)}")
                 continue
+            if undecodable(line):
+                stats.bad(number, "bytes that are not valid UTF-8")
+                continue
             cui1, rel, cui2 = fields[0], fields[2], fields[5]
             if rel not in keep or not cui2:
+                stats.accepted += 1
                 stats.dropped[rel or "(empty)"] = stats.dropped.get(rel or "(empty)", 0) + 1
                 continue
-            if not (CUI.match(cui1) and CUI.match(cui2)):
+            if not (CUI.fullmatch(cui1) and CUI.fullmatch(cui2)):
                 stats.bad(number, "CUI1/CUI2 are not CUIs")
                 continue
+            stats.accepted += 1
             out[cui1].append((rel, cui2))
             stats.used += 1
     return out
@@ -563,13 +608,17 @@ def read_mrconso_codes_and_names(
     by_code: dict[tuple[str, str], set[str]] = defaultdict(set)
     by_name: dict[tuple[str, str], set[str]] = defaultdict(set)
     dropped: Counter[str] = Counter()
-    with open_text(path) as handle:
+    with open_text(path, errors="surrogateescape") as handle:
         for number, line in enumerate(handle, start=1):
             stats.lines += 1
             fields = line.rstrip("\r\n").split("|")
             if len(fields) < 18:
                 stats.bad(number, f"expected 18 '|'-separated fields, found {len(fields)}")
                 continue
+            if undecodable(line):
+                stats.bad(number, "bytes that are not valid UTF-8")
+                continue
+            stats.accepted += 1
             sab, code = fields[11], fields[13]
             code_wanted = code in codes.get(sab, ())
             name = fields[14].upper() if sab in names else ""  # upper-cased only where wanted

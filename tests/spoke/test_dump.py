@@ -112,3 +112,53 @@ def test_csv_wrong_header_stops(tmp_path):
     edges.write_text("source,type,target\n")
     with pytest.raises(DumpError, match="edges.csv:1: expected header source_label,source_identifier"):
         list(read_edges(edges, "csv"))
+
+
+def test_csv_node_properties_cannot_overwrite_identifier_or_name(tmp_path):
+    """``SET n += row.p`` runs after the merge on the identifier: such a key would rename the node."""
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text(
+        "label,identifier,name,properties\n"
+        'Disease,DOID:1,fibrosis,"{""identifier"": ""DOID:X""}"\n'
+        'Disease,DOID:2,asthma,"{""name"": ""renamed"", ""source"": ""DO""}"\n'
+        'Disease,DOID:3,cough,"{""identifier"": null}"\n'
+        'Disease,DOID:4,fever,"{""source"": ""DO"", ""label"": ""kept""}"\n'
+    )
+    items = list(read_nodes(nodes, "csv"))
+    assert [(r.file, r.line, r.reason, r.label) for r in items[:3]] == [
+        (str(nodes), 2, "property 'identifier' is reserved: the identifier column sets it", "Disease"),
+        (str(nodes), 3, "property 'name' is reserved: the name column sets it", "Disease"),
+        (str(nodes), 4, "property 'identifier' is reserved: the identifier column sets it", "Disease"),
+    ]
+    assert items[3] == NodeRow("Disease", "DOID:4", "fever", 5, {"source": "DO", "label": "kept"})
+    # Edge properties set nothing the edge is matched on: no reserved keys there.
+    edges = tmp_path / "edges.csv"
+    edges.write_text(
+        "source_label,source_identifier,type,target_label,target_identifier,properties\n"
+        'Disease,DOID:4,RESEMBLES_DrD,Disease,DOID:1,"{""name"": ""similar""}"\n'
+    )
+    assert list(read_edges(edges, "csv"))[0].properties == {"name": "similar"}
+
+
+def test_loader_refuses_properties_that_overwrite_configured_property_names(tmp_path):
+    """With other property names configured the loader's check pass refuses those keys, counted
+    and named; on_error="fail" stops before anything is written (so no server is needed here)."""
+    from pipeline.spoke.load import SpokeLoader
+    from pipeline.store.neo4j import GraphNaming
+
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text(
+        "label,identifier,name,properties\n"
+        'Gene,7,G7,"{""spoke_id"": ""8""}"\n'
+        'Gene,8,G8,"{""source"": ""x""}"\n'
+        'Gene,9,G9,"{""pref_name"": ""other"", ""spoke_id"": ""1""}"\n'
+    )
+    naming = GraphNaming(identifier_property="spoke_id", name_property="pref_name")
+    loader = SpokeLoader(None, naming=naming)  # type: ignore[arg-type]  (never reached)
+    with pytest.raises(DumpError) as error:
+        loader.load(nodes, None, "csv")
+    assert str(error.value) == (
+        f"{nodes}:2: property 'spoke_id' would overwrite the node's identifier property 'spoke_id' "
+        "(and 1 more problem)"
+    )
+    assert error.value.more == 1

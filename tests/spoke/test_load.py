@@ -212,3 +212,26 @@ def test_configurable_property_names(graph):
         assert (record["name"], record["old"]) == ("Cough", None)
     nodes = list(spoke_nodes_from_neo4j(graph, naming=naming, labels=["Symptom"]))
     assert sorted(n.identifier for n in nodes) == ["D003371", "D004417", "D005221", "D005334"]
+
+
+def test_properties_cannot_rename_a_node(graph, tmp_path):
+    """A dump row whose properties hold ``identifier`` is rejected (named, counted), not merged
+    and then renamed by ``SET n += row.p``."""
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text(
+        "label,identifier,name,properties\n"
+        'Disease,DOID:1,fibrosis,"{""identifier"": ""DOID:2""}"\n'
+        "Disease,DOID:2,asthma,\n"
+    )
+    with pytest.raises(DumpError, match=rf"^{nodes}:2: property 'identifier' is reserved"):
+        load_spoke(graph, nodes, None, "csv")
+    report = load_spoke(graph, nodes, None, "csv", on_error="reject")
+    assert report.verified, report.problems
+    disease = report.nodes["Disease"]
+    assert (disease.read, disease.rejected, disease.loaded, disease.in_neo4j) == (2, 1, 1, 1)
+    with graph.session() as session:
+        names = {
+            r["id"]: r["name"]
+            for r in session.run("MATCH (d:Disease) RETURN d.identifier AS id, d.name AS name")
+        }
+    assert names == {"DOID:2": "asthma"}
