@@ -23,6 +23,8 @@ run: setup servers-start
 ## test: set up, then the solver's CTest suite and the Python suite (servers are started by the tests)
 test: setup test-solver test-python
 
+# -LE gpu: all but the tests that need a real GPU; the GPU source itself runs on the CPU here
+# (label host-target, --backend gpu-host: solver/README.md "The GPU source on the CPU").
 test-solver:
 	@cd solver/build && ctest -LE gpu --output-on-failure -j2
 

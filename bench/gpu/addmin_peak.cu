@@ -57,12 +57,12 @@ int main() {
             const int blocks = sms * per_sm;
             float* out = nullptr;
             GPU_CHECK(gpuMalloc(reinterpret_cast<void**>(&out), sizeof(float) * blocks * threads));
-            addmin_loop<<<blocks, threads, 0, stream>>>(out, 1.0f, 1e-3f);  // warm-up
+            GPU_LAUNCH(addmin_loop, blocks, threads, 0, stream, out, 1.0f, 1e-3f);  // warm-up
             GPU_CHECK_LAUNCH();
             EventTimer timer;
             const int reps = 5;
             timer.start(stream);
-            for (int r = 0; r < reps; ++r) addmin_loop<<<blocks, threads, 0, stream>>>(out, 1.0f, 1e-3f);
+            for (int r = 0; r < reps; ++r) GPU_LAUNCH(addmin_loop, blocks, threads, 0, stream, out, 1.0f, 1e-3f);
             const double s = timer.stop_ms(stream) * 1e-3 / reps;
             GPU_CHECK_LAUNCH();
             GPU_CHECK(gpuFree(out));

@@ -1,8 +1,11 @@
-# GPU backend of apsp-fw: one source (kernels/cuda_hip/minplus.cu) compiled
-# as CUDA by nvcc or as HIP by hipcc. Included from solver/CMakeLists.txt.
+# GPU backend of apsp-fw: one source (kernels/cuda_hip/minplus.cu,
+# device_store.cu) compiled as CUDA by nvcc, as HIP by hipcc, or by the host
+# compiler as the host execution target. Included from solver/CMakeLists.txt.
 #
 #   -DLITPATH_WITH_CUDA=ON [-DLITPATH_CUDA_ARCHS=90]       (CMAKE_CUDA_COMPILER=.../nvcc if not on PATH)
 #   -DLITPATH_WITH_HIP=ON  [-DLITPATH_HIP_ARCHS=gfx90a]    (LITPATH_HIPCC=.../hipcc if not on PATH)
+#   neither: the host target (--backend gpu-host, kernels/cuda_hip/host_runtime.*) unless
+#            -DLITPATH_WITH_GPU_HOST=OFF, so every build runs the GPU source in its tests
 #
 # HIP is compiled with a custom command rather than enable_language(HIP):
 # CMake's HIP language does not find Debian's ROCm layout (DESIGN §9), while
@@ -11,6 +14,8 @@
 
 set(LITPATH_CUDA_ARCHS "90" CACHE STRING "CUDA architectures for the GPU backend (CMAKE_CUDA_ARCHITECTURES syntax)")
 set(LITPATH_HIP_ARCHS "gfx90a" CACHE STRING "HIP offload architectures for the GPU backend (;-separated)")
+option(LITPATH_WITH_GPU_HOST
+       "Without CUDA/HIP: the GPU source built for the CPU (--backend gpu-host, the tests' host target)" ON)
 set(LITPATH_GPU_AWARE_MPI "AUTO" CACHE STRING
     "AUTO|ON|OFF: report at configure time whether MPI's headers declare GPU support (informational; apsp-fw decides at run time with --gpu-aware-mpi)")
 
@@ -29,7 +34,7 @@ endif()
 
 # Adds the GPU backend to `target` (the kernels library) in place of the
 # "not compiled in" stub. Sets LITPATH_GPU_BACKEND in the caller ("cuda",
-# "hip" or "").
+# "hip", "gpu-host" or "").
 function(litpath_add_gpu_backend target)
   set(_src ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda_hip)
   if(LITPATH_WITH_CUDA)
@@ -79,6 +84,17 @@ function(litpath_add_gpu_backend target)
     target_compile_definitions(${target} PUBLIC LITPATH_HAVE_GPU=1 LITPATH_GPU_BACKEND_NAME="hip")
     set(LITPATH_GPU_BACKEND "hip" PARENT_SCOPE)
     message(STATUS "apsp-fw GPU backend: HIP via ${LITPATH_HIPCC}, architectures ${LITPATH_HIP_ARCHS}")
+  elseif(LITPATH_WITH_GPU_HOST)
+    # The same kernel lines, compiled by the host compiler and run on the CPU by
+    # host_runtime.cpp (fibers for GPU threads, lazily run streams).
+    set(_host_units ${_src}/minplus.host.cpp ${_src}/device_store.host.cpp ${_src}/host_runtime.cpp)
+    target_sources(${target} PRIVATE ${_host_units})
+    # float4 reads of float arrays are the kernels' own idiom; `#pragma unroll`
+    # is nvcc's and hipcc's.
+    set_source_files_properties(${_host_units} PROPERTIES COMPILE_OPTIONS "-fno-strict-aliasing;-Wno-unknown-pragmas")
+    target_compile_definitions(${target} PUBLIC LITPATH_HAVE_GPU=1 LITPATH_GPU_BACKEND_NAME="gpu-host")
+    set(LITPATH_GPU_BACKEND "gpu-host" PARENT_SCOPE)
+    message(STATUS "apsp-fw GPU backend: the host execution target (--backend gpu-host)")
   else()
     target_sources(${target} PRIVATE ${_src}/not_compiled.cpp)
     set(LITPATH_GPU_BACKEND "" PARENT_SCOPE)

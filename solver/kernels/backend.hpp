@@ -20,7 +20,8 @@ class Backend {
 public:
     virtual ~Backend() = default;
 
-    // Name as given on the command line ("cpu", "reference", "cuda", "hip").
+    // Name as given on the command line ("cpu", "reference", "cuda", "hip",
+    // "gpu-host": the CUDA/HIP source run on the CPU, kernels/cuda_hip/host_runtime.hpp).
     virtual std::string name() const = 0;
 
     // Instruction set actually used (e.g. "avx512", "avx2", "scalar").
@@ -59,8 +60,11 @@ std::vector<std::pair<std::string, bool>> known_backends();
 // Factories each backend's translation unit provides.
 std::unique_ptr<Backend> make_reference_backend();
 std::unique_ptr<Backend> make_cpu_backend();
-std::unique_ptr<Backend> make_gpu_backend(const std::string& which);  // "cuda" or "hip"
+std::unique_ptr<Backend> make_gpu_backend(const std::string& which);  // "cuda", "hip" or "gpu-host"
 bool gpu_backend_compiled(const std::string& which);
+// Whether `name` is one of the GPU source's backends (cuda, hip, gpu-host),
+// compiled in or not: their stores hand MPI device memory when GPU-aware.
+bool is_gpu_backend(const std::string& name);
 
 // Which SIMD kernel the cpu backend dispatches to on this machine.
 std::string cpu_kernel_isa();

@@ -7,11 +7,17 @@
 //                                          one JSON row per line: kernel, n, seconds, rate 2n^3/s
 //
 // Checks: min-plus NN and NT on odd sizes (not multiples of the 128 x 128
-// block, nor of 4, with leading dimensions > width and odd ones that disable
-// float4), fresh random inputs with +inf entries, outputs' padding poisoned
-// with NaN and required untouched; diagonal FW on both paths (shared memory
-// and one launch per k); the staging Backend through make_backend; the
-// device-resident matrix store against the host store (check_store).
+// block, nor of 4, with leading dimensions > width and odd ones or a base
+// off by one float that disable float4), fresh random inputs with +inf and
+// zero entries, outputs' padding poisoned with NaN and required untouched;
+// the batched kernel on products of different shapes; the transpose;
+// diagonal FW on both paths (shared memory and one launch per k); the
+// staging Backend through make_backend; the device-resident matrix store
+// against the host store (check_store), its +inf-filled buffers included.
+//
+// The same binary runs on the CPU in every CPU-only build (--backend
+// gpu-host, kernels/cuda_hip/host_runtime.hpp; ctest label host-target, once
+// per warp size through LITPATH_GPU_HOST_WARP_SIZE).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -42,11 +48,16 @@ void expect(bool ok, const std::string& what) {
     }
 }
 
-std::vector<float> random_matrix(int rows, int ld, std::mt19937& rng, double inf_fraction) {
+// Costs in [0, 10) with +inf at inf_fraction and exact zeros at zero_fraction.
+std::vector<float> random_matrix(int rows, int ld, std::mt19937& rng, double inf_fraction,
+                                 double zero_fraction = 0.1) {
     std::uniform_real_distribution<float> cost(0.0f, 10.0f);
     std::uniform_real_distribution<double> u(0.0, 1.0);
     std::vector<float> m(static_cast<std::size_t>(rows) * ld);
-    for (auto& x : m) x = u(rng) < inf_fraction ? kInf : cost(rng);
+    for (auto& x : m) {
+        const double r = u(rng);
+        x = r < inf_fraction ? kInf : r < inf_fraction + zero_fraction ? 0.0f : cost(rng);
+    }
     return m;
 }
 
@@ -74,12 +85,24 @@ bool same(const std::vector<float>& got, const std::vector<float>& want, int row
     return true;
 }
 
+// Records a failure naming `what` and the first differing element.
+void expect_same(const std::vector<float>& got, const std::vector<float>& want, int rows, int cols, int ld,
+                 const std::string& what) {
+    std::string where;
+    const bool ok = same(got, want, rows, cols, ld, &where);  // before `where` is read
+    expect(ok, what + " " + where);
+}
+
 void check_minplus(const Backend& ref, std::mt19937& rng, void* stream) {
     const int sizes[][3] = {{1, 1, 1}, {7, 5, 3}, {129, 131, 9}, {127, 257, 130}, {300, 97, 301}, {64, 64, 64},
                             {256, 256, 256}, {513, 385, 77}};
+    // (leading-dimension padding, base offset in floats): ld % 4 != 0 or a
+    // base that is not 16-byte aligned each disable the float4 path.
+    const int layouts[][2] = {{0, 0}, {3, 0}, {4, 0}, {4, 1}};
     for (const auto& s : sizes) {
-        for (int pad : {0, 3, 4}) {
+        for (const auto& layout : layouts) {
             for (bool nt : {false, true}) {
+                const int pad = layout[0], off = layout[1];
                 const int m = s[0], n = s[1], k = s[2];
                 const int lda = k + pad, ldb = (nt ? k : n) + pad, ldc = n + pad;
                 auto a = random_matrix(m, lda, rng, 0.2);
@@ -95,9 +118,10 @@ void check_minplus(const Backend& ref, std::mt19937& rng, void* stream) {
                     for (int j = 0; j < n; ++j)
                         (nt ? bdev[static_cast<std::size_t>(j) * ldb + l] : bdev[static_cast<std::size_t>(l) * ldb + j]) =
                             b[static_cast<std::size_t>(l) * n + j];
-                float* dA = gpu::device_alloc(a.size());
-                float* dB = gpu::device_alloc(bdev.size());
-                float* dC = gpu::device_alloc(c.size());
+                float* baseA = gpu::device_alloc(a.size() + off);
+                float* baseB = gpu::device_alloc(bdev.size() + off);
+                float* baseC = gpu::device_alloc(c.size() + off);
+                float *dA = baseA + off, *dB = baseB + off, *dC = baseC + off;
                 gpu::copy_to_device(dA, a.data(), a.size(), stream);
                 gpu::copy_to_device(dB, bdev.data(), bdev.size(), stream);
                 gpu::copy_to_device(dC, c.data(), c.size(), stream);
@@ -108,15 +132,83 @@ void check_minplus(const Backend& ref, std::mt19937& rng, void* stream) {
                 std::vector<float> got(c.size(), 0.0f);
                 gpu::copy_to_host(got.data(), dC, got.size(), stream);
                 gpu::stream_synchronize(stream);
-                gpu::device_free(dA);
-                gpu::device_free(dB);
-                gpu::device_free(dC);
-                std::string where;
+                gpu::device_free(baseA);
+                gpu::device_free(baseB);
+                gpu::device_free(baseC);
                 std::ostringstream name;
-                name << (nt ? "minplus_nt" : "minplus_nn") << " m=" << m << " n=" << n << " k=" << k << " pad=" << pad;
-                expect(same(got, want, m, n, ldc, &where), name.str() + " " + where);
+                name << (nt ? "minplus_nt" : "minplus_nn") << " m=" << m << " n=" << n << " k=" << k << " pad=" << pad
+                     << " offset=" << off;
+                expect_same(got, want, m, n, ldc, name.str());
             }
         }
+    }
+}
+
+// minplus_batched on `count` products of different shapes: tiles of b x b
+// (leading dimension b, as in the device store), A and B read at permuted
+// tile offsets, C written at others, one C tile left untouched; b % 4 == 0
+// takes the float4 path. Each product against the reference kernel.
+void check_batched(const Backend& ref, std::mt19937& rng, int b, int k, void* stream) {
+    static_assert(sizeof(gpu::BatchTile) % sizeof(float) == 0, "descriptors copied as floats");
+    const int count = 5;
+    const std::size_t te = static_cast<std::size_t>(b) * b;
+    auto a = random_matrix(count * b, b, rng, 0.2), bm = random_matrix(count * b, b, rng, 0.2);
+    auto c = random_matrix((count + 1) * b, b, rng, 0.5);
+    const int shapes[count][2] = {{b, b}, {b - 3, 1}, {1, b}, {17, b - 5}, {b / 2, b / 3 + 1}};
+    std::vector<gpu::BatchTile> batch;
+    int max_m = 0, max_n = 0;
+    for (int p = 0; p < count; ++p) {
+        const int m = shapes[p][0], n = shapes[p][1];
+        const auto tile = [te](int t) { return static_cast<std::int64_t>(t * te); };
+        // A, B and C tiles all permuted; C tile 2 is no product's.
+        batch.push_back({tile((p + 2) % count), tile(count - 1 - p), tile(p < 2 ? p : p + 1), m, n});
+        max_m = std::max(max_m, m);
+        max_n = std::max(max_n, n);
+    }
+    std::vector<float> want = c;
+    for (const auto& t : batch)
+        ref.minplus_accumulate(t.m, t.n, k, a.data() + t.a, b, bm.data() + t.b, b, want.data() + t.c, b);
+    float* dA = gpu::device_alloc(a.size());
+    float* dB = gpu::device_alloc(bm.size());
+    float* dC = gpu::device_alloc(c.size());
+    const std::size_t desc_floats = batch.size() * sizeof(gpu::BatchTile) / sizeof(float);
+    float* dDesc = gpu::device_alloc(desc_floats);
+    gpu::copy_to_device(dA, a.data(), a.size(), stream);
+    gpu::copy_to_device(dB, bm.data(), bm.size(), stream);
+    gpu::copy_to_device(dC, c.data(), c.size(), stream);
+    gpu::copy_to_device(dDesc, reinterpret_cast<const float*>(batch.data()), desc_floats, stream);
+    gpu::minplus_batched(k, dA, dB, dC, b, reinterpret_cast<const gpu::BatchTile*>(dDesc), count, max_m, max_n,
+                         stream);
+    std::vector<float> got(c.size(), 0.0f);
+    gpu::copy_to_host(got.data(), dC, got.size(), stream);
+    gpu::stream_synchronize(stream);
+    for (float* p : {dA, dB, dC, dDesc}) gpu::device_free(p);
+    expect_same(got, want, (count + 1) * b, b, b, "minplus_batched b=" + std::to_string(b) + " k=" + std::to_string(k));
+}
+
+// dst[n x m] = src[m x n]^T on shapes that are not multiples of the 32 x 32
+// tile; dst's padding poisoned with NaN and required untouched.
+void check_transpose(std::mt19937& rng, void* stream) {
+    const int shapes[][2] = {{1, 1}, {31, 33}, {32, 32}, {65, 7}, {100, 129}};
+    for (const auto& s : shapes) {
+        const int m = s[0], n = s[1], lds = n + 3, ldd = m + 2;
+        auto src = random_matrix(m, lds, rng, 0.2);
+        std::vector<float> want(static_cast<std::size_t>(n) * ldd, std::nanf(""));
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j)
+                want[static_cast<std::size_t>(j) * ldd + i] = src[static_cast<std::size_t>(i) * lds + j];
+        std::vector<float> init(want.size(), std::nanf(""));
+        float* dS = gpu::device_alloc(src.size());
+        float* dD = gpu::device_alloc(init.size());
+        gpu::copy_to_device(dS, src.data(), src.size(), stream);
+        gpu::copy_to_device(dD, init.data(), init.size(), stream);
+        gpu::transpose(m, n, dS, lds, dD, ldd, stream);
+        std::vector<float> got(init.size(), 0.0f);
+        gpu::copy_to_host(got.data(), dD, got.size(), stream);
+        gpu::stream_synchronize(stream);
+        gpu::device_free(dS);
+        gpu::device_free(dD);
+        expect_same(got, want, n, m, ldd, "transpose m=" + std::to_string(m) + " n=" + std::to_string(n));
     }
 }
 
@@ -135,8 +227,7 @@ void check_floyd_warshall(const Backend& ref, std::mt19937& rng, void* stream) {
         gpu::copy_to_host(got.data(), dd, got.size(), stream);
         gpu::stream_synchronize(stream);
         gpu::device_free(dd);
-        std::string where;
-        expect(same(got, want, b, b, ld, &where), "floyd_warshall_tile b=" + std::to_string(b) + " " + where);
+        expect_same(got, want, b, b, ld, "floyd_warshall_tile b=" + std::to_string(b));
     }
 }
 
@@ -147,15 +238,14 @@ void check_backend(const Backend& ref, const Backend& dev, std::mt19937& rng) {
     std::vector<float> want = c, got = c;
     ref.minplus_accumulate(m, n, k, a.data(), ld, b.data(), ld, want.data(), ld);
     dev.minplus_accumulate(m, n, k, a.data(), ld, b.data(), ld, got.data(), ld);
-    std::string where;
-    expect(same(got, want, m, n, ld, &where), "backend minplus_accumulate " + where);
+    expect_same(got, want, m, n, ld, "backend minplus_accumulate");
     auto d = random_matrix(97, 101, rng, 0.85);
     for (int i = 0; i < 97; ++i) d[static_cast<std::size_t>(i) * 101 + i] = 0.0f;
     poison_padding(d, 97, 97, 101);
     std::vector<float> dw = d;
     ref.floyd_warshall_tile(dw.data(), 97, 101);
     dev.floyd_warshall_tile(d.data(), 97, 101);
-    expect(same(d, dw, 97, 97, 101, &where), "backend floyd_warshall_tile " + where);
+    expect_same(d, dw, 97, 97, 101, "backend floyd_warshall_tile");
     expect(dev.name() == gpu::device_info().api, "backend name " + dev.name());
 }
 
@@ -187,6 +277,24 @@ void check_store(std::mt19937& rng, int n, int b, bool gpu_aware) {
     std::vector<float> want = host;
     auto hs = make_host_store(want.data(), shape, ref);
     auto ds = gpu::make_device_store(shape, gpu_aware);
+    if (gpu_aware) {
+        // The device buffers MPI will see start as +inf (the store's fill kernel).
+        void* stream = gpu::stream_create();
+        std::ptrdiff_t not_inf = 0;
+        auto count_not_inf = [&](const float* device, std::int64_t tiles) {
+            std::vector<float> buffer(static_cast<std::size_t>(tiles) * te);
+            gpu::copy_to_host(buffer.data(), device, buffer.size(), stream);
+            gpu::stream_synchronize(stream);
+            not_inf += std::count_if(buffer.begin(), buffer.end(), [](float x) { return x != kInf; });
+        };
+        for (int set = 0; set < 2; ++set) {
+            count_not_inf(ds->mpi_row_panel(set), shape.row_panel_tiles);
+            count_not_inf(ds->mpi_col_panel(set), shape.col_panel_tiles);
+        }
+        count_not_inf(ds->mpi_diagonal(), 1);
+        gpu::stream_destroy(stream);
+        expect(not_inf == 0, "device store buffers filled with +inf: " + std::to_string(not_inf) + " entries are not");
+    }
     ds->upload(host.data());
     int polls = 0;
     std::function<void()> poll = [&polls] { ++polls; };
@@ -314,6 +422,9 @@ int main(int argc, char** argv) {
     const auto dev = make_backend(info.api);
     void* stream = gpu::stream_create();
     check_minplus(*ref, rng, stream);
+    check_batched(*ref, rng, 37, 29, stream);   // scalar path
+    check_batched(*ref, rng, 136, 136, stream); // float4 path, 2 x 2 blocks per product
+    check_transpose(rng, stream);
     check_floyd_warshall(*ref, rng, stream);
     check_backend(*ref, *dev, rng);
     check_store(rng, 53, 20, false);

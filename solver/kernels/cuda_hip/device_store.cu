@@ -1,5 +1,6 @@
-// The device-resident LocalMatrixStore of --backend cuda|hip: one source
-// compiled by nvcc (this file) or hipcc (device_store.hip.cpp includes it).
+// The device-resident LocalMatrixStore of --backend cuda|hip|gpu-host: one
+// source compiled by nvcc (this file), hipcc (device_store.hip.cpp includes
+// it) or the host compiler (device_store.host.cpp, the host target).
 //
 // Memory: the local tiles, the diagonal tile and one or two panel sets
 // (look-ahead) live in device memory from upload() (start, resume) to the
@@ -265,7 +266,7 @@ private:
     void fill_inf(float* p, std::size_t n) {
         if (n == 0) return;
         const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(4096, (n + 255) / 256));
-        fill_kernel<<<blocks, 256, 0, compute_>>>(p, n, std::numeric_limits<float>::infinity());
+        GPU_LAUNCH(fill_kernel, blocks, 256, 0, compute_, p, n, std::numeric_limits<float>::infinity());
         GPU_CHECK_LAUNCH();
     }
 

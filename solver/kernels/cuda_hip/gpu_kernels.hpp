@@ -2,7 +2,8 @@
 // host compiler (tests, benchmarks, a future device-resident driver). No GPU
 // API types appear here: streams are passed as void* (cudaStream_t /
 // hipStream_t, nullptr = the default stream). Defined in minplus.cu; present
-// only in builds with LITPATH_WITH_CUDA or LITPATH_WITH_HIP.
+// in builds with LITPATH_WITH_CUDA, LITPATH_WITH_HIP or the host target
+// (LITPATH_WITH_GPU_HOST, the default without either).
 //
 // Same contract as kernels/backend.hpp (row-major float32, leading
 // dimensions, +inf = no path, non-negative costs), but every matrix pointer is

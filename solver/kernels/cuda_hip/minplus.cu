@@ -1,6 +1,8 @@
 // GPU backend: min-plus kernels and the Backend implementation, one source
-// compiled by nvcc (this file, LANGUAGE CUDA) or by hipcc (minplus.hip.cpp
-// includes it). API names come from runtime.hpp only.
+// compiled by nvcc (this file, LANGUAGE CUDA), by hipcc (minplus.hip.cpp
+// includes it) or by the host compiler for the host execution target
+// (minplus.host.cpp, --backend gpu-host). API names, GPU_LAUNCH and
+// GPU_DYNAMIC_SHARED come from runtime.hpp only.
 //
 // Kernels (seed paper SIV-C and appendix C, OPTSSRGEMM):
 //  - minplus_tiled<NT>: C <- min(C, A (x) B) with B given as B (NN) or as B^T
@@ -177,7 +179,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 
 // Whole tile in one block's shared memory; dynamic shared size b*b floats.
 __global__ void fw_tile_shared(float* __restrict__ d, int b, int ld) {
-    extern __shared__ float s[];
+    GPU_DYNAMIC_SHARED(float, s);
     const int total = b * b;
     for (int e = static_cast<int>(threadIdx.x); e < total; e += static_cast<int>(blockDim.x))
         s[e] = d[static_cast<std::int64_t>(e / b) * ld + e % b];
@@ -234,8 +236,8 @@ void launch_minplus(int m, int n, int k, const float* A, int lda, const float* B
                     void* stream) {
     if (m <= 0 || n <= 0 || k <= 0) return;
     const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
-    minplus_tiled<NT><<<grid, kThreads, 0, as_stream(stream)>>>(m, n, k, A, lda, B, ldb, C, ldc, vec_ok(A, lda),
-                                                               vec_ok(B, ldb), vec_ok(C, ldc));
+    GPU_LAUNCH(minplus_tiled<NT>, grid, kThreads, 0, as_stream(stream), m, n, k, A, lda, B, ldb, C, ldc,
+               vec_ok(A, lda), vec_ok(B, ldb), vec_ok(C, ldc));
     GPU_CHECK_LAUNCH();
 }
 
@@ -303,9 +305,11 @@ void minplus_batched(int k, const float* A, const float* B, float* C, int ld, co
         const dim3 grid(static_cast<unsigned>((max_n + kBN - 1) / kBN), static_cast<unsigned>((max_m + kBM - 1) / kBM),
                         static_cast<unsigned>(z));
         if (vec)
-            minplus_batched_kernel<true><<<grid, kThreads, 0, as_stream(stream)>>>(k, A, B, C, ld, tiles + first);
+            GPU_LAUNCH(minplus_batched_kernel<true>, grid, kThreads, 0, as_stream(stream), k, A, B, C, ld,
+                       tiles + first);
         else
-            minplus_batched_kernel<false><<<grid, kThreads, 0, as_stream(stream)>>>(k, A, B, C, ld, tiles + first);
+            GPU_LAUNCH(minplus_batched_kernel<false>, grid, kThreads, 0, as_stream(stream), k, A, B, C, ld,
+                       tiles + first);
         GPU_CHECK_LAUNCH();
     }
 }
@@ -317,14 +321,14 @@ void floyd_warshall_tile(float* tile, int b, int ld, void* stream) {
         const int warp = device_warp_size(current_device());
         const int threads = std::min(1024, (std::min(b * b, 1024) + warp - 1) / warp * warp);
         const std::size_t shared = static_cast<std::size_t>(b) * b * sizeof(float);
-        fw_tile_shared<<<1, threads, shared, as_stream(stream)>>>(tile, b, ld);
+        GPU_LAUNCH(fw_tile_shared, 1, threads, shared, as_stream(stream), tile, b, ld);
         GPU_CHECK_LAUNCH();
         return;
     }
     const int threads = 256;
     const dim3 grid(static_cast<unsigned>((b + threads - 1) / threads), static_cast<unsigned>(b));
     for (int k = 0; k < b; ++k) {
-        fw_tile_round<<<grid, threads, 0, as_stream(stream)>>>(tile, b, ld, k);
+        GPU_LAUNCH(fw_tile_round, grid, threads, 0, as_stream(stream), tile, b, ld, k);
         GPU_CHECK_LAUNCH();
     }
 }
@@ -333,7 +337,7 @@ void transpose(int m, int n, const float* src, int lds, float* dst, int ldd, voi
     if (m <= 0 || n <= 0) return;
     const dim3 grid(static_cast<unsigned>((n + kTransposeTile - 1) / kTransposeTile),
                     static_cast<unsigned>((m + kTransposeTile - 1) / kTransposeTile));
-    transpose_kernel<<<grid, dim3(kTransposeTile, 8), 0, as_stream(stream)>>>(m, n, src, lds, dst, ldd);
+    GPU_LAUNCH(transpose_kernel, grid, dim3(kTransposeTile, 8), 0, as_stream(stream), m, n, src, lds, dst, ldd);
     GPU_CHECK_LAUNCH();
 }
 

@@ -1,10 +1,15 @@
-// Thin portability layer of the GPU backend: one source (minplus.cu) compiled
-// as CUDA by nvcc or as HIP by hipcc. Everything API-specific is named here,
-// once; the kernels and the backend use only the gpu* names below.
+// Thin portability layer of the GPU backend: one source (minplus.cu,
+// device_store.cu) compiled as CUDA by nvcc, as HIP by hipcc, or by the host
+// C++ compiler for the host execution target (LITPATH_GPU_HOST, --backend
+// gpu-host: host_runtime.hpp). Everything API-specific is named here, once;
+// the kernels and the backend use only the gpu* names below, launch kernels
+// only with GPU_LAUNCH and declare dynamic shared memory only with
+// GPU_DYNAMIC_SHARED, so all three targets share every kernel line.
 //
 // The warp (wavefront) size is never a constant of this code: 32 on NVIDIA,
-// 64 on most AMD GPUs. Host code asks the device (device_warp_size); device
-// code that needs it uses GPU_WARP_SIZE_DEVICE (the compiler's warpSize).
+// 64 on most AMD GPUs, either on the host target. Host code asks the device
+// (device_warp_size); device code that needs it uses GPU_WARP_SIZE_DEVICE
+// (the compiler's warpSize).
 #pragma once
 
 #include <stdexcept>
@@ -110,8 +115,67 @@ using gpuDeviceProp = cudaDeviceProp;
 #define gpuFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #define GPU_WARP_SIZE_DEVICE warpSize
 
+#elif defined(LITPATH_GPU_HOST)
+#include "kernels/cuda_hip/host_runtime.hpp"
+
+#define LITPATH_GPU_API "gpu-host"
+using gpuError_t = ::litpath::apsp::gpu::host::Error;
+using gpuStream_t = ::litpath::apsp::gpu::host::Stream*;
+using gpuEvent_t = ::litpath::apsp::gpu::host::Event*;
+using gpuDeviceProp = ::litpath::apsp::gpu::host::DeviceProp;
+#define gpuSuccess ::litpath::apsp::gpu::host::success
+#define gpuGetErrorString ::litpath::apsp::gpu::host::error_string
+#define gpuGetDeviceCount ::litpath::apsp::gpu::host::device_count
+#define gpuSetDevice ::litpath::apsp::gpu::host::set_device
+#define gpuGetDevice ::litpath::apsp::gpu::host::get_device
+#define gpuGetDeviceProperties ::litpath::apsp::gpu::host::device_properties
+#define gpuDeviceGetAttribute ::litpath::apsp::gpu::host::device_attribute
+#define gpuDevAttrWarpSize ::litpath::apsp::gpu::host::attribute_warp_size
+#define gpuDevAttrMultiProcessorCount ::litpath::apsp::gpu::host::attribute_multiprocessors
+#define gpuDevAttrClockRate ::litpath::apsp::gpu::host::attribute_clock_rate
+#define gpuMalloc ::litpath::apsp::gpu::host::malloc_device
+#define gpuFree ::litpath::apsp::gpu::host::free_device
+#define gpuHostAlloc(ptr, bytes) ::litpath::apsp::gpu::host::malloc_pinned((ptr), (bytes))
+#define gpuFreeHost ::litpath::apsp::gpu::host::free_pinned
+#define gpuMemcpy ::litpath::apsp::gpu::host::memcpy_sync
+#define gpuMemcpyAsync ::litpath::apsp::gpu::host::memcpy_async
+#define gpuMemcpy2DAsync ::litpath::apsp::gpu::host::memcpy_2d_async
+#define gpuMemsetAsync ::litpath::apsp::gpu::host::memset_async
+#define gpuMemGetInfo ::litpath::apsp::gpu::host::mem_info
+#define gpuMemcpyHostToDevice ::litpath::apsp::gpu::host::host_to_device
+#define gpuMemcpyDeviceToHost ::litpath::apsp::gpu::host::device_to_host
+#define gpuMemcpyDeviceToDevice ::litpath::apsp::gpu::host::device_to_device
+#define gpuStreamCreateWithFlags ::litpath::apsp::gpu::host::stream_create
+#define gpuStreamNonBlocking ::litpath::apsp::gpu::host::kStreamNonBlocking
+#define gpuStreamDestroy ::litpath::apsp::gpu::host::stream_destroy
+#define gpuStreamSynchronize ::litpath::apsp::gpu::host::stream_synchronize
+#define gpuStreamWaitEvent ::litpath::apsp::gpu::host::stream_wait_event
+#define gpuEventCreate ::litpath::apsp::gpu::host::event_create
+#define gpuEventCreateWithFlags ::litpath::apsp::gpu::host::event_create_with_flags
+#define gpuEventDisableTiming ::litpath::apsp::gpu::host::kEventDisableTiming
+#define gpuEventQuery ::litpath::apsp::gpu::host::event_query
+#define gpuErrorNotReady ::litpath::apsp::gpu::host::not_ready
+#define gpuEventDestroy ::litpath::apsp::gpu::host::event_destroy
+#define gpuEventRecord ::litpath::apsp::gpu::host::event_record
+#define gpuEventSynchronize ::litpath::apsp::gpu::host::event_synchronize
+#define gpuEventElapsedTime ::litpath::apsp::gpu::host::event_elapsed_ms
+#define gpuDeviceSynchronize ::litpath::apsp::gpu::host::device_synchronize
+#define gpuGetLastError ::litpath::apsp::gpu::host::get_last_error
+#define gpuFuncSetAttribute(f, attr, v) \
+    ::litpath::apsp::gpu::host::func_set_attribute(reinterpret_cast<const void*>(f), (attr), (v))
+#define gpuFuncAttributeMaxDynamicSharedMemorySize ::litpath::apsp::gpu::host::max_dynamic_shared_bytes
+#define GPU_WARP_SIZE_DEVICE warpSize
+
 #else
-#error "solver/kernels/cuda_hip is compiled only by nvcc (CUDA) or hipcc (HIP)"
+#error "solver/kernels/cuda_hip is compiled only by nvcc (CUDA), hipcc (HIP) or as the host target (LITPATH_GPU_HOST)"
+#endif
+
+#if !defined(LITPATH_GPU_HOST)
+// The one launch form of every kernel (the host target defines its own).
+#define GPU_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
+    kernel<<<(grid), (block), (shared_bytes), (stream)>>>(__VA_ARGS__)
+// The kernel's dynamic shared memory (the launch's shared_bytes) as type[].
+#define GPU_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 #endif
 
 namespace litpath::apsp::gpu {
@@ -143,13 +207,15 @@ inline int device_multiprocessors(int device) {
     return n;
 }
 
-// "sm_90" on CUDA, "gfx90a" (without feature suffixes) on HIP.
+// "sm_90" on CUDA, "gfx90a" (without feature suffixes) on HIP, "host-warp32" on the host target.
 inline std::string device_arch(int device) {
     gpuDeviceProp p{};
     GPU_CHECK(gpuGetDeviceProperties(&p, device));
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
     std::string arch = p.gcnArchName;
     return arch.substr(0, arch.find(':'));
+#elif defined(LITPATH_GPU_HOST)
+    return "host-warp" + std::to_string(p.warpSize);
 #else
     return "sm_" + std::to_string(p.major) + std::to_string(p.minor);
 #endif
