@@ -34,6 +34,7 @@
 #include "core/driver.hpp"
 #include "core/graph_input.hpp"
 #include "core/grid.hpp"
+#include "core/size_math.hpp"
 #include "core/source_rows.hpp"
 #include "core/sssp.hpp"
 #include "core/validate.hpp"
@@ -93,9 +94,10 @@ decomposition and communication
                         diagonal/panel work and panel broadcast (default on)
 
 compute
-  --backend NAME        cpu (SIMD, default) | reference (scalar) | cuda | hip
+  --backend NAME        cpu (SIMD, default) | reference (scalar) | cuda | hip |
+                        gpu-host (the CUDA/HIP source run on the CPU: a test target, slow)
   --gpu-aware-mpi on|off|auto
-                        cuda/hip: broadcast tiles straight from device memory (on) or
+                        cuda/hip/gpu-host: broadcast tiles straight from device memory (on) or
                         staged through host buffers (off); auto (default) = on only when
                         the MPI library reports GPU support at run time
                         (MPIX_Query_cuda_support / MPIX_Query_rocm_support)
@@ -161,22 +163,36 @@ std::int64_t parse_bytes(const std::string& flag, const std::string& text) {
     else if (suffix == "M" || suffix == "m" || suffix == "MiB") scale = 1024.0 * 1024;
     else if (suffix == "G" || suffix == "g" || suffix == "GiB") scale = 1024.0 * 1024 * 1024;
     else if (!suffix.empty() && suffix != "B") throw UsageError(flag + " '" + text + "': unknown suffix '" + suffix + "'");
-    if (value <= 0) throw UsageError(flag + " must be positive");
+    if (!(value > 0)) throw UsageError(flag + " must be positive");
+    // Checked before the conversion: a double beyond int64 does not convert.
+    constexpr double kMaxBytes = static_cast<double>(std::int64_t{1} << 62);
+    if (!(value * scale <= kMaxBytes)) throw UsageError(flag + " '" + text + "' is too large (at most 2^62 bytes)");
     return static_cast<std::int64_t>(value * scale);
 }
 
-std::int64_t parse_int(const std::string& flag, const std::string& text, std::int64_t min_value) {
+// An integer option within [min_value, max_value], checked before any caller narrows it.
+std::int64_t parse_int(const std::string& flag, const std::string& text, std::int64_t min_value,
+                       std::int64_t max_value = std::numeric_limits<std::int64_t>::max()) {
     std::size_t used = 0;
     long long value = 0;
+    bool out_of_range = false;
     try {
         value = std::stoll(text, &used);
+    } catch (const std::out_of_range&) {
+        out_of_range = true;
     } catch (const std::exception&) {
         used = 0;
     }
-    if (used != text.size() || text.empty()) throw UsageError(flag + " '" + text + "' is not an integer");
+    if (!out_of_range && (used != text.size() || text.empty()))
+        throw UsageError(flag + " '" + text + "' is not an integer");
+    if (out_of_range || value > max_value)
+        throw UsageError(flag + " " + text + " is too large (at most " + std::to_string(max_value) + ")");
     if (value < min_value) throw UsageError(flag + " must be at least " + std::to_string(min_value));
     return value;
 }
+
+constexpr std::int64_t kMaxTile = 16384;    // a b x b tile of floats stays within 1 GiB
+constexpr std::int64_t kMaxThreads = 4096;  // per rank
 
 // --sources computes rows by Dijkstra: options that steer the dense solve
 // would be silently meaningless there, so they are refused by name.
@@ -227,7 +243,7 @@ Options parse_options(int argc, char** argv) {
         else if (arg == "--input") o.input = next();
         else if (arg == "--output") o.output = next();
         else if (arg == "--grid") o.grid = next();
-        else if (arg == "--tile") o.tile = static_cast<int>(parse_int(arg, next(), 1));
+        else if (arg == "--tile") o.tile = static_cast<int>(parse_int(arg, next(), 1, kMaxTile));
         else if (arg == "--broadcast") o.broadcast = next();
         else if (arg == "--chunk") o.chunk_bytes = static_cast<std::size_t>(parse_bytes(arg, next()));
         else if (arg == "--lookahead") {
@@ -239,7 +255,7 @@ Options parse_options(int argc, char** argv) {
             if (v != "on" && v != "off" && v != "auto")
                 throw UsageError("--gpu-aware-mpi '" + v + "' must be on, off or auto");
             o.gpu_aware_mpi = v;
-        } else if (arg == "--threads") o.threads = static_cast<int>(parse_int(arg, next(), 1));
+        } else if (arg == "--threads") o.threads = static_cast<int>(parse_int(arg, next(), 1, kMaxThreads));
         else if (arg == "--backend") o.backend = next();
         else if (arg == "--validate") o.validate = parse_int(arg, next(), 0);
         else if (arg == "--validate-tol") {
@@ -270,7 +286,6 @@ Options parse_options(int argc, char** argv) {
     if (!o.sources.empty()) refuse_dense_only_options(o);
     if ((o.checkpoint_every.enabled() || o.resume) && o.checkpoint_dir.empty())
         throw UsageError(std::string(o.resume ? "--resume" : "--checkpoint-every") + " needs --checkpoint-dir DIR");
-    if (o.tile > 16384) throw UsageError("--tile " + std::to_string(o.tile) + " is too large (at most 16384)");
     return o;
 }
 
@@ -349,6 +364,7 @@ std::string format_seconds(double s) {
 }
 
 std::string describe_bytes(std::int64_t bytes) {
+    if (bytes == kSaturated) return "more than " + std::to_string(kSaturated) + " bytes (beyond int64)";
     const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
     double scaled = static_cast<double>(bytes);
     int unit = -1;
@@ -357,6 +373,24 @@ std::string describe_bytes(std::int64_t bytes) {
     if (unit < 0) std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
     else std::snprintf(buf, sizeof buf, "%lld bytes (%.1f %s)", static_cast<long long>(bytes), scaled, units[unit]);
     return buf;
+}
+
+// This rank's byte need summed over its node, and the largest over all ranks.
+// The node sum is taken in double, then saturated: an int64 sum of saturated
+// estimates (core/size_math.hpp) would wrap to a small number and "fit".
+struct MemoryNeed {
+    std::int64_t on_node = 0;
+    std::int64_t most = 0;
+};
+
+MemoryNeed memory_need(std::int64_t mine, MPI_Comm node, MPI_Comm world) {
+    MemoryNeed need;
+    const double mine_double = static_cast<double>(mine);
+    double on_node = 0;
+    MPI_Allreduce(&mine_double, &on_node, 1, MPI_DOUBLE, MPI_SUM, node);
+    need.on_node = on_node >= static_cast<double>(kSaturated) ? kSaturated : static_cast<std::int64_t>(on_node);
+    MPI_Allreduce(&mine, &need.most, 1, MPI_INT64_T, MPI_MAX, world);
+    return need;
 }
 
 // Rank 0's vector to every rank. MPI counts are int, so large vectors go in
@@ -444,10 +478,7 @@ int run_source_rows(const Options& opt, MPI_Comm world, MPI_Comm node, int ranks
         const std::int64_t reading =
             root && info.format == GraphFormat::matrix_market ? edges * static_cast<std::int64_t>(sizeof(Edge)) : 0;
         const RowsMemory need = rows_memory_per_rank(info.n, edges, block.count, opt.threads, reading);
-        const std::int64_t mine = need.total();
-        std::int64_t on_node = 0, most = 0;
-        MPI_Allreduce(&mine, &on_node, 1, MPI_INT64_T, MPI_SUM, node);
-        MPI_Allreduce(&mine, &most, 1, MPI_INT64_T, MPI_MAX, world);
+        const auto [on_node, most] = memory_need(need.total(), node, world);
         const std::int64_t available = opt.memory_limit > 0 ? opt.memory_limit : memory_available_bytes();
         if (on_node > available) {
             std::ostringstream msg;
@@ -618,8 +649,9 @@ int run(int argc, char** argv) {
     int allowed_cpu_count = rank_cpus.empty() ? hw : static_cast<int>(rank_cpus.size());
     if (opt.threads <= 0) {
         const char* env = std::getenv("OMP_NUM_THREADS");
-        opt.threads = env && std::atoi(env) > 0 ? std::atoi(env)
-                                                : std::max(1, std::min(allowed_cpu_count, hw / ranks_on_node));
+        const long from_env = env ? std::strtol(env, nullptr, 10) : 0;  // strtol clamps, atoi would not
+        opt.threads = from_env > 0 ? static_cast<int>(std::min<long>(from_env, kMaxThreads))
+                                   : std::max(1, std::min(allowed_cpu_count, hw / ranks_on_node));
     }
     {
         int worst_allowed = allowed_cpu_count;
@@ -653,16 +685,13 @@ int run(int argc, char** argv) {
     const Tiling tiling(info.n, b);
     const LocalTiles layout(tiling, shape, grid.me);
     {
-        const std::int64_t mine = bytes_needed_per_rank(layout, opt.lookahead);
-        std::int64_t on_node = 0, most = 0;
-        MPI_Allreduce(&mine, &on_node, 1, MPI_INT64_T, MPI_SUM, node);
-        MPI_Allreduce(&mine, &most, 1, MPI_INT64_T, MPI_MAX, world);
+        const auto [on_node, most] = memory_need(bytes_needed_per_rank(layout, opt.lookahead), node, world);
         const std::int64_t available = opt.memory_limit > 0 ? opt.memory_limit : memory_available_bytes();
         if (on_node > available) {
             std::ostringstream msg;
             msg << "n = " << info.n << " does not fit: tile " << b << " on grid " << grid_to_string(shape)
-                << " needs " << most << " bytes on the largest rank and " << on_node << " bytes on this node ("
-                << ranks_on_node << " ranks), but only " << available << " bytes are available"
+                << " needs " << describe_bytes(most) << " on the largest rank and " << describe_bytes(on_node)
+                << " on this node (" << ranks_on_node << " ranks), but only " << available << " bytes are available"
                 << (opt.memory_limit > 0 ? " (--memory-limit)" : " (MemAvailable)")
                 << "; use more nodes, or --lookahead off to drop one panel buffer set";
             error = msg.str();
@@ -726,7 +755,7 @@ int run(int argc, char** argv) {
     {
         // Decided on every rank alike: "on" trusts the user, "auto" asks MPI
         // (the same library everywhere); all ranks must agree, so take the AND.
-        const bool gpu = backend->name() == "cuda" || backend->name() == "hip";
+        const bool gpu = is_gpu_backend(backend->name());
         int aware = gpu && (opt.gpu_aware_mpi == "on" ||
                             (opt.gpu_aware_mpi == "auto" && mpi_reports_gpu_support(backend->name())));
         int all = 0;
@@ -771,8 +800,22 @@ int run(int argc, char** argv) {
     const PhaseTimes& st = solver.times();
     times.diagonal = st.diagonal, times.panel = st.panel, times.broadcast = st.broadcast, times.outer = st.outer;
 
+    // ---- validate, from memory, before anything is written: a result that fails
+    // the check never becomes a distances.bp that looks finished ----
+    ValidationResult check;
+    if (opt.validate > 0) {
+        t0 = MPI_Wtime();
+        try {
+            check = validate_rows(info, matrix, world, opt.validate, opt.validate_tol, opt.seed);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        if (any_rank_failed(world, error)) return 2;
+        times.validate = MPI_Wtime() - t0;
+    }
+
     // ---- write ----
-    if (!opt.output.empty()) {
+    if (!opt.output.empty() && check.ok) {
         t0 = MPI_Wtime();
         DistanceAttributes attrs;
         attrs.graph_digest = info.digest;
@@ -786,19 +829,6 @@ int run(int argc, char** argv) {
         });
         if (!written) return 2;
         times.write = MPI_Wtime() - t0;
-    }
-
-    // ---- validate ----
-    ValidationResult check;
-    if (opt.validate > 0) {
-        t0 = MPI_Wtime();
-        try {
-            check = validate_rows(info, matrix, world, opt.validate, opt.validate_tol, opt.seed);
-        } catch (const std::exception& e) {
-            error = e.what();
-        }
-        if (any_rank_failed(world, error)) return 2;
-        times.validate = MPI_Wtime() - t0;
     }
     const double total_seconds = MPI_Wtime() - t_start;
 
@@ -855,7 +885,8 @@ int run(int argc, char** argv) {
         if (!check.ok)
             std::cerr << "apsp-fw: error: validation failed on " << check.rows << " rows: max relative error "
                       << check.max_rel_error << " (tolerance " << check.tolerance << "), "
-                      << check.reachability_mismatches << " reachability mismatches" << std::endl;
+                      << check.reachability_mismatches << " reachability mismatches"
+                      << (opt.output.empty() ? "" : "; " + opt.output + " was not written") << std::endl;
     }
     MPI_Comm_free(&node);
     return check.ok ? 0 : 3;

@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -58,16 +60,21 @@ bool write_all(int fd, const void* data, std::size_t bytes) {
     return true;
 }
 
-bool read_all(int fd, void* data, std::size_t bytes) {
+enum class ReadResult { ok, end_of_file, error };
+
+// Reads exactly `bytes`; end_of_file when the file is shorter (content damage),
+// error (errno set) when the read itself failed (I/O trouble, not damage).
+ReadResult read_exactly(int fd, void* data, std::size_t bytes) {
     char* p = static_cast<char*>(data);
     while (bytes > 0) {
         const ssize_t done = ::read(fd, p, std::min<std::size_t>(bytes, std::size_t{1} << 30));
         if (done < 0 && errno == EINTR) continue;
-        if (done <= 0) return false;
+        if (done < 0) return ReadResult::error;
+        if (done == 0) return ReadResult::end_of_file;
         p += done;
         bytes -= static_cast<std::size_t>(done);
     }
-    return true;
+    return ReadResult::ok;
 }
 
 // Write-then-rename: `path` either does not change or holds all of the bytes.
@@ -101,88 +108,49 @@ void make_directories(const std::string& dir) {
     if (ec && !fs::is_directory(dir)) throw std::runtime_error(dir + ": cannot create directory: " + ec.message());
 }
 
-// Iterations of all iter-NNNNNN directories under dir (with or without a manifest).
+// Iterations of all iter-NNNNNN directories under dir (with or without a
+// manifest). Throws std::runtime_error when dir cannot be listed.
+// The type of `path`: not_found when it does not exist (no error), else throws
+// std::runtime_error when it cannot be checked (an I/O error is not "absent").
+fs::file_type type_of(const fs::path& path) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);  // (libstdc++ sets ec for not_found too)
+    if (status.type() == fs::file_type::not_found) return fs::file_type::not_found;
+    if (ec) throw std::runtime_error(path.string() + ": cannot check: " + ec.message());
+    return status.type();
+}
+
 std::vector<std::int64_t> iteration_dirs(const std::string& dir) {
     std::vector<std::int64_t> out;
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return out;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.rfind("iter-", 0) != 0 || name.size() <= 5 || !entry.is_directory(ec)) continue;
-        const std::string digits = name.substr(5);
-        if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-        out.push_back(std::stoll(digits));
+    if (type_of(dir) != fs::file_type::directory) return out;  // a missing dir: no checkpoints
+    fs::directory_iterator entry(dir, ec);
+    for (; !ec && entry != fs::directory_iterator(); entry.increment(ec)) {
+        std::int64_t iteration = 0;
+        if (!parse_iteration_dir_name(entry->path().filename().string(), iteration)) continue;
+        if (type_of(entry->path()) == fs::file_type::directory) out.push_back(iteration);
     }
+    if (ec) throw std::runtime_error(dir + ": cannot list: " + ec.message());
     std::sort(out.begin(), out.end());
     return out;
 }
 
-struct Manifest {
-    std::int64_t iteration = -1, n = 0;
-    int tile = 0, ranks = 0;
-    GridShape grid;
-    std::string graph_digest;
-    std::vector<std::uint64_t> piece_bytes, piece_checksum;
-};
+// Whole-token integer parses for the manifest (no sign for unsigned, no blanks, no rest).
+template <typename T>
+bool parse_number(const std::string& text, T& value, int base = 10) {
+    if (text.empty()) return false;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), value, base);
+    return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
 
-// Parses a MANIFEST; returns false (with why) when it is malformed.
-bool read_manifest(const std::string& path, Manifest& m, std::string& why) {
+// The manifest at `path` (see parse_checkpoint_manifest); unreadable when it cannot be opened.
+ManifestRead read_manifest(const std::string& path, CheckpointManifest& m, std::string& why) {
     std::ifstream in(path);
     if (!in) {
-        why = path + ": cannot read";
-        return false;
+        why = path + ": cannot open: " + errno_text();
+        return ManifestRead::unreadable;
     }
-    std::string line;
-    if (!std::getline(in, line) || line != kManifestHeader) {
-        why = path + ": not a checkpoint manifest";
-        return false;
-    }
-    while (std::getline(in, line)) {
-        std::istringstream fields(line);
-        std::string key;
-        fields >> key;
-        if (key == "iteration") fields >> m.iteration;
-        else if (key == "n") fields >> m.n;
-        else if (key == "tile") fields >> m.tile;
-        else if (key == "ranks") fields >> m.ranks;
-        else if (key == "grid") {
-            std::string g;
-            fields >> g;
-            const auto x = g.find('x');
-            if (x == std::string::npos) {
-                why = path + ": bad grid '" + g + "'";
-                return false;
-            }
-            m.grid.rows = std::atoi(g.substr(0, x).c_str());
-            m.grid.cols = std::atoi(g.substr(x + 1).c_str());
-        } else if (key == "graph_digest") {
-            std::getline(fields >> std::ws, m.graph_digest);
-        } else if (key == "piece") {
-            int r = -1;
-            std::uint64_t bytes = 0;
-            std::string sum;
-            fields >> r >> bytes >> sum;
-            if (r != static_cast<int>(m.piece_bytes.size())) {
-                why = path + ": pieces out of order";
-                return false;
-            }
-            m.piece_bytes.push_back(bytes);
-            m.piece_checksum.push_back(std::stoull(sum, nullptr, 16));
-        } else if (key == "end") {
-            if (m.ranks <= 0 || static_cast<int>(m.piece_bytes.size()) != m.ranks) {
-                why = path + ": lists " + std::to_string(m.piece_bytes.size()) + " pieces for " +
-                      std::to_string(m.ranks) + " ranks";
-                return false;
-            }
-            return true;
-        }
-        if (fields.fail()) {
-            why = path + ": malformed line '" + line + "'";
-            return false;
-        }
-    }
-    why = path + ": truncated (no end line)";
-    return false;
+    return parse_checkpoint_manifest(in, path, m, why);
 }
 
 // Rank 0's string, on every rank.
@@ -192,12 +160,6 @@ std::string broadcast_string(std::string text, MPI_Comm comm) {
     text.resize(static_cast<std::size_t>(size));
     if (size > 0) MPI_Bcast(text.data(), size, MPI_CHAR, 0, comm);
     return text;
-}
-
-bool all_ranks(bool mine, MPI_Comm comm) {
-    int ok = mine ? 1 : 0, all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
-    return all == 1;
 }
 
 }  // namespace
@@ -269,13 +231,84 @@ std::string checkpoint_iteration_dir(const std::string& dir, std::int64_t iterat
     return (fs::path(dir) / name).string();
 }
 
+bool parse_iteration_dir_name(const std::string& name, std::int64_t& iteration) {
+    if (name.size() <= 5 || name.compare(0, 5, "iter-") != 0) return false;
+    std::int64_t value = 0;
+    if (!parse_number(name.substr(5), value) || value < 0) return false;
+    // Only the spelling apsp-fw writes, so that the name and the number are one to one.
+    if (fs::path(checkpoint_iteration_dir("", value)).filename().string() != name) return false;
+    iteration = value;
+    return true;
+}
+
 std::vector<std::int64_t> list_checkpoints(const std::string& dir) {
     std::vector<std::int64_t> out;
     for (std::int64_t it : iteration_dirs(dir)) {
-        std::error_code ec;
-        if (fs::is_regular_file(fs::path(checkpoint_iteration_dir(dir, it)) / kManifest, ec)) out.push_back(it);
+        if (type_of(fs::path(checkpoint_iteration_dir(dir, it)) / kManifest) == fs::file_type::regular)
+            out.push_back(it);
     }
     return out;
+}
+
+ManifestRead parse_checkpoint_manifest(std::istream& in, const std::string& path, CheckpointManifest& m,
+                                       std::string& why) {
+    auto malformed = [&](const std::string& what) {
+        why = path + ": " + what;
+        return ManifestRead::malformed;
+    };
+    std::string line;
+    if (!std::getline(in, line)) {
+        if (in.bad()) return why = path + ": read error", ManifestRead::unreadable;
+        return malformed("empty, not a checkpoint manifest");
+    }
+    if (line != kManifestHeader) return malformed("not a checkpoint manifest");
+    bool have_digest = false;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string key, value, extra;
+        fields >> key;
+        if (key == "graph_digest") {
+            std::getline(fields >> std::ws, m.graph_digest);
+            have_digest = true;
+            continue;
+        }
+        if (key == "piece") {
+            std::string rank_text, bytes_text, sum_text;
+            int r = -1;
+            std::uint64_t bytes = 0, sum = 0;
+            fields >> rank_text >> bytes_text >> sum_text;
+            if (!parse_number(rank_text, r) || !parse_number(bytes_text, bytes) || sum_text.size() > 16 ||
+                !parse_number(sum_text, sum, 16) || (fields >> extra))
+                return malformed("malformed line '" + line + "' (expected: piece RANK BYTES HEX-CHECKSUM)");
+            if (r != static_cast<int>(m.piece_bytes.size())) return malformed("pieces out of order");
+            m.piece_bytes.push_back(bytes);
+            m.piece_checksum.push_back(sum);
+            continue;
+        }
+        if (key == "end") {
+            if (m.iteration < 0 || m.n < 0 || m.tile < 1 || m.grid.rows < 1 || m.grid.cols < 1 || !have_digest)
+                return malformed("incomplete (needs iteration, n, tile, grid, ranks and graph_digest)");
+            if (m.ranks <= 0 || static_cast<int>(m.piece_bytes.size()) != m.ranks ||
+                static_cast<std::int64_t>(m.grid.rows) * m.grid.cols != m.ranks)
+                return malformed("lists " + std::to_string(m.piece_bytes.size()) + " pieces for " +
+                                 std::to_string(m.ranks) + " ranks on grid " + grid_to_string(m.grid));
+            return ManifestRead::ok;
+        }
+        fields >> value;
+        bool ok = !(fields >> extra);
+        if (key == "iteration") ok = ok && parse_number(value, m.iteration);
+        else if (key == "n") ok = ok && parse_number(value, m.n);
+        else if (key == "tile") ok = ok && parse_number(value, m.tile);
+        else if (key == "ranks") ok = ok && parse_number(value, m.ranks);
+        else if (key == "grid") {
+            const auto x = value.find('x');
+            ok = ok && x != std::string::npos && parse_number(value.substr(0, x), m.grid.rows) &&
+                 parse_number(value.substr(x + 1), m.grid.cols);
+        }  // other keys: from a newer apsp-fw, ignored
+        if (!ok) return malformed("malformed line '" + line + "'");
+    }
+    if (in.bad()) return why = path + ": read error", ManifestRead::unreadable;
+    return malformed("truncated (no end line)");
 }
 
 Checkpointer::Checkpointer(std::string dir, CheckpointIdentity identity, CheckpointInterval interval, MPI_Comm comm,
@@ -417,104 +450,244 @@ void Checkpointer::write(std::int64_t iterations_done, const DistributedMatrix& 
 
 // Rank 0 only: keep the newest keep_ complete checkpoints up to `newest`; drop
 // older ones and any incomplete directory left below `newest`.
+// Housekeeping only: a directory that cannot be listed now is pruned at the next
+// checkpoint, so an error here warns instead of failing the run.
 void Checkpointer::prune(std::int64_t newest) {
-    std::vector<std::int64_t> complete;
-    for (std::int64_t it : list_checkpoints(dir_))
-        if (it <= newest) complete.push_back(it);
-    const std::size_t first_kept = complete.size() > static_cast<std::size_t>(keep_) ? complete.size() - keep_ : 0;
-    std::vector<std::int64_t> kept(complete.begin() + static_cast<std::ptrdiff_t>(first_kept), complete.end());
-    for (std::int64_t it : iteration_dirs(dir_)) {
-        if (it >= newest || std::find(kept.begin(), kept.end(), it) != kept.end()) continue;
-        std::error_code ec;
-        fs::remove_all(checkpoint_iteration_dir(dir_, it), ec);
-    }
-}
-
-std::int64_t Checkpointer::resume(DistributedMatrix& matrix) {
-    std::vector<std::int64_t> candidates;
-    if (rank_ == 0) candidates = list_checkpoints(dir_);
-    int count = static_cast<int>(candidates.size());
-    MPI_Bcast(&count, 1, MPI_INT, 0, comm_);
-    candidates.resize(static_cast<std::size_t>(count));
-    if (count > 0) MPI_Bcast(candidates.data(), count, MPI_INT64_T, 0, comm_);
-
-    std::int64_t resumed = -1;
-    bool newest = true;
-    for (auto it = candidates.rbegin(); it != candidates.rend() && resumed < 0; ++it) {
-        const std::string iteration_dir = checkpoint_iteration_dir(dir_, *it);
-        Manifest m;
-        std::string why, refusal;
-        bool manifest_ok = true;
-        if (rank_ == 0) {
-            manifest_ok = read_manifest((fs::path(iteration_dir) / kManifest).string(), m, why);
-            if (manifest_ok && newest) {
-                // Only the newest checkpoint decides whether these are the same inputs.
-                std::ostringstream diff;
-                if (m.graph_digest != identity_.graph_digest)
-                    diff << " graph digest " << m.graph_digest << " (this input: " << identity_.graph_digest << ")";
-                if (m.n != identity_.n) diff << " n " << m.n << " (this input: " << identity_.n << ")";
-                if (m.tile != identity_.tile) diff << " tile " << m.tile << " (this run: " << identity_.tile << ")";
-                if (grid_to_string(m.grid) != grid_to_string(identity_.grid))
-                    diff << " grid " << grid_to_string(m.grid) << " (this run: " << grid_to_string(identity_.grid) << ")";
-                if (!diff.str().empty())
-                    refusal = "cannot resume: checkpoint " + iteration_dir + " was written for other inputs:" + diff.str() +
-                              "; rerun with the same input, --tile and --grid, or remove " + dir_;
-            }
-            if (manifest_ok && m.ranks != ranks_) manifest_ok = false, why = iteration_dir + ": written by " +
-                                                                        std::to_string(m.ranks) + " ranks";
-        }
-        newest = false;
-        refusal = broadcast_string(refusal, comm_);
-        if (!refusal.empty()) throw std::runtime_error(refusal);
-        if (!all_ranks(manifest_ok, comm_)) {
-            if (rank_ == 0)
-                std::cerr << "apsp-fw: warning: skipping checkpoint " << iteration_dir << ": " << why << std::endl;
-            continue;
-        }
-        // Each rank's expected piece size and checksum.
-        std::uint64_t expect[2] = {0, 0};
-        std::vector<std::uint64_t> table;
-        if (rank_ == 0)
-            for (int r = 0; r < ranks_; ++r) table.push_back(m.piece_bytes[r]), table.push_back(m.piece_checksum[r]);
-        MPI_Scatter(table.data(), 2, MPI_UINT64_T, expect, 2, MPI_UINT64_T, 0, comm_);
-
-        std::string problem;
-        const std::string path = piece_path(iteration_dir, rank_);
-        const std::uint64_t payload_bytes = matrix.size() * sizeof(float);
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        PieceHeader header{};
-        if (fd < 0) {
-            problem = path + ": cannot open: " + errno_text();
-        } else {
-            if (!read_all(fd, &header, sizeof header)) problem = path + ": short header";
-            else if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) problem = path + ": not a checkpoint piece";
-            else if (header.rank != rank_ || header.iteration != *it || header.payload_bytes != payload_bytes ||
-                     header.payload_bytes != expect[0])
-                problem = path + ": header does not match the manifest";
-            else if (!read_all(fd, matrix.data(), payload_bytes)) problem = path + ": truncated";
-            else if (checksum64(matrix.data(), payload_bytes) != expect[1] || header.checksum != expect[1])
-                problem = path + ": checksum mismatch";
-            else {
-                char extra;
-                if (::read(fd, &extra, 1) != 0) problem = path + ": trailing bytes";
-            }
-            ::close(fd);
-        }
-        if (!problem.empty())
-            std::cerr << "apsp-fw: warning: skipping checkpoint " << iteration_dir << ": " << problem << std::endl;
-        if (all_ranks(problem.empty(), comm_)) resumed = *it;
-    }
-
-    // Anything newer than what we resume from is invalid; drop it so that it
-    // can never be picked over the checkpoints this run will write.
-    if (rank_ == 0) {
+    try {
+        std::vector<std::int64_t> complete;
+        for (std::int64_t it : list_checkpoints(dir_))
+            if (it <= newest) complete.push_back(it);
+        const std::size_t first_kept = complete.size() > static_cast<std::size_t>(keep_) ? complete.size() - keep_ : 0;
+        std::vector<std::int64_t> kept(complete.begin() + static_cast<std::ptrdiff_t>(first_kept), complete.end());
         for (std::int64_t it : iteration_dirs(dir_)) {
-            if (it <= std::max<std::int64_t>(resumed, 0)) continue;
+            if (it >= newest || std::find(kept.begin(), kept.end(), it) != kept.end()) continue;
             std::error_code ec;
             fs::remove_all(checkpoint_iteration_dir(dir_, it), ec);
         }
+    } catch (const std::exception& e) {
+        std::cerr << "apsp-fw: warning: checkpoint: old checkpoints not pruned this time: " << e.what() << std::endl;
     }
-    MPI_Barrier(comm_);
+}
+
+namespace {
+
+// What resume() found in one checkpoint, worst last: the collective verdict
+// is the worst over the ranks.
+enum class Verdict { ok = 0, damaged = 1, malformed_manifest = 2, foreign = 3, unreadable = 4 };
+
+struct Finding {
+    Verdict verdict = Verdict::ok;
+    std::string message;
+};
+
+// The worst finding over the ranks, on every rank: its verdict, and the
+// message of the lowest rank that has it.
+Finding worst_over_ranks(const Finding& mine, MPI_Comm comm) {
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+    int verdict = static_cast<int>(mine.verdict), worst = 0;
+    MPI_Allreduce(&verdict, &worst, 1, MPI_INT, MPI_MAX, comm);
+    if (worst == 0) return {};
+    int candidate = verdict == worst ? rank : ranks, reporter = ranks;
+    MPI_Allreduce(&candidate, &reporter, 1, MPI_INT, MPI_MIN, comm);
+    std::string text = rank == reporter ? mine.message : std::string();
+    int size = static_cast<int>(text.size());
+    MPI_Bcast(&size, 1, MPI_INT, reporter, comm);
+    text.resize(static_cast<std::size_t>(size));
+    if (size > 0) MPI_Bcast(text.data(), size, MPI_CHAR, reporter, comm);
+    return {static_cast<Verdict>(worst), text};
+}
+
+// Differences between what a checkpoint says it was written for and this run.
+std::string identity_differences(const std::string& digest, std::int64_t n, int tile, GridShape grid,
+                                 const CheckpointIdentity& mine) {
+    std::ostringstream diff;
+    if (digest != mine.graph_digest) diff << " graph digest " << digest << " (this input: " << mine.graph_digest << ")";
+    if (n != mine.n) diff << " n " << n << " (this input: " << mine.n << ")";
+    if (tile != mine.tile) diff << " tile " << tile << " (this run: " << mine.tile << ")";
+    if (grid_to_string(grid) != grid_to_string(mine.grid))
+        diff << " grid " << grid_to_string(grid) << " (this run: " << grid_to_string(mine.grid) << ")";
+    return diff.str();
+}
+
+// One rank's piece of checkpoint `iteration`: opened and read (else
+// unreadable), then its size, header and checksum (else damaged), and the
+// inputs its header names (else foreign). Loads the payload into matrix.
+Finding check_piece(const std::string& path, std::int64_t iteration, std::uint64_t manifest_bytes,
+                    std::uint64_t manifest_checksum, std::uint64_t payload_bytes, DistributedMatrix& matrix,
+                    const CheckpointIdentity& identity, int rank, int ranks) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int code = errno;
+        std::string why = path + ": cannot open: " + std::strerror(code);
+        if (code == ENOENT) why += " (the manifest lists it: is the checkpoint directory shared by every rank?)";
+        return {Verdict::unreadable, why};
+    }
+    struct FdCloser {
+        int fd;
+        ~FdCloser() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return {Verdict::unreadable, path + ": cannot stat: " + errno_text()};
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+
+    PieceHeader header{};
+    ReadResult read = read_exactly(fd, &header, sizeof header);
+    if (read == ReadResult::error) return {Verdict::unreadable, path + ": read error: " + errno_text()};
+    if (read == ReadResult::end_of_file)
+        return {Verdict::damaged, path + ": truncated (" + std::to_string(size) + " bytes, shorter than a header)"};
+    if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0)
+        return {Verdict::damaged, path + ": not a checkpoint piece"};
+    // The inputs the piece was written for, before its size (which depends on them):
+    // a piece of another graph, n, tile or grid is never loaded, nor deleted as damaged.
+    const std::string digest(header.graph_digest, strnlen(header.graph_digest, sizeof header.graph_digest));
+    const std::string mine = identity.graph_digest.substr(0, sizeof header.graph_digest - 1);
+    std::string diff =
+        identity_differences(digest, header.n, header.tile, GridShape{header.grid_rows, header.grid_cols},
+                             CheckpointIdentity{mine, identity.n, identity.tile, identity.grid});
+    if (header.ranks != ranks)
+        diff += " ranks " + std::to_string(header.ranks) + " (this run: " + std::to_string(ranks) + ")";
+    if (!diff.empty()) return {Verdict::foreign, path + ": piece header written for other inputs:" + diff};
+    if (header.rank != rank || header.iteration != iteration || header.payload_bytes != manifest_bytes ||
+        header.payload_bytes != payload_bytes || header.checksum != manifest_checksum)
+        return {Verdict::damaged, path + ": header does not match the manifest"};
+    const std::uint64_t expected_size = sizeof(PieceHeader) + manifest_bytes;
+    if (size < expected_size)
+        return {Verdict::damaged, path + ": truncated (" + std::to_string(size) + " bytes, the manifest says " +
+                                      std::to_string(expected_size) + ")"};
+    if (size > expected_size)
+        return {Verdict::damaged, path + ": trailing bytes (" + std::to_string(size) + " bytes, the manifest says " +
+                                      std::to_string(expected_size) + ")"};
+    read = read_exactly(fd, matrix.data(), payload_bytes);
+    if (read == ReadResult::error) return {Verdict::unreadable, path + ": read error: " + errno_text()};
+    if (read == ReadResult::end_of_file) return {Verdict::damaged, path + ": truncated"};
+    if (checksum64(matrix.data(), payload_bytes) != manifest_checksum)
+        return {Verdict::damaged, path + ": checksum mismatch"};
+    return {};
+}
+
+}  // namespace
+
+std::int64_t Checkpointer::resume(DistributedMatrix& matrix) {
+    const std::string kept_note = "; no checkpoint was deleted";
+    // ---- rank 0 lists the complete checkpoints; a listing error stops every rank ----
+    std::vector<std::int64_t> candidates;
+    std::string error;
+    if (rank_ == 0) {
+        try {
+            candidates = list_checkpoints(dir_);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    }
+    error = broadcast_string(error, comm_);
+    if (!error.empty()) throw std::runtime_error("cannot resume: " + error + kept_note);
+    std::int64_t count = static_cast<std::int64_t>(candidates.size());
+    MPI_Bcast(&count, 1, MPI_INT64_T, 0, comm_);
+    candidates.resize(static_cast<std::size_t>(count));
+    if (count > 0) MPI_Bcast(candidates.data(), static_cast<int>(count), MPI_INT64_T, 0, comm_);
+
+    const std::uint64_t payload_bytes = matrix.size() * sizeof(float);
+    std::vector<std::pair<std::int64_t, std::string>> damaged;  // deleted once a way forward is certain
+    std::int64_t resumed = -1;
+    for (auto it = candidates.rbegin(); it != candidates.rend() && resumed < 0; ++it) {
+        const std::string iteration_dir = checkpoint_iteration_dir(dir_, *it);
+
+        // ---- the manifest (rank 0): readable, well formed, written for these inputs ----
+        Finding manifest_finding;
+        CheckpointManifest m;
+        if (rank_ == 0) {
+            try {
+                std::string why;
+                const ManifestRead read = read_manifest((fs::path(iteration_dir) / kManifest).string(), m, why);
+                if (read == ManifestRead::unreadable) {
+                    manifest_finding = {Verdict::unreadable, why};
+                } else if (read == ManifestRead::malformed) {
+                    manifest_finding = {Verdict::malformed_manifest, why};
+                } else if (m.iteration != *it) {
+                    manifest_finding = {Verdict::malformed_manifest,
+                                        iteration_dir + ": its MANIFEST says iteration " + std::to_string(m.iteration)};
+                } else if (const std::string diff =
+                               identity_differences(m.graph_digest, m.n, m.tile, m.grid, identity_);
+                           !diff.empty()) {
+                    manifest_finding = {Verdict::foreign,
+                                        "checkpoint " + iteration_dir + " was written for other inputs:" + diff};
+                }
+            } catch (const std::exception& e) {
+                manifest_finding = {Verdict::unreadable, iteration_dir + ": " + e.what()};
+            }
+        }
+        Finding finding = worst_over_ranks(manifest_finding, comm_);
+
+        // ---- every rank's piece: readable, then size, header and checksum ----
+        if (finding.verdict == Verdict::ok) {
+            std::uint64_t expect[2] = {0, 0};
+            std::vector<std::uint64_t> table;
+            if (rank_ == 0)
+                for (int r = 0; r < ranks_; ++r)
+                    table.push_back(m.piece_bytes[static_cast<std::size_t>(r)]),
+                        table.push_back(m.piece_checksum[static_cast<std::size_t>(r)]);
+            MPI_Scatter(table.data(), 2, MPI_UINT64_T, expect, 2, MPI_UINT64_T, 0, comm_);
+            Finding mine;
+            try {
+                mine = check_piece(piece_path(iteration_dir, rank_), *it, expect[0], expect[1], payload_bytes, matrix,
+                                   identity_, rank_, ranks_);
+            } catch (const std::exception& e) {
+                mine = {Verdict::unreadable, piece_path(iteration_dir, rank_) + ": " + e.what()};
+            }
+            if (mine.verdict != Verdict::ok) mine.message = "rank " + std::to_string(rank_) + ": " + mine.message;
+            finding = worst_over_ranks(mine, comm_);
+        }
+
+        switch (finding.verdict) {
+            case Verdict::ok:
+                resumed = *it;
+                break;
+            case Verdict::damaged:
+                if (rank_ == 0)
+                    std::cerr << "apsp-fw: warning: skipping checkpoint " << iteration_dir << ": " << finding.message
+                              << " (damaged: it will be deleted)" << std::endl;
+                damaged.emplace_back(*it, finding.message);
+                break;
+            case Verdict::malformed_manifest:
+                if (rank_ == 0)
+                    std::cerr << "apsp-fw: warning: skipping checkpoint " << iteration_dir << ": " << finding.message
+                              << " (kept: only checkpoints whose pieces fail their size, header or checksum checks "
+                                 "are deleted)"
+                              << std::endl;
+                break;
+            case Verdict::foreign:
+                throw std::runtime_error("cannot resume: " + finding.message + "; rerun with the same input, --tile and "
+                                         "--grid, or remove " + dir_ + kept_note);
+            case Verdict::unreadable:
+                throw std::runtime_error("cannot resume: checkpoint " + iteration_dir + " could not be read (" +
+                                         finding.message + ")" + kept_note +
+                                         " (an I/O error is not damage: check that " + dir_ +
+                                         " is readable on every rank's node, then rerun with --resume, or remove it "
+                                         "to start over)");
+        }
+    }
+
+    // ---- a way forward is certain: drop the damaged checkpoints and killed writes above it ----
+    error.clear();
+    if (rank_ == 0) {
+        try {
+            for (const auto& [iteration, why] : damaged) {
+                std::cerr << "apsp-fw: deleting damaged checkpoint " << checkpoint_iteration_dir(dir_, iteration) << std::endl;
+                fs::remove_all(checkpoint_iteration_dir(dir_, iteration));
+            }
+            const std::vector<std::int64_t> complete = list_checkpoints(dir_);
+            for (std::int64_t it : iteration_dirs(dir_)) {
+                if (it <= resumed || std::binary_search(complete.begin(), complete.end(), it)) continue;
+                fs::remove_all(checkpoint_iteration_dir(dir_, it));  // no MANIFEST: a write that was killed
+            }
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    }
+    error = broadcast_string(error, comm_);
+    if (!error.empty()) throw std::runtime_error("checkpoint: cleaning up " + dir_ + ": " + error);
     last_checkpoint_iteration_ = std::max<std::int64_t>(resumed, 0);
     return resumed;
 }

@@ -11,8 +11,14 @@
 // matrix is exactly the state an uninterrupted run has after iteration K-1,
 // before any work of iteration K (the driver checkpoints only there).
 //
-// Resume picks the newest valid checkpoint; inputs that differ from those of
-// the checkpoint (graph digest, n, tile, grid) are refused with a clear error.
+// Resume picks the newest valid checkpoint. Whichever checkpoint it looks at is
+// checked against this run's inputs (graph digest, n, tile, grid: in its
+// MANIFEST and in every piece's header); one written for other inputs is
+// refused with a clear error. A checkpoint is deleted only when its content
+// failed a check (size, header, checksum); one that could not be read (open or
+// read errors: EACCES, EMFILE, ESTALE, a piece missing on some rank) stops the
+// run with nothing deleted. Every outcome is decided collectively, so all ranks
+// leave resume() together, never one rank alone with an exception.
 //
 // One run at a time per directory: rank 0 holds an flock on <dir>/LOCK for the
 // whole run (the file names its pid and host). A second run on the same
@@ -24,6 +30,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -81,10 +88,17 @@ public:
     void write(std::int64_t iterations_done, const DistributedMatrix& matrix);
 
     // Collective. Loads the newest valid checkpoint into matrix and returns its
-    // iteration, or -1 when there is none. A checkpoint whose piece is missing,
-    // short or fails its checksum is skipped with a warning on rank 0 (falls
-    // back to the previous one). Throws std::runtime_error (same text on every
-    // rank) when the newest checkpoint was written for other inputs.
+    // iteration, or -1 when there is none. Newest first, each checkpoint is
+    //  - resumed when its manifest and every piece verify;
+    //  - skipped and deleted (warning on rank 0) when a piece fails its size,
+    //    header or checksum check;
+    //  - skipped and kept (warning) when its MANIFEST does not parse;
+    //  - refused: throws std::runtime_error (same text on every rank, nothing
+    //    deleted) when it was written for other inputs (graph digest, n, tile,
+    //    grid, in the manifest or a piece header), or when the directory, a
+    //    manifest or a piece could not be read (I/O error on any rank).
+    // Incomplete iteration directories (no MANIFEST) newer than the one resumed
+    // are removed: they are leftovers of a checkpoint write that was killed.
     std::int64_t resume(DistributedMatrix& matrix);
 
     int written() const { return written_; }
@@ -109,7 +123,33 @@ private:
     std::int64_t last_checkpoint_iteration_ = -1;
 };
 
-// Iterations (ascending) of the checkpoint directories under dir that hold a MANIFEST.
+// Iterations (ascending) of the checkpoint directories under dir that hold a
+// MANIFEST. Throws std::runtime_error when dir or one of its iteration
+// directories cannot be listed or checked (an I/O error is not "no checkpoint").
 std::vector<std::int64_t> list_checkpoints(const std::string& dir);
+
+// The iteration of a checkpoint directory name ("iter-000012" -> 12): exactly
+// the names checkpoint_iteration_dir() makes; false for anything else (other
+// spellings, or digits beyond int64) so that such a directory is never used
+// or deleted.
+bool parse_iteration_dir_name(const std::string& name, std::int64_t& iteration);
+
+// A parsed MANIFEST.
+struct CheckpointManifest {
+    std::int64_t iteration = -1, n = -1;
+    int tile = 0, ranks = 0;
+    GridShape grid{0, 0};
+    std::string graph_digest;
+    std::vector<std::uint64_t> piece_bytes, piece_checksum;
+};
+
+enum class ManifestRead { ok, unreadable, malformed };
+
+// Parses a MANIFEST from `in` (named `path` in messages) without throwing:
+// unreadable when the stream reports an I/O error, malformed (with why) when
+// a line does not parse, a field is missing or out of range, or the pieces do
+// not match the ranks and grid.
+ManifestRead parse_checkpoint_manifest(std::istream& in, const std::string& path, CheckpointManifest& m,
+                                       std::string& why);
 
 }  // namespace litpath::apsp

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/size_math.hpp"
+
 namespace litpath::apsp {
 namespace {
 
@@ -23,19 +25,30 @@ constexpr int kTagColPanel = 30;
 }  // namespace
 
 std::int64_t bytes_needed_per_rank(const LocalTiles& layout, bool lookahead) {
-    const std::int64_t tile_bytes = layout.tile_elems() * static_cast<std::int64_t>(sizeof(float));
+    // Saturating: a huge n with a small tile overflows int64 long before it fits anywhere.
+    const std::int64_t tile_bytes = saturating_mul(layout.tile_elems(), static_cast<std::int64_t>(sizeof(float)));
     const std::int64_t panel_sets = lookahead ? 2 : 1;
-    const std::int64_t store = layout.tile_count() * tile_bytes;
-    const std::int64_t panels = panel_sets * (layout.local_tile_rows + layout.local_tile_cols) * tile_bytes;
+    const std::int64_t store = saturating_mul(saturating_mul(layout.local_tile_rows, layout.local_tile_cols), tile_bytes);
+    const std::int64_t edge_tiles = saturating_add(layout.local_tile_rows, layout.local_tile_cols);
+    const std::int64_t panels = saturating_mul(saturating_mul(panel_sets, edge_tiles), tile_bytes);
     const std::int64_t diagonal = tile_bytes;
     // Writing copies the ragged last tile row/column into contiguous buffers.
-    const std::int64_t output_edges = (layout.local_tile_rows + layout.local_tile_cols) * tile_bytes;
-    return store + panels + diagonal + output_edges;
+    const std::int64_t output_edges = saturating_mul(edge_tiles, tile_bytes);
+    return saturating_add(saturating_add(store, panels), saturating_add(diagonal, output_edges));
 }
 
 // ------------------------------------------------------------- DistributedMatrix
-DistributedMatrix::DistributedMatrix(const LocalTiles& layout)
-    : layout_(layout), store_(static_cast<std::size_t>(layout.tile_count() * layout.tile_elems()), kInf) {}
+namespace {
+
+// Floats in a rank's tile store; throws rather than size a store too small.
+std::size_t store_elements(const LocalTiles& layout) {
+    const std::int64_t tiles = checked_mul(layout.local_tile_rows, layout.local_tile_cols, "local tile count");
+    return static_cast<std::size_t>(checked_mul(tiles, layout.tile_elems(), "local matrix elements"));
+}
+
+}  // namespace
+
+DistributedMatrix::DistributedMatrix(const LocalTiles& layout) : layout_(layout), store_(store_elements(layout), kInf) {}
 
 bool DistributedMatrix::owns(std::int64_t src, std::int64_t dst) const {
     const auto& t = layout_.tiling;

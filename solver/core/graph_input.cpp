@@ -2,12 +2,14 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
 
 #include "core/sha256.hpp"
+#include "core/size_math.hpp"
 
 #ifdef LITPATH_HAVE_ADIOS2
 #include <adios2.h>
@@ -86,6 +88,9 @@ MtxHeader read_mtx_header(std::istream& in, const std::string& path, std::int64_
             mtx_error(path, line_no, "matrix is " + std::to_string(h.rows) + " x " + std::to_string(h.cols) +
                                          ", a cost matrix must be square");
         if (h.rows < 0 || h.entries < 0) mtx_error(path, line_no, "negative size");
+        if (h.rows > kMaxVertices)
+            mtx_error(path, line_no, "n = " + std::to_string(h.rows) + " vertices is more than apsp-fw can address (at most " +
+                                         std::to_string(kMaxVertices) + ")");
         h.size_line = line_no;
         return h;
     }
@@ -126,9 +131,14 @@ void read_mtx_edges(const GraphInfo& info, const std::function<bool(std::int64_t
         if (!pattern) {
             if (p < end && *p == '+') ++p;
             auto rv = std::from_chars(p, end, cost);
-            if (rv.ec == std::errc::result_out_of_range) cost = std::stof(std::string(p, end));
-            else if (rv.ec != std::errc())
+            if (rv.ec == std::errc::result_out_of_range) {
+                // Beyond float (1e999, 1e-999): strtof over the same characters rounds
+                // to +inf or to 0 (or the nearest subnormal) instead of failing.
+                const std::string number(p, rv.ptr);
+                cost = std::strtof(number.c_str(), nullptr);
+            } else if (rv.ec != std::errc()) {
                 mtx_error(info.path, line_no, "malformed entry '" + line + "' (missing or bad value)");
+            }
             p = skip_space(rv.ptr, end);
         }
         if (p != end) mtx_error(info.path, line_no, "malformed entry '" + line + "' (trailing text)");
@@ -162,6 +172,8 @@ std::int64_t read_scalar_n(adios2::IO& io, adios2::Engine& engine, const std::st
     if (auto v = io.InquireVariable<std::uint64_t>("n")) {
         std::uint64_t n = 0;
         engine.Get(v, &n, adios2::Mode::Sync);
+        if (n > static_cast<std::uint64_t>(kSaturated))
+            throw std::runtime_error(path + ": n = " + std::to_string(n) + " is not an int64 vertex count");
         return static_cast<std::int64_t>(n);
     }
     if (auto v = io.InquireVariable<std::int32_t>("n")) {
@@ -392,6 +404,10 @@ GraphInfo read_graph_info(const std::string& path, MPI_Comm) {
     BpReader bp(path);
     info.n = read_scalar_n(bp.io, bp.engine, path);
     if (info.n < 0) throw std::runtime_error(path + ": n = " + std::to_string(info.n) + " is negative");
+    if (info.n > kMaxVertices)
+        throw std::runtime_error(path + ": n = " + std::to_string(info.n) +
+                                 " vertices is more than apsp-fw can address (at most " + std::to_string(kMaxVertices) +
+                                 ")");
     if (auto col = bp.io.InquireVariable<std::int64_t>("col_idx"); col && col.Shape().size() == 1)
         info.stored_entries = static_cast<std::int64_t>(col.Shape()[0]);
     info.digest = read_digest(bp.io);
@@ -426,7 +442,7 @@ GraphCsr read_graph_csr(const GraphInfo& info) {
 }
 
 std::int64_t edge_count_bound(const GraphInfo& info) {
-    return info.symmetric ? 2 * info.stored_entries : info.stored_entries;
+    return info.symmetric ? saturating_mul(2, info.stored_entries) : info.stored_entries;
 }
 
 }  // namespace litpath::apsp

@@ -67,9 +67,10 @@ RowBlock row_block_of_rank(std::int64_t rows, int ranks, int rank) {
 RowsMemory rows_memory_per_rank(std::int64_t n, std::int64_t edges, std::int64_t rows_on_rank, int threads,
                                 std::int64_t reading_bytes) {
     RowsMemory m;
-    m.graph = (n + 1) * static_cast<std::int64_t>(sizeof(std::int64_t)) +
-              edges * static_cast<std::int64_t>(sizeof(std::int64_t) + sizeof(float));
-    m.rows = rows_on_rank * n * static_cast<std::int64_t>(sizeof(float));
+    // Saturating (see core/size_math.hpp): an estimate beyond int64 simply does not fit.
+    m.graph = saturating_add(saturating_mul(saturating_add(n, 1), static_cast<std::int64_t>(sizeof(std::int64_t))),
+                             saturating_mul(edges, static_cast<std::int64_t>(sizeof(std::int64_t) + sizeof(float))));
+    m.rows = saturating_mul(saturating_mul(rows_on_rank, n), static_cast<std::int64_t>(sizeof(float)));
     m.workspace = sssp::distance_rows_workspace_bytes(n, rows_on_rank, threads);
     m.reading = reading_bytes;
     return m;

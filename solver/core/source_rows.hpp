@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/size_math.hpp"
+
 namespace litpath::apsp {
 
 // The vertex ids of a sources file, sorted ascending: one id per line, '#'
@@ -33,7 +35,7 @@ RowBlock row_block_of_rank(std::int64_t rows, int ranks, int rank);
 // search spaces are allocated, so only the larger of the two phases counts).
 struct RowsMemory {
     std::int64_t graph = 0, rows = 0, workspace = 0, reading = 0;
-    std::int64_t total() const { return graph + std::max(reading, rows + workspace); }
+    std::int64_t total() const { return saturating_add(graph, std::max(reading, saturating_add(rows, workspace))); }
 };
 RowsMemory rows_memory_per_rank(std::int64_t n, std::int64_t edges, std::int64_t rows_on_rank, int threads,
                                 std::int64_t reading_bytes);

@@ -44,7 +44,8 @@ struct Tiling {
     std::int64_t nb = 0;  // tiles per dimension
 
     Tiling() = default;
-    Tiling(std::int64_t n_, int b_) : n(n_), b(b_), nb((n_ + b_ - 1) / b_) {}
+    // ceil(n / b) without forming n + b - 1 (no overflow for any n >= 0, b >= 1).
+    Tiling(std::int64_t n_, int b_) : n(n_), b(b_), nb(n_ / b_ + (n_ % b_ != 0 ? 1 : 0)) {}
 
     std::int64_t tile_of(std::int64_t vertex) const { return vertex / b; }
     std::int64_t first_vertex(std::int64_t tile) const { return tile * b; }

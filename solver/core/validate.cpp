@@ -6,6 +6,8 @@
 #include <numeric>
 #include <queue>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 namespace litpath::apsp {
 
@@ -51,12 +53,23 @@ ValidationResult validate_rows(const GraphInfo& info, const DistributedMatrix& m
     sample.resize(static_cast<std::size_t>(rows));
     std::sort(sample.begin(), sample.end());
 
+    // Rank 0 reads the graph; a failure there fails every rank here, before the
+    // reductions below (an exception on rank 0 alone would leave the others waiting).
     std::vector<std::vector<std::pair<std::int64_t, float>>> adjacency;
+    std::string read_error;
     if (rank == 0) {
-        adjacency.resize(static_cast<std::size_t>(n));
-        read_graph_edges(info, matrix.layout(), /*read_all=*/true, [](std::int64_t, std::int64_t) { return true; },
-                         [&](const Edge& e) { adjacency[static_cast<std::size_t>(e.src)].emplace_back(e.dst, e.cost); });
+        try {
+            adjacency.resize(static_cast<std::size_t>(n));
+            read_graph_edges(info, matrix.layout(), /*read_all=*/true, [](std::int64_t, std::int64_t) { return true; },
+                             [&](const Edge& e) { adjacency[static_cast<std::size_t>(e.src)].emplace_back(e.dst, e.cost); });
+        } catch (const std::exception& e) {
+            read_error = e.what();
+        }
     }
+    int read_failed = read_error.empty() ? 0 : 1;
+    MPI_Bcast(&read_failed, 1, MPI_INT, 0, world);
+    if (read_failed)
+        throw std::runtime_error("--validate: " + (rank == 0 ? read_error : std::string("reading the graph failed on rank 0")));
 
     const LocalTiles& layout = matrix.layout();
     const Tiling& t = layout.tiling;

@@ -1,5 +1,6 @@
 // Host-core arithmetic: block-cyclic ownership and local indexing, grid
-// parsing, broadcast relay topologies, SHA-256. No MPI communication.
+// parsing, broadcast relay topologies, SHA-256, size arithmetic that cannot
+// overflow, checkpoint names and manifests, .mtx edge costs. No MPI communication.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -8,13 +9,23 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <streambuf>
 #include <vector>
 
 #include "core/affinity.hpp"
 #include "core/broadcast.hpp"
+#include "core/checkpoint.hpp"
+#include "core/driver.hpp"
+#include "core/graph_input.hpp"
 #include "core/grid.hpp"
 #include "core/sha256.hpp"
+#include "core/size_math.hpp"
 #include "core/source_rows.hpp"
 #include "core/tiling.hpp"
 
@@ -206,4 +217,204 @@ TEST(SourceRows, MemoryCountsTheLargerOfReadingAndSolving) {
     EXPECT_GT(m.workspace, 0);
     EXPECT_EQ(m.total(), m.graph + std::max<std::int64_t>(m.reading, m.rows + m.workspace));
     EXPECT_EQ(rows_memory_per_rank(1000, 5000, 0, 2, 0).workspace, 0);  // a rank without rows
+}
+
+// ------------------------------------------------------------ size arithmetic --
+TEST(SizeMath, SaturatesInsteadOfWrapping) {
+    EXPECT_EQ(saturating_mul(3, 4), 12);
+    EXPECT_EQ(saturating_mul(std::int64_t{1} << 32, std::int64_t{1} << 32), kSaturated);
+    EXPECT_EQ(saturating_mul(kSaturated, 0), 0);
+    EXPECT_EQ(saturating_add(kSaturated - 1, 1), kSaturated);
+    EXPECT_EQ(saturating_add(kSaturated, 5), kSaturated);
+    EXPECT_EQ(checked_mul(1 << 20, 1 << 20, "x"), std::int64_t{1} << 40);
+    EXPECT_THROW(checked_mul(std::int64_t{1} << 40, std::int64_t{1} << 40, "local matrix elements"), std::overflow_error);
+}
+
+TEST(SizeMath, TileCountHasNoOverflowForAnyN) {
+    EXPECT_EQ(Tiling(10, 4).nb, 3);
+    EXPECT_EQ(Tiling(12, 4).nb, 3);
+    EXPECT_EQ(Tiling(0, 4).nb, 0);
+    const std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+    EXPECT_EQ(Tiling(huge, 16384).nb, huge / 16384 + 1);  // n + b - 1 would have wrapped
+}
+
+TEST(SizeMath, MemoryEstimateOfAHugeMatrixSaturates) {
+    // The review's case: n = 2^32 with --tile 1 used to wrap to a 0-float store.
+    for (const std::int64_t n : {std::int64_t{1} << 32, kMaxVertices}) {
+        const LocalTiles layout(Tiling(n, 1), GridShape{1, 1}, GridCoord{0, 0});
+        EXPECT_EQ(bytes_needed_per_rank(layout, true), kSaturated) << n;
+        EXPECT_ANY_THROW(DistributedMatrix{layout}) << n;  // overflow_error, or the vector refuses the size
+    }
+    // A sane size is exact.
+    const LocalTiles small(Tiling(100, 16), GridShape{1, 1}, GridCoord{0, 0});
+    EXPECT_EQ(bytes_needed_per_rank(small, false), (49 + 2 * 7 + 1 + 2 * 7) * 16 * 16 * 4);
+}
+
+TEST(SizeMath, RowsMemoryEstimateSaturates) {
+    const RowsMemory m = rows_memory_per_rank(kMaxVertices, kSaturated, kMaxVertices, 4, kSaturated);
+    EXPECT_EQ(m.graph, kSaturated);
+    EXPECT_EQ(m.rows, kSaturated);
+    EXPECT_EQ(m.total(), kSaturated);
+}
+
+// ------------------------------------------------------------------ checkpoints --
+TEST(Checkpoint, IterationDirectoryNamesAreExact) {
+    std::int64_t it = -1;
+    EXPECT_TRUE(parse_iteration_dir_name("iter-000012", it));
+    EXPECT_EQ(it, 12);
+    EXPECT_TRUE(parse_iteration_dir_name("iter-1234567", it));
+    EXPECT_EQ(it, 1234567);
+    EXPECT_EQ(checkpoint_iteration_dir("d", 1234567), "d/iter-1234567");
+    it = -1;
+    for (const char* name : {"iter-12", "iter-0000012", "iter-", "iter-00001x", "iter--00001", "iter-+00001",
+                             "iter-99999999999999999999999", "iter-000012 ", "xiter-000012", "LOCK"})
+        EXPECT_FALSE(parse_iteration_dir_name(name, it)) << name;
+    EXPECT_EQ(it, -1);
+}
+
+TEST(Checkpoint, ListingTellsIncompleteFromUnreadable) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(testing::TempDir()) / "litpath_ckpt_list";
+    fs::remove_all(dir);
+    EXPECT_TRUE(list_checkpoints(dir.string()).empty());  // no directory: no checkpoints, no error
+    for (const char* name : {"iter-000007", "iter-000014", "iter-000021", "iter-12", "iter-99999999999999999999999"})
+        fs::create_directories(dir / name);
+    std::ofstream(dir / "iter-000007" / "MANIFEST") << "x";
+    std::ofstream(dir / "iter-000014" / "MANIFEST") << "x";
+    std::ofstream(dir / "iter-12" / "MANIFEST") << "x";
+    // iter-000021 has no MANIFEST (a killed write): not a checkpoint, and no error.
+    EXPECT_EQ(list_checkpoints(dir.string()), (std::vector<std::int64_t>{7, 14}));
+    // A MANIFEST that cannot be checked (here a symlink loop: ELOOP) is an error, not "absent".
+    fs::create_symlink("MANIFEST", dir / "iter-000021" / "MANIFEST");
+    EXPECT_THROW(list_checkpoints(dir.string()), std::runtime_error);
+    fs::remove_all(dir);
+}
+
+namespace {
+
+const char* kGoodManifest =
+    "litpath-apsp-checkpoint 1\n"
+    "iteration 14\n"
+    "n 600\n"
+    "tile 4\n"
+    "grid 2x2\n"
+    "ranks 4\n"
+    "graph_digest digest-a\n"
+    "piece 0 90000 00000000000000ff\n"
+    "piece 1 90000 0123456789abcdef\n"
+    "piece 2 90000 ffffffffffffffff\n"
+    "piece 3 90000 0\n"
+    "end\n";
+
+ManifestRead parse_text(const std::string& text, CheckpointManifest& m, std::string& why) {
+    std::istringstream in(text);
+    return parse_checkpoint_manifest(in, "M", m, why);
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return text;
+}
+
+// A stream whose reads fail like an I/O error (EIO on NFS, say).
+struct FailingBuffer : std::streambuf {
+    int_type underflow() override { throw std::ios_base::failure("EIO"); }
+};
+
+}  // namespace
+
+TEST(Checkpoint, ManifestParses) {
+    CheckpointManifest m;
+    std::string why;
+    ASSERT_EQ(parse_text(kGoodManifest, m, why), ManifestRead::ok) << why;
+    EXPECT_EQ(m.iteration, 14);
+    EXPECT_EQ(m.n, 600);
+    EXPECT_EQ(m.tile, 4);
+    EXPECT_EQ(grid_to_string(m.grid), "2x2");
+    EXPECT_EQ(m.graph_digest, "digest-a");
+    ASSERT_EQ(m.piece_checksum.size(), 4u);
+    EXPECT_EQ(m.piece_checksum[1], 0x0123456789abcdefULL);
+    EXPECT_EQ(m.piece_checksum[2], ~std::uint64_t{0});
+    // A key from a newer apsp-fw is ignored.
+    CheckpointManifest newer;
+    EXPECT_EQ(parse_text(replaced(kGoodManifest, "end\n", "compression none\nend\n"), newer, why), ManifestRead::ok);
+}
+
+TEST(Checkpoint, MalformedManifestsAreReportedNotThrown) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"00000000000000ff", "zz"},                  // not hex (std::stoull threw here)
+        {"00000000000000ff", "100000000000000000"},  // 17+ hex digits
+        {"00000000000000ff", "-1"},
+        {"piece 1 90000", "piece 1 -90000"},
+        {"piece 1 90000 0123456789abcdef", "piece 1 90000 0123456789abcdef extra"},
+        {"piece 1", "piece 7"},                          // out of order
+        {"n 600", "n 99999999999999999999999"},          // beyond int64
+        {"n 600", "n six"},
+        {"tile 4", "tile 0"},
+        {"grid 2x2", "grid 2by2"},
+        {"grid 2x2", "grid 0x4"},
+        {"ranks 4", "ranks 3"},                          // pieces and grid say 4
+        {"iteration 14\n", ""},                          // a field missing
+        {"graph_digest digest-a\n", ""},
+        {"end\n", ""},                                   // truncated
+        {"litpath-apsp-checkpoint 1", "something else"},
+    };
+    for (const auto& [from, to] : cases) {
+        CheckpointManifest m;
+        std::string why;
+        const std::string text = replaced(kGoodManifest, from, to);
+        EXPECT_EQ(parse_text(text, m, why), ManifestRead::malformed) << text;
+        EXPECT_EQ(why.rfind("M: ", 0), 0u) << why;
+    }
+    CheckpointManifest m;
+    std::string why;
+    EXPECT_EQ(parse_text("", m, why), ManifestRead::malformed);
+}
+
+TEST(Checkpoint, ManifestReadErrorIsNotMalformed) {
+    FailingBuffer buffer;
+    std::istream in(&buffer);
+    CheckpointManifest m;
+    std::string why;
+    EXPECT_EQ(parse_checkpoint_manifest(in, "M", m, why), ManifestRead::unreadable);
+    EXPECT_EQ(why, "M: read error");
+}
+
+// ----------------------------------------------------------------- .mtx costs --
+TEST(MatrixMarket, CostsBeyondFloatRoundInsteadOfThrowing) {
+    const std::string path = testing::TempDir() + "litpath_range.mtx";
+    {
+        std::ofstream out(path);
+        out << "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1e999\n2 3 1e-999\n3 1 +2.5\n";
+    }
+    const GraphInfo info = read_graph_info(path, MPI_COMM_SELF);
+    EXPECT_EQ(info.n, 3);
+    std::vector<Edge> edges;
+    const LocalTiles layout(Tiling(3, 2), GridShape{1, 1}, GridCoord{0, 0});
+    read_graph_edges(info, layout, true, [](std::int64_t, std::int64_t) { return true; },
+                     [&](const Edge& e) { edges.push_back(e); });
+    ASSERT_EQ(edges.size(), 3u);
+    EXPECT_TRUE(std::isinf(edges[0].cost) && edges[0].cost > 0);
+    EXPECT_GE(edges[1].cost, 0.0f);
+    EXPECT_LT(edges[1].cost, 1e-30f);
+    EXPECT_EQ(edges[2].cost, 2.5f);
+    std::remove(path.c_str());
+}
+
+TEST(MatrixMarket, VertexCountBeyondTheLimitNamesTheSizeLine) {
+    const std::string path = testing::TempDir() + "litpath_huge.mtx";
+    {
+        std::ofstream out(path);
+        out << "%%MatrixMarket matrix coordinate real general\n% comment\n4294967296 4294967296 1\n3 5 1\n";
+    }
+    try {
+        read_graph_info(path, MPI_COMM_SELF);
+        ADD_FAILURE() << "n = 2^32 was accepted";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find(path + ":3: n = 4294967296 vertices is more than apsp-fw can address"),
+                  std::string::npos)
+            << e.what();
+    }
+    std::remove(path.c_str());
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -212,6 +213,187 @@ def test_mismatched_input_is_refused(tmp_path, apsp_fw, graph, change, message):
     assert proc.returncode == 2
     assert "apsp-fw: error: cannot resume: checkpoint" in proc.stderr
     assert message in proc.stderr
+
+
+# -------------------------------------------------- resume: identity, I/O errors, parsing --
+EVERY = "7"  # --checkpoint-every of the prepared sets: the newest 2 of 21 checkpoints kept
+
+
+@pytest.fixture(scope="module")
+def other_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Another graph with the same n (the same build folder after a code change, say)."""
+    return random_graph(N, seed=12).write_bp(tmp_path_factory.mktemp("other") / "graph.bp", digest="digest-b")
+
+
+def checkpoint_set(apsp_fw: Path, graph: Path, where: Path) -> Path:
+    ckpt = where / "checkpoints"
+    run = apsp(apsp_fw, graph, "--checkpoint-dir", ckpt, "--checkpoint-every", EVERY)
+    assert run.returncode == 0, run.stderr
+    assert len(checkpoints(ckpt)) == 2
+    return ckpt
+
+
+@pytest.fixture(scope="module")
+def checkpoints_a(apsp_fw, graph, tmp_path_factory) -> Path:
+    return checkpoint_set(apsp_fw, graph, tmp_path_factory.mktemp("set-a"))
+
+
+@pytest.fixture(scope="module")
+def checkpoints_b(apsp_fw, other_graph, tmp_path_factory) -> Path:
+    return checkpoint_set(apsp_fw, other_graph, tmp_path_factory.mktemp("set-b"))
+
+
+def fresh_copy(prepared: Path, tmp_path: Path) -> tuple[Path, int, int]:
+    """A copy of a prepared checkpoint set to damage: (dir, older iteration, newest iteration)."""
+    ckpt = tmp_path / "checkpoints"
+    shutil.copytree(prepared, ckpt, symlinks=True)
+    (ckpt / "LOCK").unlink(missing_ok=True)
+    older, newest = checkpoints(ckpt)
+    return ckpt, older, newest
+
+
+def iteration_dir(ckpt: Path, iteration: int) -> Path:
+    return ckpt / f"iter-{iteration:06d}"
+
+
+def tree(ckpt: Path) -> dict[str, int]:
+    """Every file under the checkpoint directory with its size (symlinks as -1)."""
+    return {
+        str(p.relative_to(ckpt)): (-1 if p.is_symlink() else p.stat().st_size)
+        for p in sorted(ckpt.rglob("*"))
+        if p.name != "LOCK" and (p.is_symlink() or p.is_file())
+    }
+
+
+def break_manifest_checksum(ckpt: Path, iteration: int) -> None:
+    """A hand edit that std::stoull used to throw on (on rank 0 only, between collectives)."""
+    manifest = iteration_dir(ckpt, iteration) / "MANIFEST"
+    lines = manifest.read_text().splitlines()
+    lines = [" ".join(line.split()[:3] + ["zz"]) if line.startswith("piece 1 ") else line for line in lines]
+    manifest.write_text("\n".join(lines) + "\n")
+
+
+def flip_a_float(piece: Path) -> None:
+    data = bytearray(piece.read_bytes())
+    data[-100] ^= 0x40
+    piece.write_bytes(bytes(data))
+
+
+def bounded(apsp_fw: Path, graph: Path, *args, timeout: float = 90) -> subprocess.CompletedProcess:
+    """apsp() in a session of its own, stopped whole if it hangs (a deadlock fails the test, not the suite)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        command(apsp_fw, graph, *args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_job(proc, grace=0)
+        pytest.fail(f"apsp-fw hung for {timeout} s: {' '.join(command(apsp_fw, graph, *args))}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_older_checkpoint_of_another_graph_is_refused(tmp_path, apsp_fw, graph, checkpoints_a, checkpoints_b):
+    """The identity gap: with the newest manifest unusable, the older checkpoint (another
+    graph's, same n) used to be resumed without any check."""
+    ckpt, older, newest = fresh_copy(checkpoints_a, tmp_path)
+    shutil.rmtree(iteration_dir(ckpt, older))
+    shutil.copytree(iteration_dir(checkpoints_b, older), iteration_dir(ckpt, older))
+    break_manifest_checksum(ckpt, newest)
+    before = tree(ckpt)
+
+    run = bounded(apsp_fw, graph, "--output", tmp_path / "d.bp", "--checkpoint-dir", ckpt, "--resume")
+    assert run.returncode == 2, run.stderr
+    assert f"skipping checkpoint {iteration_dir(ckpt, newest)}" in run.stderr and "(kept:" in run.stderr
+    assert (
+        f"apsp-fw: error: cannot resume: checkpoint {iteration_dir(ckpt, older)} was written for other inputs: "
+        "graph digest digest-b (this input: digest-a)" in run.stderr
+    )
+    assert "no checkpoint was deleted" in run.stderr
+    assert tree(ckpt) == before
+    assert not (tmp_path / "d.bp").exists()
+
+
+def test_piece_header_of_another_graph_is_refused(tmp_path, apsp_fw, graph, checkpoints_a, checkpoints_b):
+    """A piece whose own header names other inputs is never loaded, whatever its manifest says."""
+    ckpt, older, newest = fresh_copy(checkpoints_a, tmp_path)
+    piece = iteration_dir(ckpt, newest) / "rank-00002.ckpt"
+    shutil.copyfile(iteration_dir(checkpoints_b, newest) / "rank-00002.ckpt", piece)
+    before = tree(ckpt)
+
+    run = bounded(apsp_fw, graph, "--checkpoint-dir", ckpt, "--resume")
+    assert run.returncode == 2, run.stderr
+    assert "cannot resume: rank 2: " in run.stderr
+    assert (
+        f"{piece}: piece header written for other inputs: graph digest digest-b (this input: digest-a)"
+        in run.stderr
+    )
+    assert tree(ckpt) == before
+
+
+@pytest.mark.parametrize("how", ["missing", "symlink-loop"])
+def test_unreadable_piece_stops_the_run_and_deletes_nothing(
+    tmp_path, apsp_fw, graph, uninterrupted, checkpoints_a, how
+):
+    """An open error (a piece not visible on that rank's node, EACCES, EMFILE, ESTALE) is not
+    damage: the run stops, every checkpoint stays, and a rerun once it is readable resumes."""
+    ckpt, older, newest = fresh_copy(checkpoints_a, tmp_path)
+    flip_a_float(iteration_dir(ckpt, newest) / "rank-00000.ckpt")  # damaged: deleted only on a way forward
+    piece = iteration_dir(ckpt, older) / "rank-00001.ckpt"
+    aside = tmp_path / "rank-00001.ckpt"
+    piece.rename(aside)
+    if how == "symlink-loop":
+        piece.symlink_to(piece.name)  # open() fails with ELOOP
+    before = tree(ckpt)
+
+    out = tmp_path / "distances.bp"
+    run = bounded(apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--resume")
+    assert run.returncode == 2, run.stderr
+    assert (
+        f"cannot resume: checkpoint {iteration_dir(ckpt, older)} could not be read (rank 1: {piece}: cannot open:"
+        in run.stderr
+    )
+    assert "no checkpoint was deleted" in run.stderr
+    assert tree(ckpt) == before, "checkpoints were deleted after an I/O error"
+    assert not out.exists()
+
+    # Readable again: the damaged newest goes, the older one is resumed.
+    piece.unlink(missing_ok=True)
+    aside.rename(piece)
+    resumed = bounded(apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"deleting damaged checkpoint {iteration_dir(ckpt, newest)}" in resumed.stderr
+    assert f"resuming from checkpoint {iteration_dir(ckpt, older)}" in resumed.stderr
+    assert checkpoints(ckpt) == [older]
+    assert_bitwise_equal(read_matrix(out), uninterrupted)
+
+
+def test_unparsable_manifest_and_directory_names_fail_no_rank_alone(
+    tmp_path, apsp_fw, graph, uninterrupted, checkpoints_a
+):
+    """A malformed manifest checksum and an iter-<25 digits> directory used to throw on rank 0
+    only (std::stoull, std::stoll) while the other ranks waited in a broadcast: a hang."""
+    ckpt, older, newest = fresh_copy(checkpoints_a, tmp_path)
+    break_manifest_checksum(ckpt, newest)
+    for odd in ("iter-" + "9" * 25, "iter-12", "iter-00000x"):
+        shutil.copytree(iteration_dir(ckpt, older), ckpt / odd)
+
+    out = tmp_path / "distances.bp"
+    run = bounded(apsp_fw, graph, "--output", out, "--checkpoint-dir", ckpt, "--resume")
+    assert run.returncode == 0, run.stderr
+    assert f"skipping checkpoint {iteration_dir(ckpt, newest)}" in run.stderr
+    assert "malformed line 'piece 1" in run.stderr
+    assert f"resuming from checkpoint {iteration_dir(ckpt, older)}" in run.stderr
+    assert_bitwise_equal(read_matrix(out), uninterrupted)
+    # Nothing it could not verify as damaged was deleted.
+    assert iteration_dir(ckpt, newest).is_dir()
+    for odd in ("iter-" + "9" * 25, "iter-12", "iter-00000x"):
+        assert (ckpt / odd / "MANIFEST").is_file()
 
 
 def test_fresh_run_refuses_a_directory_with_checkpoints(tmp_path, apsp_fw, graph):

@@ -309,8 +309,73 @@ def test_run_solver_raises_with_log_tail(tmp_path):
 
 
 def test_validation_beyond_tolerance_fails_with_exit_3(tmp_path, run_apsp):
+    """A result that fails --validate is never renamed into place: no distances.bp, no .partial."""
     source = random_graph(40, seed=4).write_mtx(tmp_path / "g.mtx")
-    run = run_apsp(2, "--input", source, "--validate", "5", "--validate-tol", "-1")
+    out = tmp_path / "distances.bp"
+    run = run_apsp(2, "--input", source, "--output", out, "--validate", "5", "--validate-tol", "-1")
     assert run.returncode == 3
-    assert "validation failed on 5 rows" in run.stderr
+    assert "validation failed on 5 rows" in run.stderr and f"{out} was not written" in run.stderr
     assert json.loads(run.stdout)["validate"]["ok"] is False
+    assert not out.exists() and not Path(f"{out}.partial").exists()
+    # The same run within tolerance writes it.
+    run = run_apsp(2, "--input", source, "--output", out, "--validate", "5")
+    assert run.returncode == 0, run.stderr
+    assert_distances_equal(read_distances(out)[0], random_graph(40, seed=4).reference())
+
+
+# ------------------------------------------------------------------- size limits --
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_vertex_count_beyond_what_can_be_addressed_is_refused(tmp_path, run_apsp, ranks):
+    """The review's case: n = 2^32 with --tile 1 wrapped the store size to 0 floats, then wrote
+    through it. Refused at the size line, in both modes."""
+    mtx = tmp_path / "huge.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate real general\n4294967296 4294967296 1\n3 5 1\n")
+    for mode in (["--tile", "1"], ["--sources", tmp_path / "sources.txt"]):
+        (tmp_path / "sources.txt").write_text("0\n")
+        run = run_apsp(ranks, "--input", mtx, *mode)
+        assert run.returncode == 2
+        assert (
+            f"{mtx}:2: n = 4294967296 vertices is more than apsp-fw can address (at most 2147483647)"
+            in run.stderr
+        )
+
+
+def test_largest_vertex_count_does_not_fit_without_overflow(tmp_path, run_apsp):
+    mtx = tmp_path / "big.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 1\n3 5 1\n")
+    run = run_apsp(1, "--input", mtx, "--tile", "1", "--memory-limit", "4e18")
+    assert run.returncode == 2
+    assert (
+        "n = 2147483647 does not fit: tile 1 on grid 1x1 needs more than 9223372036854775807 bytes"
+        in run.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--tile", "4294967297", "--tile 4294967297 is too large (at most 16384)"),  # was narrowed to 1
+        ("--tile", "99999999999999999999", "--tile 99999999999999999999 is too large (at most 16384)"),
+        ("--threads", "4294967297", "--threads 4294967297 is too large (at most 4096)"),
+        ("--memory-limit", "1e30", "--memory-limit '1e30' is too large (at most 2^62 bytes)"),
+        ("--memory-limit", "nan", "--memory-limit must be positive"),
+        ("--chunk", "inf", "--chunk 'inf' is too large (at most 2^62 bytes)"),
+    ],
+)
+def test_numeric_options_are_range_checked_before_narrowing(tmp_path, run_apsp, option, value, message):
+    source = random_graph(20, seed=2).write_mtx(tmp_path / "g.mtx")
+    run = run_apsp(1, "--input", source, option, value)
+    assert run.returncode == 2
+    assert f"apsp-fw: error: {message}" in run.stderr
+
+
+def test_costs_beyond_float_range_round(tmp_path, run_apsp):
+    """1e999 used to throw std::out_of_range from std::stof (no file, no line); it is +inf (no
+    edge), and 1e-999 rounds to 0."""
+    mtx = tmp_path / "range.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1e999\n2 3 1e-999\n1 3 4\n")
+    out = tmp_path / "d.bp"
+    run = run_apsp(1, "--input", mtx, "--output", out, "--validate", "3")
+    assert run.returncode == 0, run.stderr
+    distances = read_distances(out)[0]
+    assert distances[0, 1] == np.inf and distances[1, 2] == 0 and distances[0, 2] == 4
