@@ -47,6 +47,7 @@ from pipeline.compare.classify import Comparator, query_pairs, scenario_of, spok
 from pipeline.compare.literature import PathFinder, open_build  # noqa: E402
 from pipeline.compare.spoke import CuiMapping, SpokeGraph  # noqa: E402
 from pipeline.spoke.load import load_spoke  # noqa: E402
+from pipeline.store.neo4j import Neo4jSettings  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "compare.md"
 LABELS = {"Disease": 0.05, "Protein": 0.45, "Gene": 0.4, "Compound": 0.1}
@@ -168,16 +169,17 @@ def main() -> None:
     print(f"SPOKE: {len(nodes)} nodes, {len(edges)} edges; query: {len(query)} concepts; workdir {workdir}")
 
     server = None
-    if args.uri:
+    if args.uri:  # a server of one's own: credentials from LITPATH_NEO4J_USER / _PASSWORD
         uri = args.uri
+        auth = Neo4jSettings.from_env(uri=uri).auth
     else:
         from services.local.servers import Neo4jServer
 
         server = Neo4jServer(workdir / "neo4j", page_cache=args.page_cache)
         server.start(timeout=300)
-        uri = server.uri
+        uri, auth = server.uri, server.auth
     try:
-        with neo4j.GraphDatabase.driver(uri, auth=None) as driver:
+        with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
             with driver.session() as session:
                 session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
             t = time.perf_counter()

@@ -43,6 +43,7 @@ import neo4j  # noqa: E402
 
 from pipeline.spoke.hetionet import hetionet_v1_metaedges  # noqa: E402
 from pipeline.spoke.load import load_spoke  # noqa: E402
+from pipeline.store.neo4j import Neo4jSettings  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "spoke_load.md"
 
@@ -191,17 +192,18 @@ def main() -> None:
     )
 
     server = None
-    if args.uri:
+    if args.uri:  # a server of one's own: credentials from LITPATH_NEO4J_USER / _PASSWORD
         uri = args.uri
+        auth = Neo4jSettings.from_env(uri=uri).auth
     else:
         from services.local.servers import Neo4jServer
 
         server = Neo4jServer(workdir / "neo4j", page_cache=args.page_cache)
         server.start(timeout=300)
-        uri = server.uri
+        uri, auth = server.uri, server.auth
     java_opts = os.environ.get("LITPATH_NEO4J_JAVA_OPTS", "-Xmx512m (launcher default)")
     try:
-        with neo4j.GraphDatabase.driver(uri, auth=None) as driver:
+        with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
             warm_up(driver, workdir, args.seed)
             report = load_spoke(driver, nodes_path, edges_path, "hetionet", batch_size=args.batch_size)
             assert report.verified, report.problems

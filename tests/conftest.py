@@ -3,7 +3,9 @@
 Local servers and cluster: ``mongo_server``/``mongo_uri`` and ``neo4j_server``/``neo4j_uri`` start a real
 MongoDB-wire server or Neo4j (see services/local/servers.py) in a temporary directory, once per
 test session, and only when a test asks for them, so tests without servers pay nothing. They are
-stopped when the session ends. Tests using them carry ``@pytest.mark.servers``. ``slurm_cluster``
+stopped when the session ends. Tests using them carry ``@pytest.mark.servers``. Both require a
+password, as everywhere: ``mongo_uri`` carries it; Neo4j's is ``neo4j_auth`` (the driver's
+``auth=``), and ``neo4j_env`` gives the ``LITPATH_NEO4J_*`` variables a litpath command reads. ``slurm_cluster``
 starts a real single-node Slurm cluster (services/local/slurm.py); it skips, saying how to install
 Slurm, only where its daemons are missing.
 """
@@ -37,7 +39,7 @@ def mongo_uri(mongo_server: MongoServer) -> str:
 
 @pytest.fixture(scope="session")
 def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jServer]:
-    server = Neo4jServer(tmp_path_factory.mktemp("neo4j-server"))  # auth off: driver auth=None
+    server = Neo4jServer(tmp_path_factory.mktemp("neo4j-server"))
     server.start(timeout=SERVER_START_TIMEOUT_S)
     try:
         yield server
@@ -48,6 +50,17 @@ def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jServ
 @pytest.fixture(scope="session")
 def neo4j_uri(neo4j_server: Neo4jServer) -> str:
     return neo4j_server.uri
+
+
+@pytest.fixture(scope="session")
+def neo4j_auth(neo4j_server: Neo4jServer) -> tuple[str, str]:
+    return neo4j_server.auth
+
+
+@pytest.fixture(scope="session")
+def neo4j_env(neo4j_server: Neo4jServer) -> dict[str, str]:
+    """LITPATH_NEO4J_URI, _USER and _PASSWORD of the session's Neo4j."""
+    return neo4j_server.client_env()
 
 
 @pytest.fixture(scope="session")

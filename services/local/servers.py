@@ -9,7 +9,15 @@ Two small Java launchers live next to this file as Maven projects:
 ``${LITPATH_CACHE:-~/.cache/litpath}/jars/<name>-<digest>/`` (outside the checkout, so a fresh
 clone on the same machine reuses them). ``MongoServer`` and ``Neo4jServer`` start a launcher,
 wait until it answers a real query, and stop it by PID. Each server keeps its state in its data
-directory: ``<name>.log`` (launcher output), ``<name>.pid`` and ``<name>.json`` (port, URI).
+directory (mode 0700): ``<name>.log`` (launcher output), ``<name>.pid``, ``<name>.json`` (port,
+URI without credentials) and ``credentials.json`` (mode 0600).
+
+Both servers bind 127.0.0.1, which every user of the host can reach, so both require a password:
+Neo4j its own authentication (user ``neo4j``; ``LOAD CSV`` cannot read local files), the
+MongoDB-wire server SCRAM-SHA-256 in the launcher (user ``litpath``; mongo-java-server itself has
+no authentication). The password is random, generated at the first start of a data directory and
+kept in its ``credentials.json``; it reaches the launcher through its environment, never a command
+line or a log. ``env`` prints what clients need as litpath's usual variables.
 
 Command line (used by ``make run``)::
 
@@ -17,12 +25,12 @@ Command line (used by ``make run``)::
     python -m services.local.servers start mongo|neo4j [--data-dir D] [--port P]
     python -m services.local.servers stop mongo|neo4j [--data-dir D]
     python -m services.local.servers status
+    python -m services.local.servers env       # export LITPATH_MONGO_URI=... LITPATH_NEO4J_*=...
     python -m services.local.servers prune     # drop cached launchers of older source versions
 
 Defaults: state under ``<repo>/.local-servers/<name>``, ports 27018 (mongo) and 7688 (neo4j),
-overridable with ``LITPATH_MONGO_PORT`` / ``LITPATH_NEO4J_PORT``. Neo4j runs without auth unless
-``LITPATH_NEO4J_PASSWORD`` is set (user ``neo4j``); the password never goes on a command line or
-into a log. Extra JVM options: ``LITPATH_MONGO_JAVA_OPTS`` / ``LITPATH_NEO4J_JAVA_OPTS``.
+overridable with ``LITPATH_MONGO_PORT`` / ``LITPATH_NEO4J_PORT``. Extra JVM options:
+``LITPATH_MONGO_JAVA_OPTS`` / ``LITPATH_NEO4J_JAVA_OPTS``.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import fcntl
 import hashlib
 import json
 import os
+import secrets
 import shlex
 import shutil
 import signal
@@ -45,6 +54,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import ClassVar
+from urllib.parse import quote
 
 import psutil
 
@@ -56,6 +66,7 @@ LOOPBACK = "127.0.0.1"
 # Launcher output that says the server accepts connections (printed once, after binding).
 READY_MARKER = "READY litpath-"
 LOG_TAIL_LINES = 25
+CREDENTIALS_FILE = "credentials.json"
 
 
 class ServerError(RuntimeError):
@@ -240,6 +251,12 @@ def _java() -> str:
     return java
 
 
+def _private_dir(path: Path) -> None:
+    """Create ``path`` (and parents) and make it readable by its owner only."""
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o700)
+
+
 def class_data_archive(jar: Path) -> Path:
     """Where the JVM class-data (AppCDS) archive for ``jar`` lives (it may not exist)."""
     return jar.parent / "classes.jsa"
@@ -253,10 +270,16 @@ class LocalServer:
     port_env: ClassVar[str]
     default_java_opts: ClassVar[tuple[str, ...]]
     uses_class_data_archive: ClassVar[bool] = False
+    user: ClassVar[str]
+    password_env: ClassVar[str]  # how the launcher receives the password
 
-    def __init__(self, data_dir: str | os.PathLike[str], port: int | None = None) -> None:
+    def __init__(
+        self, data_dir: str | os.PathLike[str], port: int | None = None, password: str | None = None
+    ) -> None:
+        """``password=None``: the one kept in the data directory, generated at its first start."""
         self.data_dir = Path(data_dir).resolve()
         self.port = port
+        self._password = password
         self._process: subprocess.Popen[bytes] | None = None
         self.last_stop_forced = False  # True when the last stop needed SIGKILL
 
@@ -274,10 +297,61 @@ class LocalServer:
         return self.data_dir / f"{self.name}.json"
 
     @property
+    def credentials_path(self) -> Path:
+        return self.data_dir / CREDENTIALS_FILE
+
+    @property
+    def password(self) -> str:
+        """This server's password: the one given, else the data directory's (generated once)."""
+        if self._password is None:
+            self._password = self._stored_password() or secrets.token_urlsafe(24)
+        return self._password
+
+    @property
+    def auth(self) -> tuple[str, str]:
+        """(user, password), e.g. the Neo4j driver's ``auth=``."""
+        return (self.user, self.password)
+
+    @property
     def uri(self) -> str:
+        """What a client connects to (with the credentials where the URI scheme carries them)."""
+        return self._uri_for(self._require_port(), with_credentials=True)
+
+    @property
+    def public_uri(self) -> str:
+        """The URI without credentials: for messages, logs and state files."""
+        return self._uri_for(self._require_port(), with_credentials=False)
+
+    def client_env(self) -> dict[str, str]:
+        """litpath's variables that point a client at this server, credentials included."""
+        raise NotImplementedError
+
+    def _require_port(self) -> int:
         if self.port is None:
             raise ServerError(f"{self.name} server has no port yet; start it first")
-        return self._uri_for(self.port)
+        return self.port
+
+    def _stored_password(self) -> str | None:
+        try:
+            stored = json.loads(self.credentials_path.read_text())
+        except (OSError, ValueError):
+            return None
+        password = stored.get("password") if isinstance(stored, dict) else None
+        return password if isinstance(password, str) and password else None
+
+    def _save_credentials(self) -> None:
+        """Write credentials.json (0600) in the private (0700) data directory, unless it already
+        holds this password."""
+        _private_dir(self.data_dir)
+        if self._stored_password() == self.password:
+            return
+        text = json.dumps({"user": self.user, "password": self.password}, indent=2) + "\n"
+        tmp = self.credentials_path.with_name(f".{CREDENTIALS_FILE}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(text)
+        tmp.replace(self.credentials_path)
 
     @property
     def pid(self) -> int | None:
@@ -311,14 +385,17 @@ class LocalServer:
             return None
 
     # -- subclass hooks --------------------------------------------------------------------
-    def _uri_for(self, port: int) -> str:
+    def _uri_for(self, port: int, with_credentials: bool) -> str:
         raise NotImplementedError
 
     def _launcher_args(self, port: int) -> list[str]:
         raise NotImplementedError
 
     def _launcher_env(self) -> dict[str, str]:
-        return dict(os.environ)
+        """The launcher's environment: ours, with this server's password (never on argv)."""
+        env = dict(os.environ)
+        env[self.password_env] = self.password
+        return env
 
     def _answer_query(self, timeout: float) -> None:
         """Raise unless the server answers a real query within ``timeout`` seconds."""
@@ -344,7 +421,7 @@ class LocalServer:
         if self.running():
             raise ServerError(f"{self.name} server already running (pid {self.pid}) for {self.data_dir}")
         port = self.port if self.port is not None else free_port()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._save_credentials()
         command = [_java(), *java_options, "-jar", str(jar), *self._launcher_args(port)]
         started = time.monotonic()
         with open(self.log_path, "ab") as log:
@@ -364,7 +441,7 @@ class LocalServer:
         self.port = port
         self.pid_path.write_text(f"{self._process.pid}\n")
         self.state_path.write_text(
-            json.dumps({"pid": self._process.pid, "port": port, "uri": self.uri, "jar": str(jar)}, indent=2)
+            json.dumps({"pid": self._process.pid, "port": port, "uri": self.public_uri, "jar": str(jar)}, indent=2)
             + "\n"
         )
         try:
@@ -458,11 +535,14 @@ def _physical_memory_gib() -> int:
 
 
 class MongoServer(LocalServer):
-    """mongo-java-server (H2 backend, data in ``<data_dir>/mongo.mv.db``) on 127.0.0.1."""
+    """mongo-java-server (H2 backend, data in ``<data_dir>/mongo.mv.db``) on 127.0.0.1, behind
+    SCRAM-SHA-256 (user ``litpath``): :attr:`uri` carries the credentials, as PyMongo takes them."""
 
     name = "mongo"
     default_port = 27018
     port_env = "LITPATH_MONGO_PORT"
+    user = "litpath"
+    password_env = "LITPATH_MONGO_PASSWORD"
     # mongo-java-server keeps working sets on the Java heap (and ignores secondary indexes, so
     # a count by a field walks the collection): 1 GiB ran out at 2 M documents + 3 M evidence
     # records (the 10 M-predication corpus). A quarter of the machine's memory, 1-16 GiB.
@@ -472,11 +552,17 @@ class MongoServer(LocalServer):
     def data_file(self) -> Path:
         return self.data_dir / "mongo.mv.db"
 
-    def _uri_for(self, port: int) -> str:
-        return f"mongodb://{LOOPBACK}:{port}/"
+    def _uri_for(self, port: int, with_credentials: bool) -> str:
+        if not with_credentials:
+            return f"mongodb://{LOOPBACK}:{port}/"
+        userinfo = f"{quote(self.user, safe='')}:{quote(self.password, safe='')}"
+        return f"mongodb://{userinfo}@{LOOPBACK}:{port}/?authSource=admin"
+
+    def client_env(self) -> dict[str, str]:
+        return {"LITPATH_MONGO_URI": self.uri}
 
     def _launcher_args(self, port: int) -> list[str]:
-        return ["--port", str(port), "--data-file", str(self.data_file)]
+        return ["--port", str(port), "--data-file", str(self.data_file), "--user", self.user]
 
     def _answer_query(self, timeout: float) -> None:
         import pymongo
@@ -499,14 +585,13 @@ class MongoServer(LocalServer):
 
 
 class Neo4jServer(LocalServer):
-    """Neo4j Community embedded, Bolt on 127.0.0.1, home in ``<data_dir>/home``.
-
-    ``password=None`` runs without auth; otherwise user ``neo4j`` with that password.
-    """
+    """Neo4j Community embedded, Bolt on 127.0.0.1, home in ``<data_dir>/home``; user ``neo4j``
+    (:attr:`auth`), ``LOAD CSV`` refused local files."""
 
     name = "neo4j"
     default_port = 7688
     port_env = "LITPATH_NEO4J_PORT"
+    password_env = "LITPATH_NEO4J_PASSWORD"
     # C1 only (TieredStopAtLevel=1): Neo4j's start-up CPU time halves on this kind of machine, and
     # the small graphs of local runs and tests never need C2's peak speed. Override for big loads
     # with LITPATH_NEO4J_JAVA_OPTS.
@@ -521,35 +606,17 @@ class Neo4jServer(LocalServer):
         password: str | None = None,
         page_cache: str = "128m",
     ) -> None:
-        super().__init__(data_dir, port)
-        self.password = password
+        super().__init__(data_dir, port, password)
         self.page_cache = page_cache
 
-    @property
-    def auth(self) -> tuple[str, str] | None:
-        """What to pass as the driver's ``auth=``."""
-        return (self.user, self.password) if self.password else None
+    def _uri_for(self, port: int, with_credentials: bool) -> str:
+        return f"bolt://{LOOPBACK}:{port}"  # Bolt takes the credentials apart (auth)
 
-    def _uri_for(self, port: int) -> str:
-        return f"bolt://{LOOPBACK}:{port}"
+    def client_env(self) -> dict[str, str]:
+        return {"LITPATH_NEO4J_URI": self.uri, "LITPATH_NEO4J_USER": self.user, "LITPATH_NEO4J_PASSWORD": self.password}
 
     def _launcher_args(self, port: int) -> list[str]:
-        args = [
-            "--port",
-            str(port),
-            "--data-dir",
-            str(self.data_dir / "home"),
-            "--page-cache",
-            self.page_cache,
-        ]
-        return args if self.password else [*args, "--auth", "none"]
-
-    def _launcher_env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.pop("LITPATH_NEO4J_PASSWORD", None)
-        if self.password:
-            env["LITPATH_NEO4J_PASSWORD"] = self.password  # read by the launcher, not on argv
-        return env
+        return ["--port", str(port), "--data-dir", str(self.data_dir / "home"), "--page-cache", self.page_cache]
 
     def _answer_query(self, timeout: float) -> None:
         from neo4j import GraphDatabase
@@ -583,10 +650,9 @@ def default_port(name: str) -> int:
 
 
 def make_server(name: str, data_dir: Path | None = None, port: int | None = None) -> LocalServer:
-    data_dir = data_dir or default_data_dir(name)
-    if name == "neo4j":
-        return Neo4jServer(data_dir, port, password=os.environ.get("LITPATH_NEO4J_PASSWORD") or None)
-    return MongoServer(data_dir, port)
+    """A server of its data directory, with the credentials kept there (never the environment's:
+    ``LITPATH_NEO4J_PASSWORD`` may name another server's)."""
+    return SERVER_KINDS[name](data_dir or default_data_dir(name), port)
 
 
 def _cmd_build(_: argparse.Namespace) -> int:
@@ -605,14 +671,21 @@ def _cmd_start(args: argparse.Namespace) -> int:
     server = make_server(args.server, args.data_dir)
     if server.running():
         server.port = server.recorded_port()
-        print(f"{args.server} already running (pid {server.pid}) at {server.uri}; data in {server.data_dir}")
+        if server._stored_password() is None:
+            raise ServerError(
+                f"the {args.server} server running from {server.data_dir} (pid {server.pid}) was started without "
+                "authentication by an older litpath: stop it (make servers-stop) and start it again"
+            )
+        print(
+            f"{args.server} already running (pid {server.pid}) at {server.public_uri}; data in {server.data_dir}"
+        )
         return 0
     server.port = args.port if args.port is not None else default_port(args.server)
     started = time.monotonic()
     server.start(timeout=args.timeout)
     print(
-        f"{args.server} started (pid {server.pid}) at {server.uri} in {time.monotonic() - started:.1f} s; "
-        f"log {server.log_path}"
+        f"{args.server} started (pid {server.pid}) at {server.public_uri} as user {server.user} in "
+        f"{time.monotonic() - started:.1f} s; log {server.log_path}; credentials in {server.credentials_path}"
     )
     return 0
 
@@ -632,24 +705,26 @@ def _cmd_status(args: argparse.Namespace) -> int:
         server = make_server(name, args.state_root / name if args.state_root else None)
         if server.running():
             server.port = server.recorded_port()
-            print(f"{name}: running (pid {server.pid}) at {server.uri}; data in {server.data_dir}")
+            print(f"{name}: running (pid {server.pid}) at {server.public_uri}; data in {server.data_dir}")
         else:
             print(f"{name}: stopped (data in {server.data_dir})")
     return 0
 
 
-ENV_VARIABLES = {"mongo": "LITPATH_MONGO_URI", "neo4j": "LITPATH_NEO4J_URI"}
-
-
-def _cmd_env(_: argparse.Namespace) -> int:
-    """Print shell exports of the running local servers' URIs (for `source <(... env)`)."""
-    for name, variable in ENV_VARIABLES.items():
-        server = make_server(name)
-        port = server.recorded_port()
-        if server.running() and port is not None:
-            print(f"export {variable}={server._uri_for(port)}")
-        else:
+def _cmd_env(args: argparse.Namespace) -> int:
+    """Print shell exports of the running local servers' URIs and credentials, for
+    ``source <(python -m services.local.servers env)``: read from the servers' 0600 files, they
+    reach a client's environment without passing through a command line or a file of the user's."""
+    for name in SERVER_KINDS:
+        server = make_server(name, args.state_root / name if args.state_root else None)
+        server.port = server.recorded_port()
+        if not (server.running() and server.port is not None):
             print(f"# {name} is not running (start it with: python -m services.local.servers start {name})")
+        elif server._stored_password() is None:
+            print(f"# {name} runs without the credentials file {server.credentials_path}: restart it")
+        else:
+            for variable, value in server.client_env().items():
+                print(f"export {variable}={shlex.quote(value)}")
     return 0
 
 
@@ -684,9 +759,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     status.set_defaults(func=_cmd_status)
 
-    commands.add_parser("env", help="print shell exports of the running servers' URIs").set_defaults(
-        func=_cmd_env
-    )
+    env = commands.add_parser("env", help="print shell exports of the running servers' URIs and credentials")
+    env.add_argument("--state-root", type=Path, help="parent of the state directories (default .local-servers)")
+    env.set_defaults(func=_cmd_env)
 
     args = parser.parse_args(argv)
     try:

@@ -171,9 +171,11 @@ def empty_graph(driver: neo4j.Driver) -> None:
 
 
 @pytest.fixture(scope="module")
-def spoke_driver(neo4j_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[neo4j.Driver]:
+def spoke_driver(
+    neo4j_uri: str, neo4j_auth: tuple[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[neo4j.Driver]:
     """The session's Neo4j emptied and loaded with the SPOKE graph above (with the project's loader)."""
-    driver = neo4j.GraphDatabase.driver(neo4j_uri, auth=None)
+    driver = neo4j.GraphDatabase.driver(neo4j_uri, auth=neo4j_auth)
     empty_graph(driver)
     nodes, edges = write_spoke_dump(tmp_path_factory.mktemp("spoke-dump"))
     report = load_spoke(driver, nodes, edges, "csv")

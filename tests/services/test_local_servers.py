@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -14,8 +15,8 @@ import psutil
 import pymongo
 import pytest
 from neo4j import GraphDatabase
-from neo4j.exceptions import AuthError, ConstraintError
-from pymongo.errors import DuplicateKeyError
+from neo4j.exceptions import AuthError, ClientError, ConstraintError
+from pymongo.errors import DuplicateKeyError, OperationFailure
 
 from services.local import servers
 from services.local.servers import REPO_ROOT, MongoServer, Neo4jServer, ServerError, build_jars, free_port
@@ -94,6 +95,36 @@ def test_mongo_indexed_find(mongo_uri: str) -> None:
             concepts.insert_one({"cui": "C0001234", "vid": -1})
 
 
+def test_mongo_refuses_clients_without_the_password(mongo_server: MongoServer) -> None:
+    """Every user of the host reaches 127.0.0.1: without the password nothing but the handshake."""
+    with pymongo.MongoClient(mongo_server.public_uri, serverSelectionTimeoutMS=5000) as client:
+        assert client.admin.command("ping")["ok"] == 1.0  # the handshake is open, as on MongoDB
+        for attempt in (
+            lambda: client["litpath"]["evidence"].find_one(),
+            lambda: client["litpath"]["evidence"].insert_one({"_id": "forged"}),
+            lambda: client.list_database_names(),
+        ):
+            with pytest.raises(OperationFailure) as refused:
+                attempt()
+            assert refused.value.code == 13  # Unauthorized
+    wrong = mongo_server.public_uri.replace("mongodb://", "mongodb://litpath:wrong@")
+    with pymongo.MongoClient(wrong, serverSelectionTimeoutMS=5000) as client:
+        with pytest.raises(OperationFailure) as refused:
+            client["litpath"]["evidence"].find_one()
+        assert refused.value.code == 18  # AuthenticationFailed
+
+
+def test_credentials_stay_in_the_private_state_folder(
+    mongo_server: MongoServer, neo4j_server: Neo4jServer
+) -> None:
+    for server in (mongo_server, neo4j_server):
+        assert server.data_dir.stat().st_mode & 0o777 == 0o700
+        assert server.credentials_path.stat().st_mode & 0o777 == 0o600
+        assert server.password not in server.log_path.read_text()
+        assert server.password not in server.state_path.read_text()
+        assert not any(server.password in arg for arg in psutil.Process(server.pid).cmdline())
+
+
 def test_mongo_data_persists_across_restart(tmp_path: Path) -> None:
     server = MongoServer(tmp_path / "mongo")
     with server:
@@ -147,6 +178,18 @@ def test_neo4j_answers_and_enforces_uniqueness_constraint(neo4j_server: Neo4jSer
             # The server is shared by the whole session: leave nothing behind for other tests.
             driver.execute_query("MATCH (n:LocalServerProbe) DELETE n")
             driver.execute_query("DROP CONSTRAINT probe_identifier IF EXISTS")
+
+
+def test_neo4j_refuses_unauthenticated_bolt_and_local_file_reads(neo4j_server: Neo4jServer) -> None:
+    """The review's exploit: an unauthenticated Bolt client reading a file through LOAD CSV."""
+    for auth in (None, ("neo4j", "neo4j"), ("neo4j", "wrong")):
+        with pytest.raises(AuthError):
+            with GraphDatabase.driver(neo4j_server.uri, auth=auth) as driver:
+                driver.execute_query("RETURN 1")
+    with GraphDatabase.driver(neo4j_server.uri, auth=neo4j_server.auth) as driver:
+        for url in ("file:///etc/hostname", "file:///../../../../etc/hostname"):
+            with pytest.raises(ClientError, match="allow_csv_import_from_file_urls"):
+                driver.execute_query(f"LOAD CSV FROM '{url}' AS row RETURN row")
 
 
 def test_neo4j_with_password_persists_across_restart_and_stops_by_pid(tmp_path: Path) -> None:
@@ -215,6 +258,19 @@ def test_cli_start_daemonizes_is_idempotent_and_stops(tmp_path: Path) -> None:
         assert "already running" in again.stdout and str(port) in again.stdout
         status = run_cli("status", "--state-root", str(tmp_path / "state"))
         assert "mongo: running" in status.stdout and "neo4j: stopped" in status.stdout
+        # `env` hands the credentials over as litpath's variables (what `make run` sources).
+        env = run_cli("env", "--state-root", str(tmp_path / "state"))
+        assert env.returncode == 0, env.stderr
+        exports = dict(
+            shlex.split(line.removeprefix("export "))[0].split("=", 1)
+            for line in env.stdout.splitlines()
+            if line.startswith("export ")
+        )
+        assert set(exports) == {"LITPATH_MONGO_URI"} and "# neo4j is not running" in env.stdout
+        with pymongo.MongoClient(exports["LITPATH_MONGO_URI"], serverSelectionTimeoutMS=5000) as client:
+            client["cli"]["probe"].insert_one({"_id": 1})
+            assert client["cli"]["probe"].count_documents({}) == 1
+        assert exports["LITPATH_MONGO_URI"] not in first.stdout + first.stderr + again.stdout
     finally:
         stopped = run_cli("stop", "mongo", "--data-dir", str(data_dir))
     assert stopped.returncode == 0, stopped.stderr

@@ -18,8 +18,8 @@ UMLS = DATA / "umls"
 
 
 @pytest.fixture(scope="session")
-def neo4j_driver(neo4j_uri: str) -> Iterator[neo4j.Driver]:
-    driver = neo4j.GraphDatabase.driver(neo4j_uri, auth=None)
+def neo4j_driver(neo4j_uri: str, neo4j_auth: tuple[str, str]) -> Iterator[neo4j.Driver]:
+    driver = neo4j.GraphDatabase.driver(neo4j_uri, auth=neo4j_auth)
     try:
         yield driver
     finally:

@@ -176,7 +176,7 @@ def test_mapping_from_neo4j_equals_mapping_from_the_dump(graph):
     assert from_neo4j.nodes == from_dump.nodes
 
 
-def test_cli_load_spoke(graph, neo4j_uri, tmp_path):
+def test_cli_load_spoke(graph, neo4j_uri, neo4j_env, tmp_path):
     report_path = tmp_path / "report.json"
     args = [
         "--nodes",
@@ -188,13 +188,15 @@ def test_cli_load_spoke(graph, neo4j_uri, tmp_path):
         "--report",
         str(report_path),
     ]
-    result = CliRunner().invoke(load_spoke_command, args)
+    result = CliRunner().invoke(load_spoke_command, args, env=neo4j_env)
     assert result.exit_code == 0, result.output
     assert "verified: counts in Neo4j match what was loaded" in result.output
     assert '"verified": true' in report_path.read_text()
     bad = tmp_path / "nodes.tsv"
     bad.write_text("id\tname\tkind\nGene::1\n")
-    result = CliRunner().invoke(load_spoke_command, ["--nodes", str(bad), "--neo4j-uri", neo4j_uri])
+    result = CliRunner().invoke(
+        load_spoke_command, ["--nodes", str(bad), "--neo4j-uri", neo4j_uri], env=neo4j_env
+    )
     assert result.exit_code == 1
     assert result.output == f"Error: {bad}:2: expected 3 tab-separated fields (id, name, kind), found 1\n"
 

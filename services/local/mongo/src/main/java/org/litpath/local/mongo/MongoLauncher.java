@@ -5,14 +5,17 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
-import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
 
 /**
- * Starts a MongoDB-wire server (mongo-java-server, H2/MVStore backend) on 127.0.0.1.
+ * Starts a MongoDB-wire server (mongo-java-server, H2/MVStore backend) on 127.0.0.1, with
+ * SCRAM-SHA-256 authentication in front of it ({@link AuthenticationHandler}).
  *
- * <p>Usage: {@code java -jar litpath-mongo.jar --port P (--data-file F | --memory)}.
+ * <p>Usage: {@code java -jar litpath-mongo.jar --port P (--data-file F | --memory) [--user U]},
+ * with the password in the environment variable {@code LITPATH_MONGO_PASSWORD} (required; never
+ * on the command line, where every user of the host could read it). The user defaults to
+ * {@code litpath}; clients authenticate against any database (e.g. {@code authSource=admin}).
  * Prints one line starting with {@code READY} once it accepts connections, and runs until
  * it receives SIGTERM/SIGINT, when it closes the store so every committed write is on disk.
  * Exit status 2 means bad arguments, 3 means the server could not start (port taken,
@@ -37,10 +40,12 @@ public final class MongoLauncher {
         }
     };
 
+    static final String PASSWORD_ENV = "LITPATH_MONGO_PASSWORD";
+
     private MongoLauncher() {
     }
 
-    record Options(String host, int port, File dataFile) {
+    record Options(String host, int port, File dataFile, String user, String password) {
         boolean inMemory() {
             return dataFile == null;
         }
@@ -51,6 +56,8 @@ public final class MongoLauncher {
         Integer port = null;
         File dataFile = null;
         boolean memory = false;
+        String user = "litpath";
+        String password = System.getenv(PASSWORD_ENV);
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
@@ -58,6 +65,7 @@ public final class MongoLauncher {
                 case "--data-file" -> dataFile = new File(value(args, ++i, arg));
                 case "--memory" -> memory = true;
                 case "--host" -> host = value(args, ++i, arg);
+                case "--user" -> user = value(args, ++i, arg);
                 default -> throw new IllegalArgumentException("unknown argument: " + arg);
             }
         }
@@ -67,7 +75,10 @@ public final class MongoLauncher {
         if (memory == (dataFile != null)) {
             throw new IllegalArgumentException("give exactly one of --data-file FILE or --memory");
         }
-        return new Options(host, port, dataFile);
+        if (password == null || password.isEmpty()) {
+            throw new IllegalArgumentException("the password must be in the environment variable " + PASSWORD_ENV);
+        }
+        return new Options(host, port, dataFile, user, password);
     }
 
     private static String value(String[] args, int index, String flag) {
@@ -83,12 +94,12 @@ public final class MongoLauncher {
             options = parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("litpath-mongo: " + e.getMessage());
-            System.err.println("usage: java -jar litpath-mongo.jar --port P (--data-file FILE | --memory)");
+            System.err.println("usage: " + PASSWORD_ENV + "=... java -jar litpath-mongo.jar --port P "
+                + "(--data-file FILE | --memory) [--user USER]");
             System.exit(2);
             return;
         }
 
-        MongoServer server;
         H2Backend backend;
         try {
             if (options.inMemory()) {
@@ -106,11 +117,11 @@ public final class MongoLauncher {
             return;
         }
         backend.version(ADVERTISED_VERSION);
-        server = new MongoServer(backend);
+        WireServer server = new WireServer(backend, new ScramSha256(options.user(), options.password()));
+        InetSocketAddress address;
         try {
-            server.bind(options.host(), options.port());
+            address = server.bind(options.host(), options.port());
         } catch (Exception e) { // Netty rethrows the checked BindException undeclared
-            backend.close();
             System.err.println("litpath-mongo: cannot listen on " + options.host() + ":" + options.port()
                 + ": " + rootMessage(e));
             System.exit(3);
@@ -118,19 +129,18 @@ public final class MongoLauncher {
         }
 
         CountDownLatch stopped = new CountDownLatch(1);
-        MongoServer running = server;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.println("litpath-mongo: shutting down");
-            running.shutdownNow();
+            server.shutdown();
             System.out.println("litpath-mongo: stopped");
             System.out.flush();
             stopped.countDown();
         }, "litpath-mongo-shutdown"));
 
-        InetSocketAddress address = server.getLocalAddress();
         String store = options.inMemory() ? "memory" : options.dataFile().getAbsolutePath();
         System.out.println("READY litpath-mongo listening on " + address.getHostString() + ":" + address.getPort()
-            + " wire=" + ADVERTISED_VERSION.getWireVersion() + " store=" + store);
+            + " wire=" + ADVERTISED_VERSION.getWireVersion() + " auth=" + ScramSha256.MECHANISM
+            + " user=" + options.user() + " store=" + store);
         System.out.flush();
         stopped.await();
     }

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
+import org.neo4j.configuration.Config;
 import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
@@ -20,52 +21,51 @@ import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.io.ByteUnit;
+import org.neo4j.io.fs.DefaultFileSystemAbstraction;
+import org.neo4j.io.fs.FileSystemAbstraction;
+import org.neo4j.kernel.impl.security.User;
+import org.neo4j.logging.NullLogProvider;
+import org.neo4j.memory.EmptyMemoryTracker;
+import org.neo4j.server.security.SecureHasher;
+import org.neo4j.server.security.SystemGraphCredential;
+import org.neo4j.server.security.auth.CommunitySecurityModule;
+import org.neo4j.server.security.auth.FileUserRepository;
+import org.neo4j.string.UTF8;
 
 /**
  * Runs Neo4j Community embedded with the Bolt connector on 127.0.0.1 and no HTTP.
  *
- * <p>Usage: {@code java -Xmx512m -jar litpath-neo4j.jar --port P --data-dir D
- * [--auth none | --password SECRET] [--page-cache 128m]}. The password may instead come from the
- * environment variable {@code LITPATH_NEO4J_PASSWORD}, which keeps it out of the process list.
- * Prints one line starting with {@code READY} once the default database answers a query, and
- * runs until SIGTERM/SIGINT, when the shutdown hook closes the databases cleanly.
- * Exit status 2 means bad arguments, 3 means the server could not start.
+ * <p>Usage: {@code LITPATH_NEO4J_PASSWORD=... java -Xmx512m -jar litpath-neo4j.jar --port P
+ * --data-dir D [--page-cache 128m]}. Authentication is always on: the password of user
+ * {@code neo4j} comes from the environment (never the command line, which every user of the host
+ * can read). {@code LOAD CSV} may not read local files ({@code file:} URLs are refused, and the
+ * import root is an empty folder of the server), so a client cannot read the files of the user
+ * running the server. Prints one line starting with {@code READY} once the default database
+ * answers a query, and runs until SIGTERM/SIGINT, when the shutdown hook closes the databases
+ * cleanly. Exit status 2 means bad arguments, 3 means the server could not start.
  */
 public final class Neo4jLauncher {
 
     static final String ADMIN_USER = "neo4j";
+    static final String PASSWORD_ENV = "LITPATH_NEO4J_PASSWORD";
 
     private Neo4jLauncher() {
     }
 
     record Options(String host, int port, Path dataDir, String password, long pageCacheBytes) {
-        boolean authEnabled() {
-            return password != null;
-        }
     }
 
     static Options parse(String[] args) {
         String host = "127.0.0.1";
         Integer port = null;
         Path dataDir = null;
-        String password = System.getenv("LITPATH_NEO4J_PASSWORD");
-        if (password != null && password.isEmpty()) {
-            password = null;
-        }
+        String password = System.getenv(PASSWORD_ENV);
         long pageCache = ByteUnit.mebiBytes(128);
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
                 case "--port" -> port = Integer.parseInt(value(args, ++i, arg));
                 case "--data-dir" -> dataDir = Path.of(value(args, ++i, arg)).toAbsolutePath();
-                case "--password" -> password = value(args, ++i, arg);
-                case "--auth" -> {
-                    String mode = value(args, ++i, arg);
-                    if (!mode.equals("none")) {
-                        throw new IllegalArgumentException("--auth takes only 'none'; use --password to enable auth");
-                    }
-                    password = null;
-                }
                 case "--page-cache" -> pageCache = parseBytes(value(args, ++i, arg));
                 case "--host" -> host = value(args, ++i, arg);
                 default -> throw new IllegalArgumentException("unknown argument: " + arg);
@@ -76,6 +76,9 @@ public final class Neo4jLauncher {
         }
         if (dataDir == null) {
             throw new IllegalArgumentException("--data-dir DIR is required");
+        }
+        if (password == null || password.isEmpty()) {
+            throw new IllegalArgumentException("the password must be in the environment variable " + PASSWORD_ENV);
         }
         return new Options(host, port, dataDir, password, pageCache);
     }
@@ -110,8 +113,8 @@ public final class Neo4jLauncher {
             options = parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("litpath-neo4j: " + e.getMessage());
-            System.err.println("usage: java -jar litpath-neo4j.jar --port P --data-dir DIR "
-                + "[--auth none | --password SECRET] [--page-cache 128m]");
+            System.err.println("usage: " + PASSWORD_ENV + "=... java -jar litpath-neo4j.jar --port P --data-dir DIR "
+                + "[--page-cache 128m]");
             System.exit(2);
             return;
         }
@@ -128,13 +131,18 @@ public final class Neo4jLauncher {
         DatabaseManagementService service;
         try {
             Files.createDirectories(options.dataDir());
+            // An empty folder of the server: even with file URLs allowed, LOAD CSV could read nothing else.
+            Path importRoot = Files.createDirectories(options.dataDir().resolve("import"));
+            setInitialPassword(options.dataDir(), options.password());
             service = new DatabaseManagementServiceBuilder(options.dataDir())
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress(options.host(), options.port()))
                 .setConfig(BoltConnector.advertised_address, new SocketAddress(options.host(), options.port()))
                 .setConfig(HttpConnector.enabled, false)
                 .setConfig(HttpsConnector.enabled, false)
-                .setConfig(GraphDatabaseSettings.auth_enabled, options.authEnabled())
+                .setConfig(GraphDatabaseSettings.auth_enabled, true)
+                .setConfig(GraphDatabaseSettings.allow_file_urls, false)
+                .setConfig(GraphDatabaseSettings.load_csv_file_url_root, importRoot)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, options.pageCacheBytes())
                 // Bolt's shutdown otherwise idles ~10 s in two 5 s waits for clients; a local
                 // server is stopped on purpose, so it need not wait for stragglers that long.
@@ -160,9 +168,7 @@ public final class Neo4jLauncher {
         }, "litpath-neo4j-shutdown"));
 
         try {
-            if (options.authEnabled()) {
-                setAdminPassword(service, options.password());
-            }
+            setAdminPassword(service, options.password());
             GraphDatabaseService db = service.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
             db.executeTransactionally("RETURN 1");
         } catch (Exception e) {
@@ -172,9 +178,35 @@ public final class Neo4jLauncher {
         }
 
         System.out.println("READY litpath-neo4j bolt://" + options.host() + ":" + options.port()
-            + " auth=" + (options.authEnabled() ? "password" : "none") + " data=" + options.dataDir());
+            + " auth=password data=" + options.dataDir());
         System.out.flush();
         stopped.await();
+    }
+
+    /**
+     * On a new data directory, the admin password the system database starts with (what
+     * {@code neo4j-admin dbms set-initial-password} writes): without it the database would come
+     * up with the default password {@code neo4j}, open to anyone on the host until
+     * {@link #setAdminPassword} runs. An existing system database ignores the file.
+     */
+    private static void setInitialPassword(Path home, String password) throws Exception {
+        Config config = Config.newBuilder().set(GraphDatabaseSettings.neo4j_home, home).build();
+        if (Files.exists(config.get(GraphDatabaseSettings.data_directory).resolve("databases").resolve(
+                GraphDatabaseSettings.SYSTEM_DATABASE_NAME))) {
+            return;
+        }
+        Path file = CommunitySecurityModule.getInitialUserRepositoryFile(config);
+        try (FileSystemAbstraction fs = new DefaultFileSystemAbstraction()) {
+            fs.mkdirs(file.getParent());
+            fs.deleteFile(file);
+            FileUserRepository users = new FileUserRepository(
+                fs, file, NullLogProvider.getInstance(), EmptyMemoryTracker.INSTANCE);
+            users.start();
+            SystemGraphCredential credential =
+                SystemGraphCredential.createCredentialForPassword(UTF8.encode(password), new SecureHasher());
+            users.create(new User(ADMIN_USER, null, credential, false, false));
+            users.shutdown();
+        }
     }
 
     /**

@@ -1,0 +1,90 @@
+package org.litpath.local.mongo;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+
+import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.wire.MongoDatabaseHandler;
+import de.bwaldvogel.mongo.wire.MongoExceptionHandler;
+import de.bwaldvogel.mongo.wire.MongoWireMessageEncoder;
+import de.bwaldvogel.mongo.wire.MongoWireProtocolHandler;
+import de.bwaldvogel.mongo.wire.MongoWireReplyEncoder;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+
+/**
+ * mongo-java-server's wire pipeline with {@link AuthenticationHandler} in front of the database.
+ *
+ * <p>The same handlers, in the same order, as {@code de.bwaldvogel.mongo.MongoServer#bind}
+ * builds (that class offers no way to add one), plus the authentication step.
+ */
+final class WireServer {
+
+    private final MongoBackend backend;
+    private final ScramSha256 scram;
+    private EventLoopGroup acceptors;
+    private EventLoopGroup workers;
+    private ChannelGroup clients;
+    private Channel listener;
+
+    WireServer(MongoBackend backend, ScramSha256 scram) {
+        this.backend = backend;
+        this.scram = scram;
+    }
+
+    InetSocketAddress bind(String host, int port) {
+        acceptors = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+        clients = new DefaultChannelGroup("litpath-mongo-clients", workers.next());
+        ServerBootstrap bootstrap = new ServerBootstrap()
+            .group(acceptors, workers)
+            .channel(NioServerSocketChannel.class)
+            .option(ChannelOption.SO_BACKLOG, 100)
+            .childOption(ChannelOption.TCP_NODELAY, Boolean.TRUE)
+            .childHandler(new ChannelInitializer<SocketChannel>() {
+                @Override
+                protected void initChannel(SocketChannel channel) {
+                    channel.pipeline().addLast(
+                        new MongoWireReplyEncoder(),
+                        new MongoWireMessageEncoder(),
+                        new MongoWireProtocolHandler(),
+                        new AuthenticationHandler(scram),
+                        new MongoDatabaseHandler(backend, clients),
+                        new MongoExceptionHandler());
+                }
+            });
+        try {
+            listener = bootstrap.bind(host, port).syncUninterruptibly().channel();
+        } catch (RuntimeException e) {
+            shutdown();
+            throw e;
+        }
+        return (InetSocketAddress) listener.localAddress();
+    }
+
+    /** Stop listening, close every client, stop the event loops, then close the store. */
+    void shutdown() {
+        if (listener != null) {
+            listener.close().syncUninterruptibly();
+            listener = null;
+        }
+        if (clients != null) {
+            clients.close().syncUninterruptibly();
+        }
+        for (EventLoopGroup group : new EventLoopGroup[] {acceptors, workers}) {
+            if (group != null) {
+                group.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+            }
+        }
+        backend.close();
+    }
+}
