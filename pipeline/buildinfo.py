@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.connections import redact_config
 from pipeline.ingest.common import KINDS
 
 # The input kinds are the ingest readers' (one reader per kind).
@@ -103,14 +104,46 @@ def build_id(inputs: list[InputFile], config: dict[str, Any]) -> str:
 
 
 def write_build_config(path: str | Path, config: dict[str, Any], inputs: list[list[str]]) -> None:
-    """The resolved configuration of one build, with its inputs; stages read this file."""
+    """The resolved configuration of one build, with its inputs; stages read this file.
+
+    Credentials are removed first (:func:`pipeline.connections.redact_config`): this file is
+    copied into build.json, the logs and the MongoDB ``builds`` record.
+    """
     import yaml
 
-    document = dict(config)
+    document = redact_config(dict(config))
     document["resolved_inputs"] = [{"kind": k, "path": p, "sha256": s} for k, p, s in inputs]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    _write_atomically(path, yaml.safe_dump(document, sort_keys=False))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """``path`` holds either its old content or all of ``text``, also after a power loss: a
+    temporary file of a unique name (two workflows may share a results folder), fsynced, renamed
+    over ``path``, and the folder fsynced so the rename itself is on disk."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _read_json(path: Path) -> Any:
@@ -121,9 +154,12 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
     """Write ``build.json`` (provenance, counts, timings) and point ``<results>/latest`` here.
 
     The pointer moves only after every stage's output exists, so ``latest`` always names a
-    complete build; it is replaced atomically (a new symlink renamed over the old one).
+    complete build. build.json is written atomically and on disk before ``latest`` moves; the
+    pointer is replaced atomically (a new symlink of a unique name renamed over the old one), so
+    two workflows finishing into one results folder each leave a whole pointer.
     """
     import datetime
+    import secrets
 
     import yaml
 
@@ -132,7 +168,7 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
         "build_id": build_dir.name,
         "completed": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "inputs": config.get("resolved_inputs", []),
-        "config": {k: v for k, v in config.items() if k != "resolved_inputs"},
+        "config": redact_config({k: v for k, v in config.items() if k != "resolved_inputs"}),
         "ingest": _read_json(build_dir / "tables" / "counts.json"),
         "graph": _read_json(build_dir / "graph" / "graph_counts.json"),
         "solve": _read_json(build_dir / "solve_summary.json"),
@@ -142,13 +178,16 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
         },
         "mongo": _read_json(build_dir / "mongo_load.json"),
     }
-    (build_dir / "build.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    _write_atomically(build_dir / "build.json", json.dumps(record, indent=2, default=str) + "\n")
     latest = build_dir.parent.parent / "latest"
-    tmp = latest.with_name(".latest.tmp")
-    if tmp.is_symlink() or tmp.exists():
-        tmp.unlink()
+    tmp = latest.with_name(f".latest.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     tmp.symlink_to(Path("builds") / build_dir.name)
-    tmp.replace(latest)
+    try:
+        tmp.replace(latest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(latest.parent)
     return record
 
 

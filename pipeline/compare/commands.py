@@ -174,7 +174,8 @@ def query_set_command(
 @click.option(
     "--mongo-uri",
     default=None,
-    help="MongoDB evidence store (default $LITPATH_MONGO_URI; none: documents of direct hops unknown)",
+    help="MongoDB evidence store (default $LITPATH_MONGO_URI; none: documents of direct hops unknown). "
+    "With a password, give it in the environment only: a command line is visible to every user.",
 )
 @click.option("--no-mongo", is_flag=True, help="Use no evidence store, even when $LITPATH_MONGO_URI is set")
 @click.option("--mongo-database", default="litpath", show_default=True)

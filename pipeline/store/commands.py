@@ -9,6 +9,7 @@ import click
 import yaml
 from pymongo.errors import PyMongoError
 
+from pipeline.connections import scrub
 from pipeline.store.mongo import load_build, redact_uri
 
 
@@ -52,7 +53,11 @@ def _build_record(graph_dir: Path, record_file: Path | None) -> dict:
 
 @click.command("load-mongo")
 @click.option(
-    "--uri", envvar="LITPATH_MONGO_URI", required=True, help="MongoDB URI (default $LITPATH_MONGO_URI)."
+    "--uri",
+    envvar="LITPATH_MONGO_URI",
+    required=True,
+    help="MongoDB URI (default $LITPATH_MONGO_URI). With a password, give it in the environment "
+    "only: a command line is visible to every user of the machine.",
 )
 @click.option("--database", default="litpath", show_default=True)
 @click.option("--build-id", required=True, help="The build's id (the hash that names its folder).")
@@ -92,10 +97,12 @@ def load_mongo_command(uri, database, build_id, tables_dir, graph_dir, record_fi
         )
     except FileNotFoundError as error:
         raise click.ClickException(str(error)) from error
-    except PyMongoError as error:  # the message names hosts, never the URI's credentials
+    except PyMongoError as error:
+        # A driver message may quote parts of a URI it could not parse (a password with an
+        # unescaped '/' reads as a port): scrubbed of the credentials, and no traceback.
         raise click.ClickException(
-            f"MongoDB at {redact_uri(uri)}: {type(error).__name__}: {error}"
-        ) from error
+            f"MongoDB at {redact_uri(uri)}: {type(error).__name__}: {scrub(str(error), uri)}"
+        ) from None
     click.echo("mongo: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     if out_file is not None:
         summary = {"uri": redact_uri(uri), "database": database, "build_id": build_id, "counts": counts}

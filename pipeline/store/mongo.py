@@ -28,7 +28,6 @@ saying what was being written, and a rerun completes it without duplicates.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from pymongo import ASCENDING, MongoClient, ReplaceOne, UpdateOne
 from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure
 
+from pipeline.connections import redact_config, redact_uri
 from pipeline.graph.build import table_path
 
 log = logging.getLogger(__name__)
@@ -121,9 +121,6 @@ def _with_retry(call: Callable[[], T], what: str, uri: str, policy: RetryPolicy)
             time.sleep(wait)
 
 
-def redact_uri(uri: str) -> str:
-    """The URI with any ``user:password@`` replaced by ``***@`` (safe to log)."""
-    return re.sub(r"(?<=://)[^@/]*@", "***@", uri)
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:
@@ -372,7 +369,8 @@ def load_build(
     try:
         db = client[database]
         retried(lambda: ensure_indexes(db), "creating indexes")
-        record = {k: v for k, v in build_record.items() if k != "_id"}
+        # The record is the build's config and provenance: credentials never reach the database.
+        record = redact_config({k: v for k, v in build_record.items() if k != "_id"})
         record.setdefault("created", datetime.now(UTC).isoformat(timespec="seconds"))
         retried(
             lambda: db.builds.replace_one({"_id": build_id}, {**record, "status": "loading"}, upsert=True),

@@ -17,7 +17,6 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
 
 import neo4j
 from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
@@ -36,9 +35,13 @@ class Neo4jUnavailable(RuntimeError):
     """Neo4j cannot be reached or refuses the credentials; the message is meant for a user."""
 
 
+class Neo4jTimeout(Neo4jUnavailable):
+    """A query ran past the deadline it was given; Neo4j stopped it (transaction timeout)."""
+
+
 def check_name(name: str, what: str) -> str:
     """A label, relationship type or property key safe to splice into Cypher, or ValueError."""
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):  # fullmatch: `$` alone would accept a trailing newline
         raise ValueError(f"{what} {name!r} is not a plain name (letters, digits, underscore)")
     return name
 
@@ -49,14 +52,12 @@ def quote(name: str) -> str:
 
 
 def redact_uri(uri: str) -> str:
-    """The URI without any ``user:password@`` part."""
-    parts = urlsplit(uri)
-    if parts.username is None and parts.password is None:
+    """The URI without any ``user:password@`` part: everything from ``://`` to the last ``@``
+    (a password holding ``#``, ``?`` or ``/`` must not survive a parser that stops there)."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or "@" not in rest:
         return uri
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return f"{scheme}://{rest.rpartition('@')[2]}"
 
 
 @dataclass(frozen=True)

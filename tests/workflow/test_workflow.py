@@ -78,7 +78,7 @@ def write_config(workdir: Path, corpus: Path, pubmed_files: list[Path]) -> None:
 
 
 def test_rerun_with_new_update_file_runs_only_its_jobs(
-    tmp_path: Path, mongo_uri: str, neo4j_uri: str
+    tmp_path: Path, mongo_uri: str, neo4j_env: dict[str, str]
 ) -> None:
     corpus = tmp_path / "corpus"
     generate_corpus(corpus, scale=400, seed=7, n_update_files=2)
@@ -87,7 +87,7 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
     env = dict(
         os.environ,
         LITPATH_MONGO_URI=mongo_uri,
-        LITPATH_NEO4J_URI=neo4j_uri,
+        **neo4j_env,
         PATH=f"{SNAKEMAKE.parent}:{os.environ['PATH']}",
     )
 
@@ -138,7 +138,7 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
 
 
-def test_workflow_distances_match_scipy(tmp_path: Path, mongo_uri: str, neo4j_uri: str) -> None:
+def test_workflow_distances_match_scipy(tmp_path: Path, mongo_uri: str, neo4j_env: dict[str, str]) -> None:
     """The solver's distances.bp for a real pipeline build equals scipy's Dijkstra."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import dijkstra
@@ -151,7 +151,7 @@ def test_workflow_distances_match_scipy(tmp_path: Path, mongo_uri: str, neo4j_ur
     env = dict(
         os.environ,
         LITPATH_MONGO_URI=mongo_uri,
-        LITPATH_NEO4J_URI=neo4j_uri,
+        **neo4j_env,
         PATH=f"{SNAKEMAKE.parent}:{os.environ['PATH']}",
     )
     run_snakemake(tmp_path, env)

@@ -1,8 +1,15 @@
 # Shared wiring: which input files exist, the build id, and the targets `all` asks for.
+# Every value spliced into a shell command is quoted ({x:q} or shlex.quote).
 
 import shlex
 
 from pipeline.buildinfo import build_id, resolve_inputs
+from pipeline.connections import export_connection_settings, redact_config
+
+# The config's server settings (mongo.uri, neo4j.*) reach the jobs through their environment,
+# never a command line; build records get the config without credentials.
+export_connection_settings(config)
+RECORDED_CONFIG = redact_config(config)
 
 RESULTS = Path(config["results_dir"])
 INPUTS = resolve_inputs(config, cache_file=RESULTS / ".checksums.json")
@@ -77,10 +84,11 @@ def mapping_options(wildcards, input):
             if name.startswith("unichem_mapping_")
             else f"--{name.replace('_', '-')}"
         )
-        options.append(f"{flag} {path}")
+        options.append(f"{flag} {shlex.quote(str(path))}")
     if config["spoke"]["nodes"]:
         options.append(
-            f"--spoke-nodes {config['spoke']['nodes']} --spoke-format {config['spoke']['format']}"
+            f"--spoke-nodes {shlex.quote(config['spoke']['nodes'])} "
+            f"--spoke-format {shlex.quote(config['spoke']['format'])}"
         )
     return " ".join(options)
 

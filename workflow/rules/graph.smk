@@ -9,7 +9,7 @@ rule build_config:
     conda:
         "../envs/litpath.yaml"
     params:
-        config=config,
+        config=RECORDED_CONFIG,
         inputs=[[f.kind, str(f.path), f.sha256] for f in INPUTS],
     run:
         from pipeline.buildinfo import write_build_config
@@ -58,17 +58,16 @@ rule load_mongo:
     conda:
         "../envs/litpath.yaml"
     params:
-        # The URI comes from $LITPATH_MONGO_URI (credentials stay out of logs) unless the
-        # config names one.
-        uri=lambda wc: (
-            f"--uri {config['mongo']['uri']}" if config["mongo"]["uri"] else ""
-        ),
+        # The URI (and its password) comes from $LITPATH_MONGO_URI, which mongo.uri of the
+        # config sets (common.smk): never on the command line or in Snakemake's records.
         database=config["mongo"]["database"],
         build=BUILD,
+        tables=lambda wc, input: Path(input.tables).parent,
+        graph=lambda wc, input: Path(input.graph).parent,
     shell:
-        "litpath load-mongo {params.uri} --database {params.database} --build-id {params.build} "
-        "--tables $(dirname {input.tables}) --graph $(dirname {input.graph}) "
-        "--build-record {input.config} --out {output} 2>&1 | tee {log:q} >&2"
+        "litpath load-mongo --database {params.database:q} --build-id {params.build:q} "
+        "--tables {params.tables:q} --graph {params.graph:q} "
+        "--build-record {input.config:q} --out {output:q} 2>&1 | tee {log:q} >&2"
 
 
 rule build_record:
@@ -90,4 +89,4 @@ rule build_record:
     params:
         build_dir=BUILD_DIR,
     shell:
-        "litpath finish-build --build-dir {params.build_dir} > {log} 2>&1"
+        "litpath finish-build --build-dir {params.build_dir:q} > {log:q} 2>&1"

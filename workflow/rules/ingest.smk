@@ -14,9 +14,11 @@ rule ingest_file:
         "../envs/litpath.yaml"
     resources:
         mem_mb=2000,
+    params:
+        out_dir=lambda wc, output: Path(output[0]).parent,
     shell:
-        "litpath ingest --kind {wildcards.kind} --input {input:q} "
-        "--out-dir $(dirname {output:q}) 2>&1 | tee {log:q} >&2"
+        "litpath ingest --kind {wildcards.kind:q} --input {input:q} "
+        "--out-dir {params.out_dir:q} 2>&1 | tee {log:q} >&2"
 
 
 rule merge_tables:
@@ -33,6 +35,9 @@ rule merge_tables:
         "../envs/litpath.yaml"
     resources:
         mem_mb=4000,
+    params:
+        out_dir=lambda wc, output: Path(output[0]).parent,
+        ingested=lambda wc, input: [Path(f).parent for f in input.files],
     shell:
-        "litpath merge --out-dir $(dirname {output:q}) --config {input.config:q} "
-        "$(for f in {input.files:q}; do dirname \"$f\"; done) 2>&1 | tee {log:q} >&2"
+        "litpath merge --out-dir {params.out_dir:q} --config {input.config:q} "
+        "{params.ingested:q} 2>&1 | tee {log:q} >&2"

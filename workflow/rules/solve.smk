@@ -39,8 +39,8 @@ rule solve:
         distances=BUILD_DIR / "distances.bp",
         sources=row_sources_option,
     shell:
-        "litpath solve --scope {params.scope} --input {input.graph} --output {params.distances:q} "
-        "--config {input.config} --summary {output.summary} --plan {output.plan} {params.sources} "
+        "litpath solve --scope {params.scope:q} --input {input.graph:q} --output {params.distances:q} "
+        "--config {input.config:q} --summary {output.summary:q} --plan {output.plan:q} {params.sources} "
         "2>&1 | tee {log:q} >&2"
 
 

@@ -13,14 +13,14 @@ rule load_spoke:
         "../envs/litpath.yaml"
     params:
         metaedges=(
-            f"--metaedges {config['spoke']['metaedges']}"
+            f"--metaedges {shlex.quote(config['spoke']['metaedges'])}"
             if config["spoke"]["metaedges"]
             else ""
         ),
         format=config["spoke"]["format"],
     shell:
-        "litpath load-spoke --nodes {input.nodes} --edges {input.edges} "
-        "--format {params.format} {params.metaedges} --report {output} 2>&1 | tee {log:q} >&2"
+        "litpath load-spoke --nodes {input.nodes:q} --edges {input.edges:q} "
+        "--format {params.format:q} {params.metaedges} --report {output:q} 2>&1 | tee {log:q} >&2"
 
 
 rule build_mapping:
@@ -41,7 +41,8 @@ rule build_mapping:
         "../envs/litpath.yaml"
     params:
         options=mapping_options,
+        concepts=lambda wc, input: Path(input.concepts).parent / "concepts.parquet",
+        out=lambda wc, output: Path(output.mapping).parent,
     shell:
-        "litpath build-mapping {params.options} "
-        "--concepts $(dirname {input.concepts})/concepts.parquet "
-        "--out $(dirname {output.mapping}) > {log} 2>&1"
+        "litpath build-mapping {params.options} --concepts {params.concepts:q} "
+        "--out {params.out:q} > {log:q} 2>&1"

@@ -1,0 +1,94 @@
+"""Where the databases are, and keeping their credentials out of everything litpath writes.
+
+Credentials travel only in the environment: ``LITPATH_MONGO_URI`` (user and password in the
+URI), ``LITPATH_NEO4J_URI`` / ``_USER`` / ``_PASSWORD`` / ``_DATABASE``. A config may still name
+the servers (``mongo.uri``, ``neo4j.uri``/``user``/``database``): :func:`export_connection_settings`
+moves those values into the environment of the workflow's jobs, so they never appear on a
+command line (``ps`` shows every user's), in a shell string or in Snakemake's records, and
+:func:`redact_config` removes credentials from every copy of the config a build writes (its
+``config.yaml``, ``build.json``, the MongoDB ``builds`` record and the logs).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote
+
+MONGO_URI_ENV = "LITPATH_MONGO_URI"
+NEO4J_ENV = {"uri": "LITPATH_NEO4J_URI", "user": "LITPATH_NEO4J_USER", "database": "LITPATH_NEO4J_DATABASE"}
+REDACTED = "***"
+# Keys whose values are secrets wherever they appear in a record.
+_SECRET_KEY = re.compile(r"password|passwd|secret|api_?key|token|credential", re.IGNORECASE)
+
+
+def redact_uri(uri: str) -> str:
+    """The URI with any ``user:password@`` replaced by ``***@`` (safe to log and store).
+
+    Everything between ``://`` and the *last* ``@`` counts as credentials: a password may hold
+    ``/``, ``?``, ``#`` or ``@`` (unescaped, the URI is invalid, but the text must still not
+    leak), so a URI whose query also holds an ``@`` loses more than its credentials, never less.
+    """
+    scheme, sep, rest = uri.partition("://")
+    if not sep or "@" not in rest:
+        return uri
+    return f"{scheme}://{REDACTED}@{rest.rpartition('@')[2]}"
+
+
+def uri_secrets(uri: str) -> list[str]:
+    """The pieces of a URI's credentials that must not appear in a message (as written and
+    percent-decoded): the whole user-info and its password."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or "@" not in rest:
+        return []
+    userinfo = rest.rpartition("@")[0]
+    password = userinfo.partition(":")[2]
+    pieces = {userinfo, unquote(userinfo), password, unquote(password)}
+    return sorted((p for p in pieces if len(p) >= 3), key=len, reverse=True)
+
+
+def scrub(text: str, uri: str) -> str:
+    """``text`` (e.g. a driver's error message about ``uri``) with the URI's credentials removed."""
+    for secret in uri_secrets(uri):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_config(value: Any) -> Any:
+    """A copy of a config (or any record) fit to be written: every ``uri`` value without its
+    credentials, and every value of a password-, secret-, key- or token-like key replaced."""
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if isinstance(key, str) and _SECRET_KEY.search(key) and item not in (None, ""):
+                out[key] = REDACTED
+            elif isinstance(key, str) and key.endswith("uri") and isinstance(item, str):
+                out[key] = redact_uri(item)
+            else:
+                out[key] = redact_config(item)
+        return out
+    if isinstance(value, list):
+        return [redact_config(item) for item in value]
+    return value
+
+
+def export_connection_settings(config: Mapping[str, Any], environ: dict[str, str] | None = None) -> list[str]:
+    """Put the config's server settings into the environment the workflow's jobs inherit.
+
+    ``mongo.uri`` becomes ``LITPATH_MONGO_URI``; ``neo4j.uri``/``user``/``database`` become
+    ``LITPATH_NEO4J_*``. An empty value leaves the variable as it is. Returns the names set.
+    """
+    env = os.environ if environ is None else environ
+    exported = []
+    mongo_uri = (config.get("mongo") or {}).get("uri") or ""
+    if mongo_uri:
+        env[MONGO_URI_ENV] = mongo_uri
+        exported.append(MONGO_URI_ENV)
+    neo4j = config.get("neo4j") or {}
+    for key, variable in NEO4J_ENV.items():
+        if neo4j.get(key):
+            env[variable] = str(neo4j[key])
+            exported.append(variable)
+    return exported
