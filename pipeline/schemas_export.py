@@ -55,12 +55,16 @@ def table_json_schema(name: str, schema: pa.Schema) -> dict[str, Any]:
 def rendered_documents() -> dict[Path, str]:
     """Every published document, path -> text, as the code defines them now."""
     from services.api.main import create_app
+    from services.api.settings import Settings
 
     documents = {
         SCHEMAS_DIR / "tables" / f"{name}.json": json.dumps(table_json_schema(name, schema), indent=2) + "\n"
         for name, schema in ALL_TABLES.items()
     }
-    documents[SCHEMAS_DIR / "openapi.json"] = json.dumps(create_app().openapi(), indent=2) + "\n"
+    # The defaults' document (caps, body size), whatever LITPATH_* this shell sets: a served one
+    # states its own settings.
+    published = create_app(Settings.model_construct()).openapi()
+    documents[SCHEMAS_DIR / "openapi.json"] = json.dumps(published, indent=2) + "\n"
     return documents
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -392,7 +393,10 @@ def write_report(run: CompareRun, out_dir: str | Path, names: dict[str, str | No
         graph_text=graph_sentence(prov), settings_text=settings_sentence(prov), query_text=query_sentence(prov),
         routes=mapping_routes(run),
     )  # fmt: skip
-    paths["html"].write_text(html, encoding="utf-8")
+    # Through a temporary file and a rename: the path service serves this file, never half of it.
+    partial = paths["html"].with_name(f".{paths['html'].name}.{os.getpid()}.partial")
+    partial.write_text(html, encoding="utf-8")
+    partial.replace(paths["html"])
     paths["markdown"].write_text(markdown(run, names, example_rows, no_mapped), encoding="utf-8")
     record = {
         "provenance": run.provenance,

@@ -28,6 +28,7 @@ concept along a whole path (an exact match is one SPOKE walk, see
 from __future__ import annotations
 
 import re
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
 
-from pipeline.store.neo4j import GraphNaming, Neo4jUnavailable, check_name, quote
+from pipeline.store.neo4j import GraphNaming, Neo4jTimeout, Neo4jUnavailable, check_name, quote
 
 CONCEPT_KEY = re.compile(r"^(C\d{7}|GENE:\d{1,12})$")
 MAX_HOPS = 4  # hop limit h of a literature hop: a few relationships at most are meaningful
@@ -177,8 +178,13 @@ class SpokeGraph:
         naming: GraphNaming | None = None,
         chunk_size: int = 5000,
         where: str = "Neo4j",
+        deadline: float | None = None,
     ):
         self.driver = driver
+        # time.monotonic() by which every query must have ended (the path service's request
+        # deadline): each query gets the time left as its transaction timeout, so Neo4j itself
+        # stops work nobody waits for. None: no limit (the CLI).
+        self.deadline = deadline
         self.database = database
         self.naming = naming or GraphNaming()
         self.chunk_size = chunk_size
@@ -190,9 +196,18 @@ class SpokeGraph:
 
     # ------------------------------------------------------------------ plumbing
 
+    def _time_left(self) -> float | None:
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise Neo4jTimeout(f"SPOKE queries at {self.where} ran past their deadline")
+        return left
+
     def _read(self, query: str, **parameters: Any) -> list[dict[str, Any]]:
         """One query in a managed read transaction: one round trip."""
 
+        @neo4j.unit_of_work(timeout=self._time_left())
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             return [record.data() for record in tx.run(query, parameters)]
 
@@ -208,6 +223,8 @@ class SpokeGraph:
         except (ServiceUnavailable, SessionExpired, OSError) as exc:
             raise Neo4jUnavailable(f"Neo4j is not reachable at {self.where}: {exc}") from None
         except Neo4jError as exc:
+            if "TransactionTimedOut" in str(exc.code):
+                raise Neo4jTimeout(f"a SPOKE query at {self.where} ran past its deadline") from None
             raise Neo4jUnavailable(
                 f"Neo4j at {self.where} refused a SPOKE query: {exc.code}: {exc.message}"
             ) from None

@@ -4,13 +4,27 @@ Collection ``evidence`` (written by ``pipeline.store.mongo``): ``_id = f"{build}
 with ``a < b``, fields ``documents`` (doc ids), ``sentence_ids``, ``n_predications``. All
 hops of a path are fetched in one ``$in`` query on ``_id``; the ids are built from CUIs that
 were resolved against the build's vertex table, so only validated values reach the query.
+
+A missing document means "no evidence" only when the store holds the whole build: the loader
+marks the build's ``builds`` record ``status: "complete"`` last. While a load runs, after one
+failed, or in a database that never received this build, the evidence is unknown (None), not
+empty.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 log = logging.getLogger("litpath.evidence")
+
+# A build not (yet) complete in the store is looked up again after this many seconds, so a load
+# that finishes is seen without a restart; a complete build stays complete (a reload writes the
+# same documents over the old ones).
+RECHECK_INCOMPLETE_S = 5.0
+_loaded: dict[tuple[int, str, str], tuple[float, bool]] = {}
+_loaded_lock = threading.Lock()
 
 
 def evidence_id(build_id: str, cui_a: str, cui_b: str) -> str:
@@ -18,15 +32,44 @@ def evidence_id(build_id: str, cui_a: str, cui_b: str) -> str:
     return f"{build_id}:{a}|{b}"
 
 
-def evidence_for_pairs(db, build_id: str, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], dict] | None:
-    """``{(a, b) sorted: {"documents": [...], "n_predications": int}}``; None when the store fails.
+def build_loaded(db, build_id: str) -> bool:
+    """Whether the store's ``builds`` record says this build was loaded completely (cached).
 
-    A pair with no evidence document maps to ``{"documents": [], "n_predications": 0}``.
+    Raises what the driver raises when the store cannot be read.
+    """
+    key = (id(db.client), db.name, build_id)
+    now = time.monotonic()
+    with _loaded_lock:
+        cached = _loaded.get(key)
+    if cached is not None and (cached[1] or now - cached[0] < RECHECK_INCOMPLETE_S):
+        return cached[1]
+    record = db["builds"].find_one({"_id": build_id}, {"status": 1})
+    complete = bool(record) and record.get("status") == "complete"
+    if not complete:
+        status = "no record" if not record else f"status {record.get('status')!r}"
+        log.warning(
+            "evidence of build %s is unknown: the store's builds record has %s, not 'complete'",
+            build_id,
+            status,
+        )
+    with _loaded_lock:
+        _loaded[key] = (now, complete)
+    return complete
+
+
+def evidence_for_pairs(db, build_id: str, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], dict] | None:
+    """``{(a, b) sorted: {"documents": [...], "n_predications": int}}``, or None when the evidence
+    is unknown: the store fails, or it has not loaded this build completely.
+
+    A pair with no evidence document in a completely loaded build maps to
+    ``{"documents": [], "n_predications": 0}`` (known: none).
     """
     if db is None or not pairs:
         return {} if pairs == [] else None
     wanted = {evidence_id(build_id, a, b): tuple(sorted((a, b))) for a, b in pairs}
     try:
+        if not build_loaded(db, build_id):
+            return None
         found = {
             doc["_id"]: doc
             for doc in db["evidence"].find(
@@ -34,7 +77,7 @@ def evidence_for_pairs(db, build_id: str, pairs: list[tuple[str, str]]) -> dict[
             )
         }
     except Exception as exc:  # noqa: BLE001 -- evidence is best effort; the path itself stands
-        log.warning("evidence lookup failed: %s", exc)
+        log.warning("evidence lookup failed: %s: %s", type(exc).__name__, exc)
         return None
     out = {}
     for _id, pair in wanted.items():

@@ -1,4 +1,10 @@
-"""``litpath serve``: run the path service under uvicorn (127.0.0.1 unless told otherwise)."""
+"""``litpath serve``: run the path service under uvicorn (127.0.0.1 unless told otherwise).
+
+Beyond loopback the service is open to the network, so it refuses to start without
+``LITPATH_API_KEY``. On loopback it answers only requests whose Host header is a loopback name
+(``LITPATH_ALLOWED_HOSTS``, unless set): a web page in a browser on the same machine cannot reach
+it through DNS rebinding.
+"""
 
 from __future__ import annotations
 
@@ -24,18 +30,26 @@ def serve(host, port, results_dir, build_id, workers, log_level) -> None:
 
     import uvicorn
 
-    from services.api.settings import get_settings
+    from services.api.settings import LOOPBACK_HOSTS, get_settings
 
     # Command-line values go through the same settings class (and its validation) as the environment.
     for name, value in (("RESULTS_DIR", results_dir), ("BUILD", build_id), ("HOST", host), ("PORT", port)):
         if value is not None:
             os.environ[f"LITPATH_{name}"] = str(value)
+    loopback = (os.environ.get("LITPATH_HOST") or "127.0.0.1") in LOOPBACK_HOSTS
+    if loopback and not os.environ.get("LITPATH_ALLOWED_HOSTS"):
+        os.environ["LITPATH_ALLOWED_HOSTS"] = ",".join(LOOPBACK_HOSTS)  # read by every worker
     get_settings.cache_clear()
     try:
         settings = get_settings()
     except Exception as exc:  # pydantic ValidationError: name the bad setting
         raise click.BadParameter(str(exc)) from exc
-    if settings.host not in {"127.0.0.1", "localhost", "::1"}:
+    if not loopback:
+        if settings.api_key is None:
+            raise click.UsageError(
+                f"--host {settings.host} makes the service reachable beyond this machine: set LITPATH_API_KEY "
+                "(clients then send it as the X-API-Key header), or serve on 127.0.0.1 behind a proxy"
+            )
         click.echo(f"litpath serve: binding to {settings.host}, reachable beyond this machine", err=True)
     uvicorn.run(
         "services.api.main:create_app",

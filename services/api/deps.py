@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import secrets
+import time
 from collections.abc import Callable
 from typing import Annotated, TypeVar
 
 import anyio
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyHeader
 
 from services.api.errors import RequestTimeout, Unauthorized
 from services.api.settings import Settings, get_settings
 from services.api.state import ServiceState
 
 T = TypeVar("T")
+
+api_key_header = APIKeyHeader(
+    name="X-API-Key",
+    scheme_name="ApiKey",
+    description="Required on every /v1 route but /v1/health when the service runs with LITPATH_API_KEY set",
+    auto_error=False,
+)
 
 
 def get_state(request: Request) -> ServiceState:
@@ -23,7 +33,7 @@ def get_state(request: Request) -> ServiceState:
 
 def require_api_key(
     settings: Annotated[Settings, Depends(get_settings)],
-    x_api_key: Annotated[str | None, Header(alias="X-API-Key")] = None,
+    x_api_key: Annotated[str | None, Security(api_key_header)] = None,
 ) -> None:
     """Off unless ``LITPATH_API_KEY`` is set; then every /v1 route but health needs it."""
     if settings.api_key is None:
@@ -33,16 +43,31 @@ def require_api_key(
         raise Unauthorized("missing or wrong X-API-Key header")
 
 
-async def run_bounded(settings: Settings, fn: Callable[..., T], *args, **kwargs) -> T:
-    """Run blocking work (array reads, path walks, database calls) in a worker thread under the
-    request deadline; past it the client gets 504 and the thread's late result is dropped."""
+async def run_bounded(state: ServiceState, fn: Callable[..., T], *args, pool: str = "compute", **kwargs) -> T:
+    """Run blocking work (array reads, path walks, searches, database calls) in one of the
+    service's bounded thread pools (``state.pools``), under the request deadline.
+
+    Past the deadline the client gets 504. Work still queued then is dropped without running;
+    work already running cannot be interrupted (a Python thread cannot be stopped) but keeps
+    its pool thread until it ends, so a flood of slow requests queues and times out instead of
+    starting ever more threads. Work that can stop by itself takes :func:`deadline_of` as an
+    argument (batches check it between pairs, Neo4j queries get it as their transaction timeout).
+    """
+    timeout = state.settings.request_timeout_s
+    work = asyncio.get_running_loop().run_in_executor(
+        state.pools[pool], functools.partial(fn, *args, **kwargs)
+    )
     try:
-        with anyio.fail_after(settings.request_timeout_s):
-            return await anyio.to_thread.run_sync(
-                functools.partial(fn, *args, **kwargs), abandon_on_cancel=True
-            )
+        with anyio.fail_after(timeout):
+            return await work
     except TimeoutError:
-        raise RequestTimeout(f"request took longer than {settings.request_timeout_s} s") from None
+        work.cancel()  # still queued: never runs
+        raise RequestTimeout(f"request took longer than {timeout} s") from None
+
+
+def deadline_of(settings: Settings) -> float:
+    """The ``time.monotonic()`` by which a request starting now must be answered."""
+    return time.monotonic() + settings.request_timeout_s
 
 
 StateDep = Annotated[ServiceState, Depends(get_state)]

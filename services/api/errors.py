@@ -12,7 +12,27 @@ from fastapi.responses import JSONResponse
 from pymongo.errors import PyMongoError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from services.api.models import ErrorOut
+
 log = logging.getLogger("litpath.api")
+
+# What each status means on this service, for the OpenAPI document: every error has the one shape.
+STATUS_MEANINGS = {
+    400: "The Host header names no address of this service (LITPATH_ALLOWED_HOSTS)",
+    401: "Missing or wrong X-API-Key header (only when LITPATH_API_KEY is set)",
+    404: "Unknown concept, document or report in the served build",
+    413: "Request body larger than LITPATH_MAX_BODY_BYTES (refused before it is read; on any route)",
+    422: "Malformed request: a parameter or body field out of its type, pattern or bounds, "
+    "or a body that is not JSON",
+    500: "Internal error (a bug; the service log has the trace)",
+    503: "The build, one of its graphs or a database (MongoDB, the SPOKE Neo4j) is unavailable",
+    504: "The request ran past LITPATH_REQUEST_TIMEOUT_S",
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for these statuses, each in the one error shape."""
+    return {status: {"model": ErrorOut, "description": STATUS_MEANINGS[status]} for status in statuses}
 
 
 class ApiError(Exception):
@@ -87,7 +107,13 @@ def register_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        if exc.status_code == 400:
+            # FastAPI's answer to a body it cannot decode (not UTF-8, say): a malformed request,
+            # reported like every other one.
+            return error_response(422, "invalid_request", f"malformed request body: {exc.detail}", None)
+        code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(
+            exc.status_code, "http_error"
+        )
         return error_response(exc.status_code, code, str(exc.detail), None, getattr(exc, "headers", None))
 
     @app.exception_handler(PyMongoError)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
+
+from services.api.settings import MAX_BATCH_CAP
 
 # A concept (UMLS CUI or GENE:<entrez>) or a document (PMID:<digits> or CORD:<cord_uid>).
-KEY_PATTERN = r"^(C\d{7}|GENE:\d{1,12}|PMID:\d{1,12}|CORD:[A-Za-z0-9_-]{1,40})$"
-CUI_PATTERN = r"^(C\d{7}|GENE:\d{1,12})$"
+# ASCII digits only ([0-9], not \d, which also matches other scripts' digits).
+KEY_PATTERN = r"^(C[0-9]{7}|GENE:[0-9]{1,12}|PMID:[0-9]{1,12}|CORD:[A-Za-z0-9_-]{1,40})$"
+CUI_PATTERN = r"^(C[0-9]{7}|GENE:[0-9]{1,12})$"
 GraphName = Literal["full", "cooccurrence"]
 DistancesSource = Literal["stored", "on-demand"]
 GRAPH_DESCRIPTION = (
@@ -19,8 +22,8 @@ DISTANCES_DESCRIPTION = (
     "Where the distances came from: stored (the build's distances.bp, dense or rows covering the query) "
     "or on-demand (an exact bidirectional Dijkstra on the graph)"
 )
-VertexKey = Annotated[str, StringConstraints(strip_whitespace=True, pattern=KEY_PATTERN)]
-ConceptKey = Annotated[str, StringConstraints(strip_whitespace=True, pattern=CUI_PATTERN)]
+VertexKey = Annotated[str, StringConstraints(pattern=KEY_PATTERN)]
+ConceptKey = Annotated[str, StringConstraints(pattern=CUI_PATTERN)]
 
 
 class ErrorInfo(BaseModel):
@@ -133,8 +136,12 @@ class PairIn(BaseModel):
 class PathsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pairs: list[PairIn] = Field(min_length=1, description="At most LITPATH_BATCH_CAP pairs")
-    evidence: bool = Field(True, description="Look up supporting documents for concept-concept hops")
+    # max_length: the ceiling of LITPATH_BATCH_CAP, checked while parsing; the configured cap is
+    # checked after, and is what the served OpenAPI document states as maxItems.
+    pairs: list[PairIn] = Field(
+        min_length=1, max_length=MAX_BATCH_CAP, description="At most LITPATH_BATCH_CAP pairs"
+    )
+    evidence: StrictBool = Field(True, description="Look up supporting documents for concept-concept hops")
     graph: GraphName = Field("full", description=GRAPH_DESCRIPTION)
 
 

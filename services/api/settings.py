@@ -10,6 +10,11 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 BUILD_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# Hard ceilings of the runtime caps below: pydantic checks these before a handler runs, and the
+# published OpenAPI states the configured caps (services/api/main.py, _runtime_bounds).
+MAX_BATCH_CAP = 10_000
+MAX_PAGE_CAP = 10_000
 
 
 class Settings(BaseSettings):
@@ -25,11 +30,28 @@ class Settings(BaseSettings):
     neo4j_user: str = Field("neo4j", description="Neo4j user (used only with a password)")
     neo4j_password: SecretStr | None = Field(None, description="Neo4j password; no auth when unset")
     api_key: SecretStr | None = Field(None, description="When set, /v1 requests need header X-API-Key")
-    batch_cap: int = Field(100, ge=1, le=10_000, description="Most pairs in one POST /v1/paths")
+    batch_cap: int = Field(100, ge=1, le=MAX_BATCH_CAP, description="Most pairs in one POST /v1/paths")
     page_cap: int = Field(
-        100, ge=1, le=10_000, description="Largest limit= (concept search) and k= (neighbours)"
+        100, ge=1, le=MAX_PAGE_CAP, description="Largest limit= (concept search) and k= (neighbours)"
+    )
+    max_body_bytes: int = Field(
+        262_144,
+        ge=1024,
+        le=64 << 20,
+        description="Largest request body, bytes (413 beyond it, before the body is read or parsed)",
     )
     request_timeout_s: float = Field(10.0, gt=0, description="Per-request compute deadline, seconds")
+    compute_threads: int = Field(
+        8, ge=1, le=256, description="Worker threads for path, distance, search and report work"
+    )
+    compare_concurrency: int = Field(
+        2, ge=1, le=64, description="SPOKE comparisons run at once (each holds Neo4j queries)"
+    )
+    allowed_hosts: str = Field(
+        "",
+        description="Comma-separated Host header values the service answers (DNS-rebinding guard); "
+        "empty or * = any. `litpath serve` on a loopback address defaults it to the loopback names",
+    )
     db_timeout_ms: int = Field(2000, ge=50, description="Database connect/select/socket timeout, ms")
     rtol: float = Field(1e-5, ge=0, description="Relative float32 tolerance of the path walk")
     atol: float = Field(1e-6, ge=0, description="Absolute tolerance of the path walk")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,7 +198,13 @@ def load_build(settings: Settings) -> LoadedBuild:
 
 @dataclass
 class ServiceState:
-    """Everything the routers need; ``build`` is None when loading failed (``load_error`` says why)."""
+    """Everything the routers need; ``build`` is None when loading failed (``load_error`` says why).
+
+    ``pools`` are the bounded thread pools blocking work runs in (services/api/deps.py,
+    run_bounded): ``compute`` (paths, distances, searches, reports), ``compare`` (SPOKE
+    comparisons, ``compare_concurrency`` at once) and ``probe`` (readiness checks, so a busy
+    service still answers /v1/ready).
+    """
 
     settings: Settings
     build: LoadedBuild | None = None
@@ -205,6 +212,7 @@ class ServiceState:
     mongo: object | None = None  # pymongo.MongoClient
     neo4j: object | None = None  # neo4j.Driver
     extras: dict = field(default_factory=dict)
+    pools: dict[str, ThreadPoolExecutor] = field(default_factory=dict)
 
     def require_build(self) -> LoadedBuild:
         if self.build is None:
@@ -218,6 +226,14 @@ class ServiceState:
 
 def open_state(settings: Settings) -> ServiceState:
     state = ServiceState(settings)
+    state.pools = {
+        name: ThreadPoolExecutor(size, thread_name_prefix=f"litpath-{name}")
+        for name, size in (
+            ("compute", settings.compute_threads),
+            ("compare", settings.compare_concurrency),
+            ("probe", 2),
+        )
+    }
     try:
         state.build = load_build(settings)
         if state.build.stale_reason:
@@ -248,12 +264,18 @@ def open_state(settings: Settings) -> ServiceState:
         if settings.neo4j_password is not None:
             auth = (settings.neo4j_user, settings.neo4j_password.get_secret_value())
         state.neo4j = GraphDatabase.driver(
-            settings.neo4j_uri.get_secret_value(), auth=auth, connection_timeout=timeout / 1000
+            settings.neo4j_uri.get_secret_value(),
+            auth=auth,
+            connection_timeout=timeout / 1000,
+            # Retries of a managed transaction stop with the request (the default retries for 30 s).
+            max_transaction_retry_time=settings.request_timeout_s,
         )
     return state
 
 
 def close_state(state: ServiceState) -> None:
+    for pool in state.pools.values():
+        pool.shutdown(wait=False, cancel_futures=True)
     if state.build is not None:
         state.build.close()
     if state.mongo is not None:

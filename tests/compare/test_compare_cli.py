@@ -28,28 +28,31 @@ EXPECTED_CAP2 = {**EXPECTED_H1, (C1, C5): "none", (C10, C5): "none", (C2, C5): "
 EXPECTED_H2 = {**EXPECTED_H1, (C1, C10): "1", (C4, C10): "1"}
 
 
-def run_compare(results_dir, neo4j_uri, out, *extra, queries=None):
+def run_compare(results_dir, neo4j_env, out, *extra, queries=None):
+    """`litpath compare` with the session's Neo4j: its URI as --neo4j-uri, its credentials (as ever)
+    from the environment."""
     args = [
         "--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
-        "--queries", str(queries or results_dir / "queries.txt"), "--out", str(out), "--neo4j-uri", neo4j_uri,
-        *extra,
+        "--queries", str(queries or results_dir / "queries.txt"), "--out", str(out),
+        "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"], *extra,
     ]  # fmt: skip
-    return CliRunner().invoke(compare, args, catch_exceptions=False, env={"LITPATH_MONGO_URI": ""})
+    env = {**neo4j_env, "LITPATH_MONGO_URI": ""}
+    return CliRunner().invoke(compare, args, catch_exceptions=False, env=env)
 
 
 @pytest.fixture(scope="module")
-def h1_run(spoke_driver, results_dir, neo4j_uri):
-    out = results_dir / "compare" / "h1"
-    result = run_compare(results_dir, neo4j_uri, out)
+def h1_run(spoke_driver, results_dir, neo4j_env):
+    out = results_dir / "latest" / "compare"  # the served build's report: /v1/reports/latest
+    result = run_compare(results_dir, neo4j_env, out)
     assert result.exit_code == 0, result.output
     return out, json.loads(result.output)
 
 
 @pytest.mark.parametrize("hops,expected", [(1, EXPECTED_H1), (2, EXPECTED_H2)], ids=["h1", "h2"])
-def test_compare_all_pairs_scenarios(spoke_driver, results_dir, neo4j_uri, tmp_path, h1_run, hops, expected):
+def test_compare_all_pairs_scenarios(spoke_driver, results_dir, neo4j_env, tmp_path, h1_run, hops, expected):
     out = h1_run[0] if hops == 1 else tmp_path / "h2"
     if hops != 1:
-        assert run_compare(results_dir, neo4j_uri, out, "--hops", str(hops)).exit_code == 0
+        assert run_compare(results_dir, neo4j_env, out, "--hops", str(hops)).exit_code == 0
     table = pq.read_table(out / "paths.parquet").to_pylist()
     assert {(r["source"], r["target"]): r["scenario"] for r in table} == expected
     run = json.loads((out / "run.json").read_text())
@@ -66,8 +69,8 @@ def test_compare_all_pairs_scenarios(spoke_driver, results_dir, neo4j_uri, tmp_p
     )
 
 
-def test_compare_ordered_pairs_doubles_each_scenario(spoke_driver, results_dir, neo4j_uri, tmp_path):
-    assert run_compare(results_dir, neo4j_uri, tmp_path, "--pairs", "ordered").exit_code == 0
+def test_compare_ordered_pairs_doubles_each_scenario(spoke_driver, results_dir, neo4j_env, tmp_path):
+    assert run_compare(results_dir, neo4j_env, tmp_path, "--pairs", "ordered").exit_code == 0
     table = pq.read_table(tmp_path / "paths.parquet").to_pylist()
     assert len(table) == 30
     for r in table:
@@ -122,8 +125,8 @@ def test_report_renders_with_counts_equal_to_the_table(h1_run):
     assert cov["paths"]["unmapped"] == 2  # C8 and C9
 
 
-def test_scenario4_cap_turns_long_spoke_paths_into_none(spoke_driver, results_dir, neo4j_uri, tmp_path):
-    assert run_compare(results_dir, neo4j_uri, tmp_path, "--scenario4-max-hops", "2").exit_code == 0
+def test_scenario4_cap_turns_long_spoke_paths_into_none(spoke_driver, results_dir, neo4j_env, tmp_path):
+    assert run_compare(results_dir, neo4j_env, tmp_path, "--scenario4-max-hops", "2").exit_code == 0
     table = pq.read_table(tmp_path / "paths.parquet").to_pylist()
     assert {(r["source"], r["target"]): r["scenario"] for r in table} == EXPECTED_CAP2
     md = (tmp_path / "report.md").read_text()
@@ -132,7 +135,7 @@ def test_scenario4_cap_turns_long_spoke_paths_into_none(spoke_driver, results_di
 
 @pytest.mark.parametrize("cap,expected,length", [(None, "4", 3), ("3", "4", 3), ("2", "none", None)])
 def test_disconnected_in_the_cooccurrence_graph_connected_in_spoke(
-    spoke_driver, results_dir, neo4j_uri, tmp_path, cap, expected, length
+    spoke_driver, results_dir, neo4j_env, tmp_path, cap, expected, length
 ):
     """C1 and C14 are in different components of the co-occurrence graph; SPOKE joins their nodes
     through three relationships (DOID:1 -> P00001 -> P00002 <- P00009): scenario 4 ("path exists in
@@ -140,7 +143,7 @@ def test_disconnected_in_the_cooccurrence_graph_connected_in_spoke(
     queries = tmp_path / "q.txt"
     queries.write_text(f"{C1}\n{C14}\n")
     extra = () if cap is None else ("--scenario4-max-hops", cap)
-    result = run_compare(results_dir, neo4j_uri, tmp_path / "out", *extra, queries=queries)
+    result = run_compare(results_dir, neo4j_env, tmp_path / "out", *extra, queries=queries)
     assert result.exit_code == 0, result.output
     (row,) = pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
     assert row["scenario"] == expected and row["literature_reachable"] is False
@@ -151,7 +154,7 @@ def test_disconnected_in_the_cooccurrence_graph_connected_in_spoke(
         assert [n["identifier"] for n in detail["pair_link"]["nodes"]] == ["DOID:1", "P00001", "P00002", "P00009"]
 
 
-def test_cooccurrence_graph_is_compared_by_default(h1_run, results_dir, neo4j_uri, spoke_driver, tmp_path):
+def test_cooccurrence_graph_is_compared_by_default(h1_run, results_dir, neo4j_env, spoke_driver, tmp_path):
     out, summary = h1_run
     assert summary["graph"] == "cooccurrence"
     run = json.loads((out / "run.json").read_text())
@@ -166,7 +169,7 @@ def test_cooccurrence_graph_is_compared_by_default(h1_run, results_dir, neo4j_ur
     queries = tmp_path / "q.txt"
     queries.write_text(f"{C5}\n{C6}\n")
     for graph, scenario, reachable in (("full", "1", True), ("cooccurrence", "4", False)):
-        result = run_compare(results_dir, neo4j_uri, tmp_path / graph, "--graph", graph, queries=queries)
+        result = run_compare(results_dir, neo4j_env, tmp_path / graph, "--graph", graph, queries=queries)
         assert result.exit_code == 0, result.output
         (row,) = pq.read_table(tmp_path / graph / "paths.parquet").to_pylist()
         assert (row["scenario"], row["literature_reachable"]) == (scenario, reachable), graph
@@ -176,12 +179,12 @@ def test_cooccurrence_graph_is_compared_by_default(h1_run, results_dir, neo4j_ur
     assert "not a vertex of the literature graph" in json.loads(row["detail"])["notes"][0]
 
 
-def test_query_set_with_no_mapped_concept_says_so(spoke_driver, results_dir, neo4j_uri, tmp_path):
+def test_query_set_with_no_mapped_concept_says_so(spoke_driver, results_dir, neo4j_env, tmp_path):
     queries = tmp_path / "q.csv"
     queries.write_text("spoke_identifier,spoke_label\nDOID:404,Disease\n")
     (tmp_path / "q2.txt").write_text("C0000008\nC0000009\nNOT_A_NODE\n")
     for q in (queries, tmp_path / "q2.txt"):
-        result = run_compare(results_dir, neo4j_uri, tmp_path / q.stem, queries=q)
+        result = run_compare(results_dir, neo4j_env, tmp_path / q.stem, queries=q)
         assert result.exit_code == 0, result.output
         html = (tmp_path / q.stem / "report.html").read_text()
         assert 'id="no-mapped"' in html
@@ -189,10 +192,10 @@ def test_query_set_with_no_mapped_concept_says_so(spoke_driver, results_dir, neo
     assert [r["scenario"] for r in table] == ["3c"]  # C8 - C9 through C2: nothing maps but C2
 
 
-def test_spoke_identifiers_in_the_query_map_to_cuis(spoke_driver, results_dir, neo4j_uri, tmp_path):
+def test_spoke_identifiers_in_the_query_map_to_cuis(spoke_driver, results_dir, neo4j_env, tmp_path):
     queries = tmp_path / "q.txt"
     queries.write_text("DOID:1\nP00002\n")  # DOID:1 -> C1 and C12 (C12 not in the build)
-    assert run_compare(results_dir, neo4j_uri, tmp_path / "out", queries=queries).exit_code == 0
+    assert run_compare(results_dir, neo4j_env, tmp_path / "out", queries=queries).exit_code == 0
     table = {
         (r["source"], r["target"]): r["scenario"]
         for r in pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
@@ -213,12 +216,14 @@ def test_unreachable_neo4j_is_a_cli_error(results_dir, tmp_path):
     assert result.exit_code == 1 and "not reachable" in result.output
 
 
-def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_uri, mongo_uri, tmp_path):
+def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mongo_uri, tmp_path):
     from pymongo import MongoClient
 
     client = MongoClient(mongo_uri)
     db = client["litpath_compare_test"]
     db.evidence.delete_many({})
+    # Evidence counts only from a build the store has loaded completely (else it is unknown).
+    db.builds.replace_one({"_id": "cmp0001"}, {"status": "complete"}, upsert=True)
     db.evidence.insert_one(
         {"_id": f"cmp0001:{C1}|C0000003", "documents": ["PMID:11", "PMID:12"], "n_predications": 3}
     )
@@ -227,8 +232,9 @@ def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_uri, mon
     result = CliRunner().invoke(
         compare,
         ["--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
-         "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_uri,
+         "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"],
          "--mongo-uri", mongo_uri, "--mongo-database", "litpath_compare_test"],
+        env=neo4j_env,
     )  # fmt: skip
     client.close()
     assert result.exit_code == 0, result.output
@@ -243,13 +249,20 @@ def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_uri, mon
 
 
 @pytest.fixture(scope="module")
-def client(spoke_driver, results_dir, neo4j_uri, h1_run):
+def client(spoke_driver, results_dir, neo4j_env, h1_run):
     from fastapi.testclient import TestClient
 
     from services.api.main import create_app
     from services.api.settings import Settings
 
-    app = create_app(Settings(results_dir=results_dir, neo4j_uri=neo4j_uri))
+    app = create_app(
+        Settings(
+            results_dir=results_dir,
+            neo4j_uri=neo4j_env["LITPATH_NEO4J_URI"],
+            neo4j_user=neo4j_env["LITPATH_NEO4J_USER"],
+            neo4j_password=neo4j_env["LITPATH_NEO4J_PASSWORD"],
+        )
+    )
     with TestClient(app) as test_client:
         yield test_client
 
@@ -291,7 +304,7 @@ def test_compare_path_bad_input(client):
     assert response.status_code == 422
 
 
-def test_reports_latest_serves_the_newest_report(client, results_dir, h1_run):
+def test_reports_latest_serves_the_served_builds_report(client, results_dir, h1_run):
     response = client.get("/v1/reports/latest")
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
     assert "data:image/png;base64," in response.text
@@ -306,24 +319,25 @@ def test_compare_without_neo4j_is_503(results_dir, tmp_path):
     with TestClient(create_app(Settings(results_dir=results_dir, neo4j_uri="bolt://127.0.0.1:9"))) as c:
         response = c.post("/v1/compare/path", json={"concepts": [C1, C4]})
         assert response.status_code == 503 and response.json()["error"]["code"] == "spoke_unavailable"
+        assert "127.0.0.1" not in response.text and ":9" not in response.text  # Neo4j's address stays in the log
     with TestClient(create_app(Settings(results_dir=tmp_path))) as c:
         assert c.get("/v1/compare/pair", params={"source": C1, "target": C4}).status_code == 503
-        response = c.get("/v1/reports/latest")
-        assert response.status_code == 404 and response.json()["error"]["code"] == "no_report"
+        response = c.get("/v1/reports/latest")  # no build served, so no report of it
+        assert response.status_code == 503 and response.json()["error"]["code"] == "build_unavailable"
 
 
 # ---------------------------------------------------------------------- a SPOKE neighbourhood
 
 
-def _query_set(results_dir, neo4j_uri, out, *extra):
+def _query_set(results_dir, neo4j_env, out, *extra):
     args = ["--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"), "--out", str(out),
-            "--neo4j-uri", neo4j_uri, *extra]  # fmt: skip
-    return CliRunner().invoke(query_set_command, args, catch_exceptions=False)
+            "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"], *extra]  # fmt: skip
+    return CliRunner().invoke(query_set_command, args, catch_exceptions=False, env=neo4j_env)
 
 
-def test_query_set_from_a_spoke_neighbourhood(spoke_driver, results_dir, neo4j_uri, tmp_path):
+def test_query_set_from_a_spoke_neighbourhood(spoke_driver, results_dir, neo4j_env, tmp_path):
     """As the paper built its query set: the Disease and Protein nodes around a seed, mapped to CUIs."""
-    result = _query_set(results_dir, neo4j_uri, tmp_path, "--seed", "DOID:10", "--seed-label", "Disease")
+    result = _query_set(results_dir, neo4j_env, tmp_path, "--seed", "DOID:10", "--seed-label", "Disease")
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / "query_set.json").read_text())
     nodes = record["neighbourhood"]["nodes"]
@@ -335,7 +349,7 @@ def test_query_set_from_a_spoke_neighbourhood(spoke_driver, results_dir, neo4j_u
     assert record["concepts"] == [C10, C2, C14]
     assert (tmp_path / "query_concepts.txt").read_text().split() == [C10, C2, C14]
     # only Proteins, two relationships out: P00009 (1) and P00002 (2, through P00009); not the seed
-    result = _query_set(results_dir, neo4j_uri, tmp_path / "p", "--seed", "DOID:10", "--seed-hops", "2",
+    result = _query_set(results_dir, neo4j_env, tmp_path / "p", "--seed", "DOID:10", "--seed-hops", "2",
                         "--seed-labels", "Protein")  # fmt: skip
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / "p" / "query_set.json").read_text())
@@ -345,14 +359,15 @@ def test_query_set_from_a_spoke_neighbourhood(spoke_driver, results_dir, neo4j_u
     result = CliRunner().invoke(
         query_set_command,
         ["--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"), "--out", str(tmp_path / "x"),
-         "--neo4j-uri", neo4j_uri, "--seed", "DOID:404"],
+         "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"], "--seed", "DOID:404"],
+        env=neo4j_env,
     )  # fmt: skip
     assert result.exit_code == 2 and "no node with identifier 'DOID:404'" in result.output
 
 
-def test_compare_runs_on_a_resolved_neighbourhood(spoke_driver, results_dir, neo4j_uri, tmp_path):
-    assert _query_set(results_dir, neo4j_uri, tmp_path, "--seed", "DOID:10", "--seed-label", "Disease").exit_code == 0
-    result = run_compare(results_dir, neo4j_uri, tmp_path / "out", queries=tmp_path / "query_set.json")
+def test_compare_runs_on_a_resolved_neighbourhood(spoke_driver, results_dir, neo4j_env, tmp_path):
+    assert _query_set(results_dir, neo4j_env, tmp_path, "--seed", "DOID:10", "--seed-label", "Disease").exit_code == 0
+    result = run_compare(results_dir, neo4j_env, tmp_path / "out", queries=tmp_path / "query_set.json")
     assert result.exit_code == 0, result.output
     table = {(r["source"], r["target"]): r["scenario"] for r in pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()}
     assert set(table) == {(C10, C2), (C10, C14), (C2, C14)}
@@ -366,7 +381,7 @@ def test_compare_runs_on_a_resolved_neighbourhood(spoke_driver, results_dir, neo
 
 @pytest.mark.mpi
 def test_comparison_runs_from_query_rows_when_the_plan_rules_dense_out(
-    spoke_driver, results_dir, neo4j_uri, tmp_path
+    spoke_driver, results_dir, neo4j_env, tmp_path
 ):
     """A co-occurrence graph whose dense solve does not fit the time budget: the plan stores the
     query set's rows (apsp-fw --sources), and the comparison reads its paths from them, with the
@@ -407,7 +422,7 @@ def test_comparison_runs_from_query_rows_when_the_plan_rules_dense_out(
         assert stored.layout == "rows" and len(stored.sources) == 5
 
     out = tmp_path / "out"
-    result = run_compare(results, neo4j_uri, out, queries=results_dir / "queries.txt")
+    result = run_compare(results, neo4j_env, out, queries=results_dir / "queries.txt")
     assert result.exit_code == 0, result.output
     run = json.loads((out / "run.json").read_text())
     assert run["provenance"]["graph_distances"] == "rows"

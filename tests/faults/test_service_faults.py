@@ -86,7 +86,12 @@ def test_ready_neo4j_down_then_back_without_restart(build, tmp_path):
     server = Neo4jServer(tmp_path / "neo4j")  # our own: this test stops it
     server.start(timeout=180)
     try:
-        settings = Settings(results_dir=build.results_dir, neo4j_uri=server.uri, db_timeout_ms=1000)
+        settings = Settings(
+            results_dir=build.results_dir,
+            neo4j_uri=server.uri,
+            neo4j_password=server.password,
+            db_timeout_ms=1000,
+        )
         with TestClient(create_app(settings)) as client:
             ready = client.get("/v1/ready")
             assert ready.status_code == 200, ready.text

@@ -393,6 +393,107 @@ def test_paths_malformed_422(client):
     _assert_error(bad_json, 422, "invalid_request")
 
 
+def test_paths_evidence_must_be_a_boolean_422(client):
+    """`"evidence": 0` is not a boolean: refused, as the schema says (strict types)."""
+    pairs = [{"source": "C0000001", "target": "C0000002"}]
+    for value in (0, 1, "true", None):
+        error = _assert_error(
+            client.post("/v1/paths", json={"pairs": pairs, "evidence": value}), 422, "invalid_request"
+        )
+        assert error["detail"][0]["field"] == "body.evidence"
+
+
+def test_paths_body_not_utf8_is_the_one_422(client):
+    """A body FastAPI cannot decode is a malformed request in the one error shape, not a bare 400."""
+    response = client.post(
+        "/v1/paths", content=b'{"pairs": "\xff\xfe"}', headers={"content-type": "application/json"}
+    )
+    _assert_error(response, 422, "invalid_request")
+
+
+def test_paths_body_over_the_cap_413_before_it_is_read(fixture_build):
+    """Refused from its Content-Length, or as a chunked body passes the cap; before the API key."""
+    settings = Settings(results_dir=fixture_build.results_dir, max_body_bytes=2048, api_key="k")
+    pair = {"source": "C0000001", "target": "C0000002"}
+    body = ('{"pairs": [' + ",".join(['{"source": "C0000001", "target": "C0000002"}'] * 100) + "]}").encode()
+    with TestClient(create_app(settings)) as test_client:
+        declared = test_client.post("/v1/paths", content=body, headers={"content-type": "application/json"})
+        error = _assert_error(declared, 413, "payload_too_large")
+        assert error["detail"] == {"max_body_bytes": 2048}
+
+        def chunks():
+            for start in range(0, len(body), 512):
+                yield body[start : start + 512]
+
+        streamed = test_client.post(
+            "/v1/paths", content=chunks(), headers={"content-type": "application/json"}
+        )
+        _assert_error(streamed, 413, "payload_too_large")
+        small = test_client.post("/v1/paths", json={"pairs": [pair]}, headers={"X-API-Key": "k"})
+        assert small.status_code == 200
+
+
+def test_host_outside_the_allow_list_400(fixture_build):
+    """DNS rebinding: a page of another site resolved to 127.0.0.1 sends its own name as Host."""
+    settings = Settings(results_dir=fixture_build.results_dir, allowed_hosts="127.0.0.1,localhost,::1")
+    with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as test_client:
+        assert test_client.get("/v1/health").status_code == 200
+        assert test_client.get("/v1/health", headers={"host": "localhost:8000"}).status_code == 200
+        assert test_client.get("/v1/health", headers={"host": "[::1]:8000"}).status_code == 200
+        _assert_error(
+            test_client.get("/v1/health", headers={"host": "rebind.example:8000"}), 400, "invalid_host"
+        )
+
+
+def test_queued_work_past_its_deadline_never_runs(fixture_build, monkeypatch):
+    """One compute thread busy past the deadline: the next request times out in the queue and its
+    work is dropped; the pool never grows beyond its size."""
+    import threading
+    import time
+
+    from services.api.routers import paths
+
+    started = []
+    release = threading.Event()
+
+    def slow_path(state, scope, source, target, evidence):
+        started.append(source)
+        release.wait(5)
+        return {}
+
+    monkeypatch.setattr(paths, "_path", slow_path)
+    settings = Settings(results_dir=fixture_build.results_dir, compute_threads=1, request_timeout_s=0.3)
+    with TestClient(create_app(settings)) as test_client:
+        _assert_error(test_client.get("/v1/path?source=C0000001&target=C0000002"), 504, "timeout")
+        _assert_error(test_client.get("/v1/path?source=C0000003&target=C0000002"), 504, "timeout")
+        release.set()
+        time.sleep(0.2)
+    assert started == ["C0000001"]
+
+
+def test_openapi_states_the_configured_caps_and_the_api_key(client):
+    document = client.get("/openapi.json").json()
+    parameters = {p["name"]: p for p in document["paths"]["/v1/concepts"]["get"]["parameters"]}
+    assert parameters["limit"]["schema"]["maximum"] == 50  # the client fixture's page_cap
+    parameters = {p["name"]: p for p in document["paths"]["/v1/neighbors/{key}"]["get"]["parameters"]}
+    assert parameters["k"]["schema"]["maximum"] == 50
+    assert document["components"]["schemas"]["PathsIn"]["properties"]["pairs"]["maxItems"] == 8
+    assert document["components"]["schemas"]["PathsIn"]["properties"]["evidence"]["type"] == "boolean"
+    scheme = document["components"]["securitySchemes"]["ApiKey"]
+    assert (scheme["type"], scheme["in"], scheme["name"]) == ("apiKey", "header", "X-API-Key")
+    post_paths = document["paths"]["/v1/paths"]["post"]
+    assert post_paths["security"] == [{"ApiKey": []}]
+    assert {"401", "413", "422", "503", "504"} <= set(post_paths["responses"])
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for status, response in operation["responses"].items():
+                if int(status) >= 400:
+                    assert response["content"]["application/json"]["schema"] == {
+                        "$ref": "#/components/schemas/ErrorOut"
+                    }
+    assert "security" not in document["paths"]["/v1/health"]["get"]
+
+
 def test_paths_stale_build_503(stale_client):
     pairs = [{"source": "C0000001", "target": "C0000002"}]
     _assert_error(stale_client.post("/v1/paths", json={"pairs": pairs}), 503, "build_unavailable")

@@ -50,6 +50,8 @@ def evidence_db(mongo_uri, fixture_build):
     # Another build's evidence for the same pairs must never be returned.
     docs += [{**d, "_id": "otherbuild" + d["_id"][len(build_id) :], "documents": ["PMID:1"]} for d in docs]
     client[database].evidence.insert_many(docs)
+    # The loader marks a build complete last; until then its evidence is unknown, not empty.
+    client[database].builds.insert_one({"_id": build_id, "status": "complete"})
     yield database, stored
     client.drop_database(database)
     client.close()
@@ -86,10 +88,48 @@ def test_path_evidence_off_by_query(mongo_uri, evidence_db, fixture_build):
             assert all(h["documents"] is None for h in body["hops"] if h["edge_kind"] == "concept_concept")
 
 
-def test_ready_ok_with_databases(mongo_uri, neo4j_uri, fixture_build):
-    settings = Settings(results_dir=fixture_build.results_dir, mongo_uri=mongo_uri, neo4j_uri=neo4j_uri)
+def test_ready_ok_with_databases(mongo_uri, neo4j_env, fixture_build):
+    settings = Settings(
+        results_dir=fixture_build.results_dir,
+        mongo_uri=mongo_uri,
+        neo4j_uri=neo4j_env["LITPATH_NEO4J_URI"],
+        neo4j_password=neo4j_env["LITPATH_NEO4J_PASSWORD"],
+    )
     with TestClient(create_app(settings)) as client:
         response = client.get("/v1/ready")
         assert response.status_code == 200, response.text
         checks = response.json()["checks"]
         assert checks["mongo"]["ok"] and checks["neo4j"]["ok"]
+
+
+def test_path_evidence_unknown_until_the_build_is_loaded(mongo_uri, fixture_build, monkeypatch):
+    """Evidence of a build the store has not loaded completely (its load still running, or failed)
+    is unknown, null; [] would claim that no predication supports the hop."""
+    from pipeline.store import evidence
+
+    monkeypatch.setattr(evidence, "RECHECK_INCOMPLETE_S", 0.0)
+    database = f"test_api_{uuid.uuid4().hex[:8]}"
+    client = MongoClient(mongo_uri)
+    client[database].builds.insert_one({"_id": fixture_build.build_id, "status": "loading"})
+    settings = Settings(results_dir=fixture_build.results_dir, mongo_uri=mongo_uri, mongo_database=database)
+    keys = fixture_build.keys
+    try:
+        with TestClient(create_app(settings)) as api:
+
+            def concept_hops() -> list[dict]:
+                hops = []
+                for t in range(1, fixture_build.n_concepts):
+                    body = api.get("/v1/path", params={"source": keys[0], "target": keys[t]}).json()
+                    hops += [h for h in body.get("hops", []) if h["edge_kind"] == "concept_concept"]
+                return hops
+
+            hops = concept_hops()
+            assert hops and all(h["documents"] is None and h["n_predications"] is None for h in hops)
+            client[database].builds.update_one(
+                {"_id": fixture_build.build_id}, {"$set": {"status": "complete"}}
+            )
+            hops = concept_hops()  # loaded, and this store has no document for any pair: known, none
+            assert hops and all(h["documents"] == [] and h["n_predications"] == 0 for h in hops)
+    finally:
+        client.drop_database(database)
+        client.close()

@@ -148,3 +148,19 @@ def test_path_concurrent_random_pairs_valid_over_http(server, fixture_build):
             assert path[0] == s and path[-1] == t
             total = sum(adjacency.edge_cost(u, v) for u, v in zip(path, path[1:], strict=False))
             assert total == pytest.approx(reference[s, t], rel=1e-5, abs=1e-6)
+
+
+def test_serve_refuses_a_rebound_host_header_over_http(server):
+    """On loopback, `litpath serve` answers only loopback Host names (DNS rebinding)."""
+    base, _ = server
+    response = httpx.get(f"{base}/v1/health", headers={"Host": "attacker.example"})
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_host"
+    assert httpx.get(base.replace("127.0.0.1", "localhost") + "/v1/health").status_code == 200
+
+
+def test_serve_beyond_loopback_needs_an_api_key(fixture_build):
+    env = {k: v for k, v in os.environ.items() if k not in ("LITPATH_API_KEY", "LITPATH_HOST")}
+    cmd = [sys.executable, "-m", "services.api.commands", "--host", "0.0.0.0", "--port", str(_free_port()),
+           "--results-dir", str(fixture_build.results_dir)]  # fmt: skip
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "set LITPATH_API_KEY" in done.stderr

@@ -2,35 +2,37 @@
 
 Needs ``LITPATH_NEO4J_URI`` (the SPOKE Neo4j) and the CUI -> SPOKE mapping: the file named by
 ``LITPATH_COMPARE_MAPPING``, else the served build's ``mapping/cui_spoke_mapping.parquet``, else
-``<results_dir>/spoke/cui_spoke_mapping.parquet``. Reports are looked up under
-``LITPATH_COMPARE_REPORTS`` (default ``<results_dir>``, every build's ``compare/``): the
-newest ``report.html`` there is "latest". The classification is the CLI's
+``<results_dir>/spoke/cui_spoke_mapping.parquet``. The report is the served build's own
+(``<build>/compare/report.html``, which the workflow writes). The classification is the CLI's
 (:mod:`pipeline.compare.classify`), so both give the same answer for the same inputs.
+
+Comparisons run in their own pool of ``LITPATH_COMPARE_CONCURRENCY`` threads, and every Neo4j
+query carries the request's remaining time as its transaction timeout: a request past its
+deadline stops its queries on the server too. Neo4j's address never reaches a client (the
+driver's messages name host and port); the service log has it.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from pipeline.compare.spoke import DEFAULT_SCENARIO4_MAX_HOPS, MAX_PAIR_HOPS
-from services.api.deps import SettingsDep, StateDep, run_bounded
-from services.api.errors import ApiError
-from services.api.models import CUI_PATTERN, GRAPH_DESCRIPTION, ConceptKey, ErrorOut, GraphName
+from services.api.deps import SettingsDep, StateDep, deadline_of, run_bounded
+from services.api.errors import ApiError, InvalidRequest, RequestTimeout, error_responses
+from services.api.models import CUI_PATTERN, GRAPH_DESCRIPTION, ConceptKey, GraphName
 
-router = APIRouter(
-    prefix="/v1",
-    tags=["compare"],
-    responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}},
-)
+log = logging.getLogger("litpath.api")
+
+router = APIRouter(prefix="/v1", tags=["compare"], responses=error_responses(400, 401, 413, 422, 500, 503, 504))
 
 MAPPING_ENV = "LITPATH_COMPARE_MAPPING"
-REPORTS_ENV = "LITPATH_COMPARE_REPORTS"
 MAX_PATH_CONCEPTS = 100
 
 
@@ -49,7 +51,7 @@ class ComparePathIn(BaseModel):
         min_length=2, max_length=MAX_PATH_CONCEPTS, description="A path as CUIs, in order (repeats allowed)"
     )
     hops: int = Field(1, ge=1, le=4, description="SPOKE hop limit h")
-    evidence: bool = Field(True, description="Look up supporting documents of each hop")
+    evidence: StrictBool = Field(True, description="Look up supporting documents of each hop")
     graph: GraphName = Field("cooccurrence", description=GRAPH_DESCRIPTION + "; its edges give the hops' costs")
 
 
@@ -96,37 +98,45 @@ def _mapping(state):
     from pipeline.compare.spoke import CuiMapping
 
     path = mapping_path(state.settings)
-    if not path.exists():
-        raise SpokeUnavailable(f"no CUI -> SPOKE mapping at {path} (set {MAPPING_ENV})")
+    if not path.exists():  # the message names no server path: clients need not know the layout
+        log.warning("no CUI -> SPOKE mapping at %s", path)
+        raise SpokeUnavailable(f"no CUI -> SPOKE mapping for the served build (see {MAPPING_ENV})")
     stamp = (str(path), path.stat().st_mtime_ns)
     cached = state.extras.get("compare_mapping")
     if cached is None or cached[0] != stamp:
         try:
             cached = (stamp, CuiMapping.from_file(path))
         except (ValueError, OSError) as exc:
-            raise SpokeUnavailable(f"the CUI -> SPOKE mapping cannot be read: {exc}") from None
+            log.warning("the CUI -> SPOKE mapping %s cannot be read: %s", path, exc)
+            raise SpokeUnavailable("the CUI -> SPOKE mapping cannot be read; see the service log") from None
         state.extras["compare_mapping"] = cached
     return cached[1]
 
 
-def _comparator(state, hops: int, scenario4_max_hops: int):
+def _comparator(state, hops: int, scenario4_max_hops: int, deadline: float):
     from pipeline.compare.classify import Comparator
     from pipeline.compare.spoke import SpokeGraph
 
     if state.neo4j is None:
         raise SpokeUnavailable("SPOKE comparison needs a Neo4j: set LITPATH_NEO4J_URI")
-    spoke = SpokeGraph(state.neo4j, where="the configured SPOKE Neo4j")
+    spoke = SpokeGraph(state.neo4j, where="the configured SPOKE Neo4j", deadline=deadline)
     return Comparator(_mapping(state), spoke, hops=hops, scenario4_max_hops=scenario4_max_hops)
 
 
-def _classify(state, paths, hops: int, scope: str, scenario4_max_hops: int = DEFAULT_SCENARIO4_MAX_HOPS) -> dict:
-    from pipeline.store.neo4j import Neo4jUnavailable
+def _classify(
+    state, paths, hops: int, scope: str, deadline: float, scenario4_max_hops: int = DEFAULT_SCENARIO4_MAX_HOPS
+) -> dict:
+    from pipeline.store.neo4j import Neo4jTimeout, Neo4jUnavailable
 
-    comparator = _comparator(state, hops, scenario4_max_hops)
+    comparator = _comparator(state, hops, scenario4_max_hops, deadline)
     try:
         comparison = comparator.compare_paths(paths)[0]
+    except Neo4jTimeout:
+        raise RequestTimeout(f"the SPOKE queries took longer than {state.settings.request_timeout_s} s") from None
     except Neo4jUnavailable as exc:
-        raise SpokeUnavailable(str(exc)) from None
+        # The driver's message names Neo4j's host and port: for the log, not the client.
+        log.warning("SPOKE Neo4j unavailable: %s", exc)
+        raise SpokeUnavailable("the SPOKE Neo4j is unavailable; try again later") from None
     build = state.build
     return {
         "build_id": None if build is None else build.build_id,
@@ -136,7 +146,7 @@ def _classify(state, paths, hops: int, scope: str, scenario4_max_hops: int = DEF
     }
 
 
-def _compare_path(state, body: ComparePathIn) -> dict:
+def _compare_path(state, body: ComparePathIn, deadline: float) -> dict:
     from pipeline.compare.literature import NO_STORE, LiteratureHop, LiteraturePath, attach_evidence
 
     concepts = list(body.concepts)
@@ -156,10 +166,12 @@ def _compare_path(state, body: ComparePathIn) -> dict:
         attach_evidence([path], state.mongo_db, build.build_id)
     else:
         path.evidence_status = NO_STORE if build is not None else "no build loaded"
-    return _classify(state, [path], body.hops, body.graph)
+    return _classify(state, [path], body.hops, body.graph, deadline)
 
 
-def _compare_pair(state, source: str, target: str, hops: int, scope: str, scenario4_max_hops: int) -> dict:
+def _compare_pair(
+    state, source: str, target: str, hops: int, scope: str, scenario4_max_hops: int, deadline: float
+) -> dict:
     from pipeline.compare.literature import PathFinder, attach_evidence
 
     build = state.require_build()
@@ -167,13 +179,13 @@ def _compare_pair(state, source: str, target: str, hops: int, scope: str, scenar
     path = PathFinder(build.graph(scope)).path(source, target)
     if path.reachable:
         attach_evidence([path], state.mongo_db, build.build_id)
-    return _classify(state, [path], hops, scope, scenario4_max_hops)
+    return _classify(state, [path], hops, scope, deadline, scenario4_max_hops)
 
 
 @router.post("/compare/path", response_model=CompareOut)
 async def post_compare_path(state: StateDep, settings: SettingsDep, body: ComparePathIn) -> dict:
     """Classify a given concept path against SPOKE; unknown or unmapped CUIs are listed, not errors."""
-    return await run_bounded(settings, _compare_path, state, body)
+    return await run_bounded(state, _compare_path, state, body, deadline_of(settings), pool="compare")
 
 
 CuiQuery = Query(pattern=CUI_PATTERN, description="CUI (C0000000) or GENE:<entrez>")
@@ -184,7 +196,9 @@ async def get_compare_pair(
     state: StateDep,
     settings: SettingsDep,
     source: Annotated[str, CuiQuery],
-    target: Annotated[str, CuiQuery],
+    target: Annotated[
+        str, Query(pattern=CUI_PATTERN, description="CUI (C0000000) or GENE:<entrez>; must differ from source")
+    ],
     hops: Annotated[int, Query(ge=1, le=4, description="SPOKE hop limit h")] = 1,
     graph: Annotated[GraphName, Query(description=GRAPH_DESCRIPTION)] = "cooccurrence",
     scenario4_max_hops: Annotated[
@@ -193,28 +207,35 @@ async def get_compare_pair(
     ] = DEFAULT_SCENARIO4_MAX_HOPS,
 ) -> dict:
     """The literature path between two concepts (on the co-occurrence graph by default, as in the
-    paper), classified; scenario 4 when only SPOKE connects them."""
+    paper), classified; scenario 4 when only SPOKE connects them. ``source`` and ``target`` must
+    differ (422 otherwise): a concept is not compared with itself."""
     if source == target:
-        from services.api.errors import InvalidRequest
-
         raise InvalidRequest("source and target must differ", {"source": source, "target": target})
-    return await run_bounded(settings, _compare_pair, state, source, target, hops, graph, scenario4_max_hops)
+    return await run_bounded(
+        state, _compare_pair, state, source, target, hops, graph, scenario4_max_hops, deadline_of(settings),
+        pool="compare",
+    )  # fmt: skip
 
 
-def latest_report(settings) -> Path | None:
-    # Reports live in each build's compare/ folder (the workflow) or wherever `litpath compare
-    # --out` put them under the results folder; the newest is "latest".
-    root = Path(os.environ.get(REPORTS_ENV) or Path(settings.results_dir))
-    if not root.is_dir():
-        return None
-    reports = [p for p in root.glob("**/report.html") if p.is_file()]
-    return max(reports, key=lambda p: (p.stat().st_mtime_ns, str(p))) if reports else None
+def _read_report(state) -> str:
+    """The served build's comparison report. Only that file: a report of another build would
+    answer for a build the service does not serve (the workflow writes it by a rename, so it is
+    never read half-written)."""
+    path = state.require_build().build_dir / "compare" / "report.html"
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NoReport("the served build has no comparison report (compare.enabled in its config)") from None
 
 
-@router.get("/reports/latest", response_class=HTMLResponse, responses={200: {"content": {"text/html": {}}}})
-async def get_latest_report(settings: SettingsDep) -> HTMLResponse:
-    """The newest comparison report (self-contained HTML)."""
-    path = latest_report(settings)
-    if path is None:
-        raise NoReport("no comparison report yet: run `litpath compare`")
-    return HTMLResponse(path.read_text(encoding="utf-8"), headers={"X-Report-Path": path.parent.name})
+@router.get(
+    "/reports/latest",
+    response_class=HTMLResponse,
+    responses={
+        200: {"content": {"text/html": {}}, "description": "The report: one self-contained HTML page"},
+        **error_responses(404),
+    },
+)
+async def get_latest_report(state: StateDep) -> HTMLResponse:
+    """The served build's comparison report (self-contained HTML)."""
+    return HTMLResponse(await run_bounded(state, _read_report, state))

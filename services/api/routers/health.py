@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from pipeline.graphs import SCOPES
-from services.api.deps import SettingsDep, StateDep, require_api_key, run_bounded
-from services.api.errors import ApiError
-from services.api.models import ErrorOut, HealthOut, ReadyOut
+from services.api.deps import StateDep, require_api_key, run_bounded
+from services.api.errors import ApiError, error_responses
+from services.api.models import HealthOut, ReadyOut
 from services.api.state import ServiceState
 
 router = APIRouter(prefix="/v1", tags=["health"])
@@ -17,7 +17,7 @@ class NotReady(ApiError):
     status, code = 503, "not_ready"
 
 
-@router.get("/health", response_model=HealthOut)
+@router.get("/health", response_model=HealthOut, responses=error_responses(400, 413, 500))
 async def health() -> dict:
     """The process is up (no dependency is checked)."""
     from services.api.main import API_VERSION
@@ -75,12 +75,13 @@ def readiness(state: ServiceState) -> dict:
 @router.get(
     "/ready",
     response_model=ReadyOut,
-    responses={503: {"model": ErrorOut}},
+    responses=error_responses(400, 401, 413, 500, 503, 504),
     dependencies=[Depends(require_api_key)],  # its reasons name the build; health stays open
 )
-async def ready(state: StateDep, settings: SettingsDep) -> dict:
-    """200 when the build is loaded, its distances match its graph and the databases answer."""
-    report = await run_bounded(settings, readiness, state)
+async def ready(state: StateDep) -> dict:
+    """200 when the build is loaded, its distances match its graph and the databases answer;
+    503 (with the same checks as its detail) otherwise."""
+    report = await run_bounded(state, readiness, state, pool="probe")
     if not report["ready"]:
         failed = "; ".join(f"{name}: {c['message']}" for name, c in report["checks"].items() if not c["ok"])
         raise NotReady(f"not ready: {failed}", report)

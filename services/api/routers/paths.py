@@ -8,33 +8,20 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from services.api import queries
-from services.api.deps import SettingsDep, StateDep, run_bounded
-from services.api.errors import ApiError, InvalidRequest, RequestTimeout
-from services.api.models import (
-    GRAPH_DESCRIPTION,
-    KEY_PATTERN,
-    ErrorOut,
-    GraphName,
-    PathOut,
-    PathsIn,
-    PathsOut,
-)
+from services.api.deps import SettingsDep, StateDep, deadline_of, run_bounded
+from services.api.errors import ApiError, InvalidRequest, RequestTimeout, error_responses
+from services.api.models import GRAPH_DESCRIPTION, KEY_PATTERN, GraphName, PathOut, PathsIn, PathsOut
 
-router = APIRouter(
-    prefix="/v1",
-    tags=["paths"],
-    responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}},
-)
+router = APIRouter(prefix="/v1", tags=["paths"], responses=error_responses(400, 401, 413, 422, 500, 503, 504))
 
 KeyQuery = Query(
     pattern=KEY_PATTERN, description="CUI (C0000000, GENE:123) or document id (PMID:1, CORD:abc)"
 )
 
 
-@router.get("/path", response_model=PathOut)
+@router.get("/path", response_model=PathOut, responses=error_responses(404))
 async def get_path(
     state: StateDep,
-    settings: SettingsDep,
     source: Annotated[str, KeyQuery],
     target: Annotated[str, KeyQuery],
     evidence: Annotated[
@@ -44,9 +31,11 @@ async def get_path(
 ) -> dict:
     """The shortest path, its hops (cost, weight, kind, documents) and its distance, stored or on demand.
 
-    An unreachable pair is a 200 with ``reachable: false`` and no vertices.
+    An unreachable pair is a 200 with ``reachable: false`` and no vertices. The documents of a
+    concept-concept hop are null when they are unknown (no evidence store, the store failed, or it
+    has not completely loaded this build), ``[]`` when the store has none.
     """
-    return await run_bounded(settings, _path, state, graph, source, target, evidence)
+    return await run_bounded(state, _path, state, graph, source, target, evidence)
 
 
 def _path(state, scope: str, source: str, target: str, evidence: bool) -> dict:
@@ -84,5 +73,4 @@ async def post_paths(state: StateDep, settings: SettingsDep, body: PathsIn) -> d
             f"batch of {len(body.pairs)} pairs exceeds the batch cap {settings.batch_cap}",
             {"batch_cap": settings.batch_cap},
         )
-    deadline = time.monotonic() + settings.request_timeout_s
-    return await run_bounded(settings, _batch, state, settings, body, deadline)
+    return await run_bounded(state, _batch, state, settings, body, deadline_of(settings))
