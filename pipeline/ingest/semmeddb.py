@@ -402,6 +402,16 @@ def _classify_cui_fields(values: pa.Array) -> pa.Array:
     )
 
 
+def _is_utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _ids(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     """(valid, value): ``valid`` where the field is 1 to 18 ASCII digits (:func:`parse_int`)."""
     text = column.combine_chunks().view(pa.string())  # latin-1 bytes: only ASCII digits pass
@@ -562,6 +572,11 @@ class _PredicationReader:
             invalid.append(-1 if row.number is None else row.number - 1)
             return "skip"
 
+        # pyarrow decodes an invalid row's text as UTF-8 before it calls the handler; on other
+        # bytes (a latin-1 dump) that raises inside pyarrow, which prints it as an ignored
+        # exception. Without a handler a wrong-width row fails the parse instead, and the block
+        # goes to the record path, as the count check below would send it.
+        handler = wrong_width if _is_utf8(data) else None
         names = list(PREDICATION_COLUMNS[: self.width])
         try:
             table = pcsv.read_csv(
@@ -576,7 +591,7 @@ class _PredicationReader:
                     escape_char="\\",
                     newlines_in_values=False,
                     ignore_empty_lines=False,
-                    invalid_row_handler=wrong_width,
+                    invalid_row_handler=handler,
                 ),
                 convert_options=pcsv.ConvertOptions(
                     include_columns=names[:12],
