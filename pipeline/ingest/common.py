@@ -248,6 +248,7 @@ class _TableSink:
         background: _BackgroundWrites,
         use_dictionary: list[str] | bool = True,
     ) -> None:
+        self.path = path
         self.schema = schema
         self.background = background
         self.writer = pq.ParquetWriter(path, schema, use_dictionary=use_dictionary)
@@ -346,6 +347,20 @@ class IngestRun:
             self._background.shutdown()
         return {name: sink.rows for name, sink in self._sinks.items()}
 
+    def discard(self) -> None:
+        """After a failed read: close the writers and delete every table file of this run.
+
+        A closed ParquetWriter leaves a complete, valid-looking Parquet file holding the rows
+        read before the failure; only counts.json would mark it unfinished, and a reader that
+        globs the folder would not look. So nothing of a failed run stays.
+        """
+        try:
+            self.close()
+        except Exception:  # the failure being reported is the reader's, not this one
+            pass
+        for sink in self._sinks.values():
+            sink.path.unlink(missing_ok=True)
+
 
 Reader = Callable[[InputFile, IngestRun], None]
 
@@ -385,19 +400,30 @@ def ingest_file(kind: str, path: Path, out_dir: Path) -> IngestCounts:
     out_dir = Path(out_dir)
     started = time.perf_counter()
     progress = Progress(f"litpath ingest {path.name}", path.stat().st_size if path.is_file() else None, "bytes")
+    # counts.json marks a finished ingest: an old one must not vouch for the tables of this run.
+    (out_dir / "counts.json").unlink(missing_ok=True)
     source = InputFile(path, progress)
     run = IngestRun(out_dir, path.name, produces)
     try:
         reader(source, run)
         digest = source.sha256()
-    finally:
         rows = run.close()
+    except BaseException:
+        run.discard()
+        raise
+    finally:
         source.close()
-    assert run.rows_read == run.rows_accepted + run.rows_quarantined, (
-        f"{path}: counts invariant broken: read {run.rows_read} != accepted {run.rows_accepted} "
-        f"+ quarantined {run.rows_quarantined}"
-    )
-    assert rows["quarantine"] == run.rows_quarantined, f"{path}: quarantine rows != quarantined count"
+    # Checked always (not `assert`, which `python -O` removes): rows in = accepted + quarantined.
+    broken = None
+    if run.rows_read != run.rows_accepted + run.rows_quarantined:
+        broken = (
+            f"read {run.rows_read:,} != accepted {run.rows_accepted:,} + quarantined {run.rows_quarantined:,}"
+        )
+    elif rows["quarantine"] != run.rows_quarantined:
+        broken = f"{rows['quarantine']:,} quarantine rows written for {run.rows_quarantined:,} quarantined"
+    if broken is not None:
+        run.discard()
+        raise IngestError(f"{path}: counts invariant broken (a bug in the {kind} reader): {broken}")
     counts = IngestCounts(
         source_file=path.name,
         kind=kind,

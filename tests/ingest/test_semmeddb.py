@@ -106,8 +106,14 @@ def test_damaged_gzip_is_a_clear_error(tmp_path, damage):
     else:
         data[-8] ^= 0xFF  # the CRC-32 of the trailer
     packed.write_bytes(bytes(data))
+    out = tmp_path / "out"
+    (out).mkdir()
+    (out / "counts.json").write_text("{}")  # an earlier run's: must not vouch for this one
     with pytest.raises(IngestError, match=r"PREDICATION\.csv\.gz: corrupt or truncated gzip"):
-        ingest_file("semmeddb_predication", packed, tmp_path / "out")
+        ingest_file("semmeddb_predication", packed, out)
+    # Nothing of the failed run stays: no complete-looking Parquet of the rows read before the
+    # damage, and no counts.json.
+    assert sorted(p.name for p in out.iterdir()) == []
 
 
 def test_utf16_file_is_a_clear_error(tmp_path):
