@@ -61,11 +61,13 @@ def build_graph_command(
     """Build the weighted concept--abstract graph of one build (and its co-occurrence graph)."""
     raw = read_config_file(config_file)
     try:
-        config = graph_config(raw)
+        graph_config(raw)  # checked here, to name the file in the message
     except ValueError as error:
         raise click.BadParameter(f"{config_file}: {error}", param_hint="--config") from error
     try:
-        record = build_graph(tables_dir, out_dir, config, cooccurrence_dir)
+        # The whole config, not only its graph section: build_graph also reads `resources`
+        # (the memory budget and the spill folder).
+        record = build_graph(tables_dir, out_dir, raw, cooccurrence_dir)
     except (FileNotFoundError, ValueError) as error:
         raise click.ClickException(str(error)) from error
     counts = record["counts"]

@@ -445,3 +445,24 @@ def test_partitioned_assembly_equals_the_in_memory_one_bit_for_bit(tmp_path, see
     assert np.array_equal(cost.view(np.uint32), cost_ref.view(np.uint32))
     assert attributes["graph_digest"] == attributes_ref["graph_digest"] == reference["graph_digest"]
     assert not any((tmp_path / "spill").iterdir())  # the partitions are removed afterwards
+
+
+def test_cli_build_graph_keeps_to_the_configured_memory_budget(tmp_path):
+    """`litpath build-graph --config <build config>` must hand the config's `resources` to the
+    stage (it once passed only the graph section, so the budget was always the default)."""
+    from click.testing import CliRunner
+
+    from pipeline.graph.commands import build_graph_command
+
+    tables = _random_tables(tmp_path / "tables", 5, True)
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"graph: {{batch_rows: 700}}\nresources: {{memory_gib: {40 / 2**20}, spill_dir: {tmp_path / 'spill'}}}\n"
+    )
+    result = CliRunner().invoke(
+        build_graph_command, ["--tables", str(tables), "--out", str(tmp_path / "g"), "--config", str(config)]
+    )
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "g" / "graph_counts.json").read_text())
+    assert record["counts"]["graph_partitions"] > 1
+    assert (tmp_path / "spill").is_dir() and not any((tmp_path / "spill").iterdir())
