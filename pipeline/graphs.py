@@ -1,6 +1,6 @@
 """A build's two graphs, where their files are, and the one way to open one for path queries.
 
-Every build has two *graph scopes* (docs/design.md, "Two graphs"):
+Every build has two *graph scopes* (docs/design.md §5):
 
 ``full``
     the concept--abstract graph with the edge kinds of ``graph.edge_kinds``, for general path

@@ -156,7 +156,7 @@ def adjacency_from_graph_bp(
 
 
 def edge_kind(is_concept_u: bool, is_concept_v: bool) -> str:
-    """The edge kind is fixed by its endpoints' vertex kinds (DESIGN section 3)."""
+    """The edge kind is fixed by its endpoints' vertex kinds (docs/design.md §5)."""
     if is_concept_u and is_concept_v:
         return EDGE_KINDS[0]
     if is_concept_u or is_concept_v:

@@ -1,4 +1,4 @@
-"""Build and run the ``apsp-fw`` MPI solver (solver/, DESIGN section 5).
+"""Build and run the ``apsp-fw`` MPI solver (solver/, docs/design.md §7).
 
 ``build_solver()`` configures and builds solver/ with CMake (Ninja, Release, -j2) against
 the cached MPI build of ADIOS2 (``scripts/build_adios2_mpi.sh``); a second call is a no-op

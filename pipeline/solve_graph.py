@@ -1,6 +1,6 @@
 """``litpath solve``: plan one graph, print and record the plan, then solve it as planned.
 
-The steps (docs/design.md, "A plan before every solve"):
+The steps (docs/design.md §8):
 
 1. the graph's size from ``graph.bp`` (n, edges) and, for the rows method, the source set
    (vertex keys, e.g. the comparison's query concepts) turned into vertex ids;

@@ -1,4 +1,4 @@
-"""Classify literature paths against SPOKE (docs/design.md "The comparison"; seed paper section
+"""Classify literature paths against SPOKE (docs/design.md §10; seed paper section
 VIII, Table VI).
 
 A literature path is its concept sequence c0..ck (abstracts on it are evidence, not concepts).

@@ -1,6 +1,6 @@
 """Dense, deterministic vertex ids.
 
-Contract (DESIGN section 3): vertex ids are ``0..n-1``; concepts first, sorted by CUI,
+Contract (docs/design.md §5): vertex ids are ``0..n-1``; concepts first, sorted by CUI,
 then abstracts, sorted by doc_id (plain code-point order of the strings, as Arrow and
 Python sort them). The vertex set is every concept and every abstract that is an endpoint
 of at least one edge of the selected kinds after all filters: a concept or paper without

@@ -1,6 +1,6 @@
 """ADIOS2 artifacts: ``graph.bp`` (CSR of the cost matrix) and ``distances.bp`` readers.
 
-Layouts (DESIGN section 4), shared with the C++ solver:
+Layouts (docs/design.md §6.2-6.3), shared with the C++ solver:
 
 graph.bp, one step
     ``n`` int64 scalar; ``row_ptr`` int64[n+1]; ``col_idx`` int64[nnz]; ``cost`` float32[nnz]

@@ -1,6 +1,6 @@
 """Load one build's documents, concepts, evidence and provenance into MongoDB.
 
-Collections (DESIGN section 4):
+Collections (docs/design.md §6.5):
 
 ``documents``  ``_id = doc_id``; title, year, source, ids {pmid, doi, cord_uid}, builds [build ids
                that contain the paper]. Papers are shared between builds.

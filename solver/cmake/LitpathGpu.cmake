@@ -8,7 +8,7 @@
 #            -DLITPATH_WITH_GPU_HOST=OFF, so every build runs the GPU source in its tests
 #
 # HIP is compiled with a custom command rather than enable_language(HIP):
-# CMake's HIP language does not find Debian's ROCm layout (DESIGN §9), while
+# CMake's HIP language does not find Debian's ROCm layout (docs/design.md §12), while
 # `hipcc --offload-arch=... -std=c++17 -c` works everywhere; the object joins
 # the kernels library and links against libamdhip64 with the host compiler.
 

@@ -1,4 +1,4 @@
-// Checkpoint and restart of the distributed Floyd-Warshall (DESIGN section 5).
+// Checkpoint and restart of the distributed Floyd-Warshall (docs/design.md §7).
 //
 // Layout under the checkpoint directory:
 //   iter-000012/rank-00003.ckpt   one piece per rank: header + the rank's tile store

@@ -1,4 +1,4 @@
-// Writing distances.bp (DESIGN section 4): one global float32 variable
+// Writing distances.bp (docs/design.md §6.3): one global float32 variable
 // `distance` of shape n x n, unreachable = +inf. Every rank SetSelection+Puts
 // each tile it owns inside one step; the file is written collectively by the
 // MPI build of ADIOS2. Padding beyond n is never written.

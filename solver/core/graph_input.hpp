@@ -1,4 +1,4 @@
-// Reading the input graph: graph.bp (ADIOS2 CSR, DESIGN section 4) or Matrix
+// Reading the input graph: graph.bp (ADIOS2 CSR, docs/design.md §6.2) or Matrix
 // Market (.mtx). Edge (src, dst, cost) means a path step src -> dst; the
 // distance matrix row src holds the distances from src.
 //
