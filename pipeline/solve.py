@@ -240,7 +240,11 @@ def solver_arguments(
     if sources_file is not None:
         if validate_rows:
             raise ValueError("validate_rows checks the dense solve; rows from sources are Dijkstra already")
-        args += ["--sources", str(sources_file), "--backend", backend]
+        # Dijkstra runs on the CPU: solver.backend (cuda, hip) is the dense solve's, and apsp-fw
+        # refuses a GPU backend with --sources. Only the scalar reference changes the rows.
+        args += ["--sources", str(sources_file)]
+        if backend == "reference":
+            args += ["--backend", backend]
     else:
         args += [
             "--grid",

@@ -156,6 +156,10 @@ def test_solver_arguments_leave_out_dense_options_with_sources(tmp_path):
         assert flag not in args
     with pytest.raises(ValueError, match="validate_rows"):
         solver_arguments("g.bp", "d.bp", validate_rows=5, sources_file="s.txt")
+    # A GPU backend configured for the dense solve does not reach the rows mode (which apsp-fw
+    # would refuse: Dijkstra runs on the CPU).
+    for backend in ("cuda", "hip", "gpu-host", "cpu"):
+        assert "--backend" not in solver_arguments("g.bp", "d.bp", backend=backend, sources_file="s.txt")
 
 
 # ---------------------------------------------------------------------------- errors --
