@@ -6,7 +6,8 @@
 #
 # The version defaults to the one of the Python `adios2` wheel installed in the
 # project venv, so the Python readers and the solver's writer agree on BP5.
-# Source comes from the PyPI source distribution (pip download --no-binary).
+# Source comes from the PyPI source distribution (pip download --no-binary), checked
+# against the sha256 pinned below (or $ADIOS2_SHA256 for a version not pinned here).
 # Prints the install prefix on its last line of stdout; the solver's CMake finds
 # it with -DCMAKE_PREFIX_PATH=<prefix> (target adios2::cxx_mpi).
 set -euo pipefail
@@ -19,8 +20,13 @@ if [ -z "${ADIOS2_VERSION:-}" ]; then
     # The wheel's version may carry a packaging suffix (2.12.1.1001); the
     # sdist of that same PyPI release is what we build.
     ADIOS2_VERSION="$("$python" -c 'import importlib.metadata as m; print(m.version("adios2"))' 2>/dev/null || true)"
-    ADIOS2_VERSION="${ADIOS2_VERSION:-2.12.1}"
+    ADIOS2_VERSION="${ADIOS2_VERSION:-2.12.1.1001}"
 fi
+# sha256 of the sdist PyPI publishes for each version built here; the same hash is among
+# requirements.lock's for that adios2 (its wheels and sdist).
+declare -A SDIST_SHA256=(
+    [2.12.1.1001]=f3bf3a6e64b800351a091d4fc70cc8437041c36c81f90f01697b81f168b6adb0
+)
 short_version="$(echo "$ADIOS2_VERSION" | cut -d. -f1-3)"
 cache="${LITPATH_CACHE:-$HOME/.cache/litpath}"
 prefix="$cache/adios2-mpi-$short_version"
@@ -41,6 +47,13 @@ done
 generator="Unix Makefiles"
 command -v ninja >/dev/null && generator="Ninja"
 
+expected_sha256="${ADIOS2_SHA256:-${SDIST_SHA256[$ADIOS2_VERSION]:-}}"
+if [ -z "$expected_sha256" ]; then
+    log "error: no sha256 is pinned for the adios2==$ADIOS2_VERSION sdist."
+    log "       Set ADIOS2_SHA256 to the one PyPI lists for adios2-$ADIOS2_VERSION.tar.gz, or add it to SDIST_SHA256 in $0."
+    exit 1
+fi
+
 work="$cache/adios2-mpi-src-$short_version"
 mkdir -p "$work"
 cd "$work"
@@ -50,11 +63,24 @@ if [ -z "$sdist" ]; then
     log "downloading the adios2==$ADIOS2_VERSION source distribution from PyPI"
     # --no-binary only for adios2 itself: its build backend (scikit-build-core)
     # comes as a wheel, since pip prepares an sdist's metadata before saving it.
+    # The hash makes pip refuse a different file before it prepares anything.
+    printf 'adios2==%s --hash=sha256:%s\n' "$ADIOS2_VERSION" "$expected_sha256" > "$work/sdist-requirement.txt"
     "$python" -m pip download --quiet --no-binary adios2 --no-deps \
-        "adios2==$ADIOS2_VERSION" -d "$work" >&2
+        -r "$work/sdist-requirement.txt" -d "$work" >&2 || {
+        log "error: could not download adios2==$ADIOS2_VERSION's sdist with sha256 $expected_sha256 (pip says why above)"
+        exit 1
+    }
     sdist="$(ls adios2-*.tar.gz | head -n1)"
 fi
-log "source: $work/$sdist"
+# Checked again here, so that a file already in the cache is held to the same hash.
+actual_sha256="$(sha256sum "$sdist" | cut -d' ' -f1)"
+if [ "$actual_sha256" != "$expected_sha256" ]; then
+    log "error: $work/$sdist has sha256 $actual_sha256,"
+    log "       but the adios2==$ADIOS2_VERSION sdist on PyPI has $expected_sha256."
+    log "       Not building from it: delete it to download the sdist again."
+    exit 1
+fi
+log "source: $work/$sdist (sha256 $actual_sha256, as pinned)"
 
 src="$work/src"
 if [ ! -f "$src/CMakeLists.txt" ]; then

@@ -40,9 +40,11 @@ lock_hash=$(sha256sum requirements.lock pyproject.toml | sha256sum | cut -c1-16)
 if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.litpath-lock 2>/dev/null)" != "$lock_hash" ]; then
   step "Python environment (.venv) from requirements.lock"
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-  .venv/bin/pip install -q --upgrade pip >/dev/null
-  .venv/bin/pip install -q -r requirements.lock
-  .venv/bin/pip install -q --no-deps -e .
+  # Every package, pip and setuptools included, at the lock's version and one of its hashes
+  # (`make lock` regenerates it from pyproject.toml); then litpath itself, built with the
+  # setuptools just installed rather than one fetched unhashed into an isolated build.
+  .venv/bin/pip install -q --require-hashes -r requirements.lock
+  .venv/bin/pip install -q --no-deps --no-build-isolation -e .
   echo "$lock_hash" > .venv/.litpath-lock
 else
   step "Python environment: up to date"
