@@ -8,7 +8,7 @@ CORES ?= 2
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export LITPATH_CACHE ?= $(HOME)/.cache/litpath
 
-.PHONY: setup run test test-python test-solver lint servers-start servers-stop bench bench-solver clean
+.PHONY: setup run test test-python test-solver lint lint-pending servers-start servers-stop bench bench-solver clean
 
 setup:
 	@scripts/setup.sh
@@ -20,8 +20,8 @@ run: setup servers-start
 	    --workflow-profile config/profiles/local && \
 	  $(VENV)/litpath describe --config $(CONFIG)
 
-## test: set up, then the solver's CTest suite and the Python suite (servers are started by the tests)
-test: setup test-solver test-python
+## test: set up, lint, then the solver's CTest suite and the Python suite (servers are started by the tests)
+test: setup lint test-solver test-python
 
 # -LE gpu: all but the tests that need a real GPU; the GPU source itself runs on the CPU here
 # (label host-target, --backend gpu-host: solver/README.md "The GPU source on the CPU").
@@ -31,10 +31,16 @@ test-solver:
 test-python:
 	@$(VENV)/pytest -q -ra
 
+## lint: ruff, the import contracts of .importlinter (layers, no circles), the workflow's lint
 lint:
 	@$(VENV)/ruff check pipeline services tests bench
+	@$(VENV)/lint-imports --no-cache --no-logo
 	@$(VENV)/snakemake -s workflow/Snakefile --configfile $(CONFIG) --lint
 	@$(VENV)/snakefmt --check workflow
+
+## lint-pending: the import contracts that do not hold yet (.importlinter-pending); may fail
+lint-pending:
+	@$(VENV)/lint-imports --no-cache --no-logo --config .importlinter-pending
 
 servers-start:
 	@$(VENV)/python -m services.local.servers start mongo
@@ -57,6 +63,14 @@ bench: setup bench-solver
 
 bench-solver: setup
 	@$(VENV)/python bench/solver/run_all.py
+
+## lock: regenerate requirements.lock (every package pinned, with hashes) from pyproject.toml's
+## dependencies and all its extras; pip-tools comes from the lock itself (extra `dev`).
+## Existing pins are kept; `make lock LOCK_FLAGS=--upgrade` moves them to the newest versions.
+.PHONY: lock
+lock: setup
+	@$(VENV)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-find-links \
+	  --all-extras $(LOCK_FLAGS) --output-file=requirements.lock pyproject.toml
 
 clean:
 	rm -rf results .snakemake solver/build

@@ -1,19 +1,141 @@
-"""The `litpath` command line: one entry point whose sub-commands the workflow rules call."""
+"""The `litpath` command line: one tool whose sub-commands the workflow rules call.
+
+The root group lists its commands by section (run stages, planning, service, plumbing),
+configures logging once (``-v``/``-q``), and hosts plugins: another distribution adds commands
+through the entry-point group ``litpath.commands`` (declared in its pyproject.toml). That is how
+``services`` contributes ``litpath serve`` without ``pipeline`` ever importing ``services``.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import click
 
+from pipeline import __version__
 from pipeline.config import ConfigError, load_config
 
+COMMANDS_GROUP = "litpath.commands"
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def cli() -> None:
+# How `litpath --help` groups the commands, each section in the order a user meets them.
+# A plugin command not named here is listed under "Other commands".
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "Run stages (what the workflow's rules call, in order)",
+        (
+            "ingest",
+            "merge",
+            "build-graph",
+            "solve",
+            "load-mongo",
+            "load-spoke",
+            "build-mapping",
+            "query-set",
+            "compare",
+            "finish-build",
+        ),
+    ),
+    ("Planning", ("plan", "plan-calibrate", "plan-check", "check-cluster")),
+    ("Service", ("serve",)),
+    ("Plumbing", ("schemas", "synth", "describe", "mpi-launcher")),
+)
+
+# Loggers that -v/-q govern: the packages' own (logging.getLogger(__name__)) and the service's
+# named ones (litpath.api, litpath.evidence). Other libraries stay at warnings unless -vv.
+OWN_LOGGERS = ("pipeline", "services", "litpath")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class _CurrentStderr(logging.StreamHandler):
+    """A handler that writes to ``sys.stderr`` as it is when a record is emitted, not as it was
+    when logging was configured: click's test runner swaps stderr for each invocation."""
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
+def configure_logging(verbosity: int) -> None:
+    """One stderr handler on the root logger. ``verbosity`` -1 (``-q``): warnings and errors;
+    0: litpath's info; 1 (``-v``): litpath's debug; 2 (``-vv``): every library's debug.
+    Progress lines (:mod:`pipeline.progress`) are not log records and always print."""
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _CurrentStderr)]:
+        root.removeHandler(handler)
+    handler = _CurrentStderr()
+    handler.setFormatter(logging.Formatter(LOG_FORMAT, "%Y-%m-%d %H:%M:%S"))
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbosity >= 2 else logging.WARNING)
+    level = {-1: logging.WARNING, 0: logging.INFO}.get(verbosity, logging.DEBUG)
+    for name in OWN_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+
+
+class LitpathGroup(click.Group):
+    """The root group: its commands are registered on first use (the stages' own modules and
+    the plugins), and its help lists them by :data:`SECTIONS`."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._registered = False
+
+    def _register(self) -> None:
+        if not self._registered:
+            self._registered = True
+            _register_area_commands(self)
+            _register_plugin_commands(self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._register()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._register()
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        commands = {}
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                commands[name] = command
+        if not commands:
+            return
+        longest = max(len(name) for name in commands)
+        width = formatter.width - 6 - longest
+        listed: set[str] = set()
+        sections = [*SECTIONS, ("Other commands", tuple(sorted(commands)))]
+        for title, names in sections:
+            shown = [name for name in names if name in commands and name not in listed]
+            listed.update(shown)
+            # Padded to the longest name, so that every section's descriptions line up.
+            rows = [(name.ljust(longest), commands[name].get_short_help_str(width)) for name in shown]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+@click.group(cls=LitpathGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="litpath", message="%(prog)s %(version)s")
+@click.option(
+    "-v", "--verbose", count=True, help="More log detail: -v litpath's debug lines, -vv every library's."
+)
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Log warnings and errors only (progress lines still print)."
+)
+def cli(verbose: int, quiet: bool) -> None:
     """litpath: literature knowledge graph -> all-pairs shortest paths -> SPOKE comparison."""
+    if verbose and quiet:
+        raise click.UsageError("--verbose and --quiet contradict each other; give one")
+    configure_logging(-1 if quiet else verbose)
 
 
 @cli.command()
@@ -98,33 +220,44 @@ def describe(config_path: str) -> None:
 
 @cli.command()
 def schemas() -> None:
-    """Rewrite schemas/tables/*.json and schemas/openapi.json from the code."""
+    """Rewrite schemas/tables/*.json, and the plugins' documents (the API's openapi.json), from the code."""
     from pipeline.schemas_export import write_documents
 
     written = write_documents()
     click.echo("\n".join(f"wrote {p}" for p in written) or "schemas are up to date")
 
 
-def _register_area_commands() -> None:
+def _register_area_commands(group: click.Group) -> None:
     """Sub-commands that live next to their stage's code."""
+    from pipeline.cluster import check_cluster_command, mpi_launcher_command
     from pipeline.compare.commands import compare, query_set_command
     from pipeline.graph.commands import build_graph_command
     from pipeline.ingest.commands import ingest, merge, synth
     from pipeline.plan.commands import calibrate_command, check_command, plan_command
     from pipeline.spoke.commands import build_mapping, load_spoke
     from pipeline.store.commands import load_mongo_command
-    from services.api.commands import serve
 
     commands = (ingest, merge, synth, build_graph_command, load_mongo_command, load_spoke, build_mapping)
-    for command in (*commands, serve, compare, query_set_command):
-        cli.add_command(command)
-    cli.add_command(plan_command, "plan")
-    cli.add_command(calibrate_command, "plan-calibrate")
-    cli.add_command(check_command, "plan-check")
+    for command in (*commands, compare, query_set_command, check_cluster_command, mpi_launcher_command):
+        group.add_command(command)
+    group.add_command(plan_command, "plan")
+    group.add_command(calibrate_command, "plan-calibrate")
+    group.add_command(check_command, "plan-check")
+
+
+def _register_plugin_commands(group: click.Group) -> None:
+    """Commands other distributions declare under ``litpath.commands``, named by their entry
+    point. One that fails to load is reported and left out; the others still work."""
+    for entry in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        try:
+            command = entry.load()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not take the CLI down
+            click.echo(f"litpath: warning: command {entry.name!r} ({entry.value}) left out: {exc}", err=True)
+            continue
+        group.add_command(command, entry.name)
 
 
 def main() -> None:
-    _register_area_commands()
     try:
         cli(standalone_mode=False)
     except click.exceptions.Abort:

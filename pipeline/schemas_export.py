@@ -1,13 +1,16 @@
 """Publish the project's contracts as JSON under ``schemas/`` for readers outside Python.
 
 ``schemas/tables/<table>.json`` describe the Parquet tables of :mod:`pipeline.tables` (JSON
-Schema of one row) and ``schemas/openapi.json`` is the path service's OpenAPI document.
-``litpath schemas`` rewrites them; a test fails when they fall out of step with the code.
+Schema of one row). Other distributions publish theirs through the entry-point group
+``litpath.schemas``: each entry is a function returning ``{name under schemas/: text}``; the
+path service's ``openapi.json`` comes that way (``services/api/openapi.py``).
+``litpath schemas`` rewrites them all; a test fails when they fall out of step with the code.
 """
 
 from __future__ import annotations
 
 import json
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ from pipeline.config import REPO_ROOT
 from pipeline.tables import ALL_TABLES
 
 SCHEMAS_DIR = REPO_ROOT / "schemas"
+DOCUMENTS_GROUP = "litpath.schemas"
 
 
 def _json_type(arrow_type: pa.DataType) -> dict[str, Any]:
@@ -53,18 +57,18 @@ def table_json_schema(name: str, schema: pa.Schema) -> dict[str, Any]:
 
 
 def rendered_documents() -> dict[Path, str]:
-    """Every published document, path -> text, as the code defines them now."""
-    from services.api.main import create_app
-    from services.api.settings import Settings
-
+    """Every published document, path -> text, as the code defines them now. A plugin that
+    fails to load fails this too: a document left out would go stale unnoticed."""
     documents = {
         SCHEMAS_DIR / "tables" / f"{name}.json": json.dumps(table_json_schema(name, schema), indent=2) + "\n"
         for name, schema in ALL_TABLES.items()
     }
-    # The defaults' document (caps, body size), whatever LITPATH_* this shell sets: a served one
-    # states its own settings.
-    published = create_app(Settings.model_construct()).openapi()
-    documents[SCHEMAS_DIR / "openapi.json"] = json.dumps(published, indent=2) + "\n"
+    for entry in sorted(entry_points(group=DOCUMENTS_GROUP), key=lambda e: e.name):
+        for name, text in entry.load()().items():
+            path = SCHEMAS_DIR / name
+            if path in documents:
+                raise ValueError(f"{entry.value} publishes {name}, which another document already is")
+            documents[path] = text
     return documents
 
 

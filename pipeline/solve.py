@@ -3,8 +3,8 @@
 ``build_solver()`` configures and builds solver/ with CMake (Ninja, Release, -j2) against
 the cached MPI build of ADIOS2 (``scripts/build_adios2_mpi.sh``); a second call is a no-op
 when nothing changed. ``run_solver()`` launches ``apsp-fw`` on R ranks (``mpirun``, or
-``srun`` inside a Slurm allocation), streams the solver's progress lines, and returns its
-JSON summary as a dict.
+``srun`` inside a Slurm allocation: :mod:`pipeline.cluster`), streams the solver's progress
+lines, and returns its JSON summary as a dict.
 
 Rows mode: ``run_solver(..., sources=[...])`` computes only the distance rows of those
 vertices (``apsp-fw --sources``, Dijkstra on the sparse graph; distances.bp in the "rows"
@@ -25,15 +25,16 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from pipeline.cluster import launcher_command
+from pipeline.process import ProcessError, terminate_session
 
 REPO = Path(__file__).resolve().parents[1]
 SOLVER_DIR = REPO / "solver"
@@ -57,58 +58,13 @@ class SolverError(RuntimeError):
     """The solver could not be built, was not found, or failed; the message says why."""
 
 
-def session_processes(session_id: int) -> list[int]:
-    """PIDs of the live processes in session ``session_id``.
-
-    Open MPI's mpirun puts every rank in a process group of its own, so killing mpirun's
-    group misses them, and a rank whose mpirun died is reparented and keeps computing (and
-    writing checkpoints). They all stay in the session mpirun was started in, though.
-    """
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state ppid pgrp session ...
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] != "Z" and int(fields[3]) == session_id:
-            found.append(int(entry.name))
-    return found
-
-
 def stop_job(proc: subprocess.Popen, grace: float = 10.0) -> None:
-    """Stop an MPI launcher started with ``start_new_session=True`` and every rank it started.
-
-    SIGTERM first (mpirun and srun pass it on to the ranks and clean up); after ``grace``
-    seconds, SIGKILL to whatever is left in the launcher's session; returns once all of it
-    is gone, so that a rerun never races the old job for its checkpoint directory.
-    """
-    kill_wait = 10.0  # seconds for SIGKILLed processes to disappear
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-    deadline = time.monotonic() + kill_wait
-    while True:
-        left = session_processes(proc.pid)
-        if proc.poll() is None:
-            left.append(proc.pid)
-        if not left:
-            break
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if time.monotonic() > deadline:
-            raise SolverError(f"could not stop MPI job {proc.pid}: processes {left} survive SIGKILL")
-        time.sleep(0.05)
-    proc.wait()
+    """Stop an MPI launcher started with ``start_new_session=True`` and every rank it started
+    (:func:`pipeline.process.terminate_session`); ranks that survive SIGKILL are a SolverError."""
+    try:
+        terminate_session(proc, grace)
+    except ProcessError as exc:
+        raise SolverError(f"MPI launcher: {exc}") from exc
 
 
 def cache_dir() -> Path:
@@ -179,11 +135,9 @@ def mpirun_command(ranks: int, threads: int = 1) -> list[str]:
     """The launcher prefix for ``ranks`` MPI processes: ``srun`` inside a Slurm allocation,
     ``mpirun`` (with the flags Open MPI needs as root and when ranks exceed cores) elsewhere.
 
-    The choice is :func:`services.local.slurm.launcher_command`'s, overridable with
+    The choice is :func:`pipeline.cluster.launcher_command`'s, overridable with
     ``LITPATH_MPI_LAUNCHER=srun|mpirun``.
     """
-    from services.local.slurm import launcher_command
-
     command = launcher_command(int(ranks), os.environ, threads_per_rank=int(threads))
     found = shutil.which(command[0])
     if found is None:
@@ -379,7 +333,7 @@ def run_solver(
         echo = on_progress or (lambda line: print(line, file=sys.stderr, flush=True))
         echo(f"launching: {shlex.join(cmd)}")
         log_tail: collections.deque[str] = collections.deque(maxlen=60)
-        # A session of its own, so that stop_job can find every rank (see session_processes).
+        # A session of its own, so that stop_job can find every rank (pipeline.process.session_processes).
         proc = subprocess.Popen(
             cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
         )

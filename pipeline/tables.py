@@ -14,6 +14,8 @@ Identifier conventions (shared by every stage):
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 
 DOCUMENTS = pa.schema(
@@ -121,3 +123,11 @@ ALL_TABLES: dict[str, pa.Schema] = {
 }
 
 EDGE_KINDS = ("concept_concept", "concept_abstract", "abstract_abstract")
+
+
+def table_path(tables_dir: Path, name: str) -> Path | None:
+    """``<name>.parquet`` or a ``<name>/`` folder of parts under ``tables_dir``; None if neither."""
+    for candidate in (tables_dir / f"{name}.parquet", tables_dir / name):
+        if candidate.exists():
+            return candidate
+    return None

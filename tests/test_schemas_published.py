@@ -7,16 +7,18 @@ import json
 import jsonschema
 import pyarrow as pa
 
-from pipeline.schemas_export import rendered_documents, table_json_schema
-from pipeline.tables import DOCUMENTS
+from pipeline.schemas_export import SCHEMAS_DIR, rendered_documents, table_json_schema
+from pipeline.tables import ALL_TABLES, DOCUMENTS
 
 
 def test_published_schemas_are_current() -> None:
-    stale = [
-        str(path)
-        for path, text in rendered_documents().items()
-        if not path.exists() or path.read_text() != text
-    ]
+    documents = rendered_documents()
+    # The table schemas, and the OpenAPI document that services contributes as a plugin.
+    assert {path.relative_to(SCHEMAS_DIR).as_posix() for path in documents} == {
+        *(f"tables/{name}.json" for name in ALL_TABLES),
+        "openapi.json",
+    }
+    stale = [str(path) for path, text in documents.items() if not path.exists() or path.read_text() != text]
     assert not stale, f"out of date, run `litpath schemas`: {stale}"
 
 

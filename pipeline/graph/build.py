@@ -52,7 +52,7 @@ from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex
 from pipeline.progress import Progress
 from pipeline.resources import memory_budget_bytes, spill_parent
 from pipeline.store.adios import GraphBpWriter, write_graph_bp
-from pipeline.tables import EDGE_KINDS, EDGES
+from pipeline.tables import EDGE_KINDS, EDGES, table_path
 
 DEFAULT_GRAPH_CONFIG: dict[str, Any] = {
     "edge_kinds": list(EDGE_KINDS),
@@ -93,14 +93,6 @@ def graph_config(config: dict[str, Any] | None) -> dict[str, Any]:
     if not isinstance(merged["batch_rows"], int) or merged["batch_rows"] < 1:
         raise ValueError(f"batch_rows must be a positive integer, got {merged['batch_rows']!r}")
     return merged
-
-
-def table_path(tables_dir: Path, name: str) -> Path | None:
-    """``<name>.parquet`` or a ``<name>/`` folder of parts under ``tables_dir``; None if neither."""
-    for candidate in (tables_dir / f"{name}.parquet", tables_dir / name):
-        if candidate.exists():
-            return candidate
-    return None
 
 
 def _require_table(tables_dir: Path, name: str, why: str) -> Path:

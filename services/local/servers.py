@@ -44,7 +44,6 @@ import os
 import secrets
 import shlex
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -58,10 +57,11 @@ from urllib.parse import quote
 
 import psutil
 
+from pipeline.process import LOOPBACK, PidFile, free_port, log_tail, terminate
+
 LOCAL_DIR = Path(__file__).resolve().parent
 REPO_ROOT = LOCAL_DIR.parents[1]
 DEFAULT_STATE_ROOT = REPO_ROOT / ".local-servers"
-LOOPBACK = "127.0.0.1"
 
 # Launcher output that says the server accepts connections (printed once, after binding).
 READY_MARKER = "READY litpath-"
@@ -151,7 +151,7 @@ def build_jar(name: str) -> Path:
             if result.returncode != 0:
                 raise ServerError(
                     f"building the {name} launcher failed (mvn exit {result.returncode}); "
-                    f"see {log_path}:\n{_tail(log_path)}"
+                    f"see {log_path}:\n{log_tail(log_path, LOG_TAIL_LINES)}"
                 )
             staged = Path(scratch) / "out"
             staged.mkdir()
@@ -220,27 +220,12 @@ def build_jars() -> dict[str, Path]:
 # Running a server
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((LOOPBACK, 0))
-        return int(probe.getsockname()[1])
-
-
 def port_open(port: int, timeout: float = 0.5) -> bool:
     try:
         with socket.create_connection((LOOPBACK, port), timeout=timeout):
             return True
     except OSError:
         return False
-
-
-def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join("    " + line for line in text.splitlines()[-lines:])
 
 
 def _java() -> str:
@@ -354,28 +339,18 @@ class LocalServer:
         tmp.replace(self.credentials_path)
 
     @property
+    def pid_file(self) -> PidFile:
+        """The launcher's PID file; a PID counts only while it runs this server's jar (PID reuse)."""
+        jar = _jar_name(self.name)
+        return PidFile(self.pid_path, lambda command: any(arg.endswith(jar) for arg in command))
+
+    @property
     def pid(self) -> int | None:
         """PID of this server's launcher if it is running, else None (stale PID files ignored)."""
-        if self._process is not None and self._process.poll() is None:
-            return self._process.pid
-        try:
-            pid = int(self.pid_path.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if self._is_our_launcher(pid) else None
+        return self.pid_file.live_pid(self._process)
 
     def running(self) -> bool:
         return self.pid is not None
-
-    def _is_our_launcher(self, pid: int) -> bool:
-        """True when ``pid`` is alive and is a java process running this server's jar (PID reuse)."""
-        try:
-            process = psutil.Process(pid)
-            if process.status() == psutil.STATUS_ZOMBIE:
-                return False
-            return any(arg.endswith(_jar_name(self.name)) for arg in process.cmdline())
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            return False
 
     def recorded_port(self) -> int | None:
         """The port written by the last start, if any."""
@@ -439,7 +414,7 @@ class LocalServer:
                 start_new_session=True,  # survives the CLI and its terminal's Ctrl-C
             )
         self.port = port
-        self.pid_path.write_text(f"{self._process.pid}\n")
+        self.pid_file.write(self._process.pid)
         self.state_path.write_text(
             json.dumps({"pid": self._process.pid, "port": port, "uri": self.public_uri, "jar": str(jar)}, indent=2)
             + "\n"
@@ -459,7 +434,7 @@ class LocalServer:
             if exit_code is not None:
                 raise ServerError(
                     f"{self.name} server exited with status {exit_code} while starting on port {self.port}; "
-                    f"last lines of {self.log_path}:\n{_tail(self.log_path)}"
+                    f"last lines of {self.log_path}:\n{log_tail(self.log_path, LOG_TAIL_LINES)}"
                 )
             # Our launcher's READY line first, so a foreign server on the port cannot pass for ours.
             if self._launcher_said_ready(log_offset) and self.port is not None and port_open(self.port):
@@ -471,7 +446,7 @@ class LocalServer:
             time.sleep(0.2)
         raise ServerError(
             f"{self.name} server did not become ready on port {self.port} ({last_error}); "
-            f"last lines of {self.log_path}:\n{_tail(self.log_path)}"
+            f"last lines of {self.log_path}:\n{log_tail(self.log_path, LOG_TAIL_LINES)}"
         )
 
     def _launcher_said_ready(self, log_offset: int) -> bool:
@@ -489,26 +464,10 @@ class LocalServer:
         return was_running
 
     def _terminate(self, grace: float) -> None:
-        self.last_stop_forced = False
-        pid = self.pid
-        if pid is not None:
-            try:
-                process = psutil.Process(pid)
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=grace)
-                except psutil.TimeoutExpired:
-                    self.last_stop_forced = True
-                    process.kill()
-                    process.wait(timeout=10)
-            except psutil.NoSuchProcess:
-                pass
-        if self._process is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=1)  # reap our child so no zombie keeps the PID
-            self._process = None
-        for path in (self.pid_path, self.state_path):
-            path.unlink(missing_ok=True)
+        self.last_stop_forced = terminate(self.pid, grace, child=self._process)
+        self._process = None
+        self.pid_file.remove()
+        self.state_path.unlink(missing_ok=True)
 
     def __enter__(self) -> LocalServer:
         if not self.running():

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 from solver.conftest import random_graph
 
-from pipeline.solve import SolverError, mpirun_command, run_solver, session_processes, stop_job
+from pipeline.process import session_processes
+from pipeline.solve import SolverError, mpirun_command, run_solver, stop_job
 
 pytestmark = [pytest.mark.faults, pytest.mark.mpi]
 

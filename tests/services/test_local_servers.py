@@ -18,8 +18,9 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, ClientError, ConstraintError
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
+from pipeline.process import free_port
 from services.local import servers
-from services.local.servers import REPO_ROOT, MongoServer, Neo4jServer, ServerError, build_jars, free_port
+from services.local.servers import REPO_ROOT, MongoServer, Neo4jServer, ServerError, build_jars
 
 pytestmark = pytest.mark.servers
 

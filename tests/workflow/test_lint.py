@@ -1,4 +1,5 @@
-"""The workflow passes Snakemake's own linter and snakefmt, and the Python code passes ruff."""
+"""The workflow passes Snakemake's own linter and snakefmt, and the Python code passes ruff and
+the import contracts (what `make lint` runs)."""
 
 from __future__ import annotations
 
@@ -28,3 +29,10 @@ def test_snakefmt_check_is_clean() -> None:
 def test_ruff_is_clean() -> None:
     done = run(str(BIN / "ruff"), "check", "pipeline", "services", "tests", "bench")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_import_contracts_hold() -> None:
+    """The layers and no-circle contracts of .importlinter (services above pipeline, ...)."""
+    done = run(str(BIN / "lint-imports"), "--no-cache", "--no-logo")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout

@@ -5,23 +5,18 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from pipeline.graphs import SCOPES
+from services.api import API_VERSION
 from services.api.deps import StateDep, require_api_key, run_bounded
-from services.api.errors import ApiError, error_responses
+from services.api.errors import NotReady, error_responses
 from services.api.models import HealthOut, ReadyOut
 from services.api.state import ServiceState
 
 router = APIRouter(prefix="/v1", tags=["health"])
 
 
-class NotReady(ApiError):
-    status, code = 503, "not_ready"
-
-
 @router.get("/health", response_model=HealthOut, responses=error_responses(400, 413, 500))
 async def health() -> dict:
     """The process is up (no dependency is checked)."""
-    from services.api.main import API_VERSION
-
     return {"status": "ok", "version": API_VERSION}
 
 
