@@ -43,8 +43,9 @@ sys.path.insert(0, str(ROOT))
 
 import neo4j  # noqa: E402
 
+from pipeline.builds import open_build  # noqa: E402
 from pipeline.compare.classify import Comparator, query_pairs, scenario_of, spoke_hops_of  # noqa: E402
-from pipeline.compare.literature import PathFinder, open_build  # noqa: E402
+from pipeline.compare.literature import PathFinder  # noqa: E402
 from pipeline.compare.spoke import CuiMapping, SpokeGraph  # noqa: E402
 from pipeline.spoke.load import load_spoke  # noqa: E402
 from pipeline.store.neo4j import Neo4jSettings  # noqa: E402
@@ -188,8 +189,8 @@ def main() -> None:
             assert report.verified, report.problems
             print(f"loaded in {load_seconds:.1f} s")
 
-            build = open_build(fixture.build_dir)
-            finder = PathFinder(build)
+            build = open_build(fixture.build_dir, scopes=["full"])
+            finder = PathFinder(build.graph("full"))
             pairs = query_pairs(query, ordered=False)
             paths = [finder.path(a, b) for a, b in pairs]
             n_hops = sum(max(len(p.concepts) - 1, 0) for p in paths)

@@ -72,9 +72,8 @@ def percentiles(samples_s: list[float]) -> dict:
 
 def prepare_build(args) -> tuple[Path, list[str], object]:
     """(results_dir, vertex keys, adjacency) of the build to serve."""
+    from pipeline.builds import resolve_build_dir
     from pipeline.paths import adjacency_from_graph_bp
-    from services.api.settings import Settings
-    from services.api.state import resolve_build_dir
 
     if args.results_dir:
         results = Path(args.results_dir)
@@ -89,7 +88,7 @@ def prepare_build(args) -> tuple[Path, list[str], object]:
         print(
             f"built fixture n={args.n} in {time.perf_counter() - started:.1f} s under {results}", flush=True
         )
-    build_dir = resolve_build_dir(Settings(results_dir=results))
+    build_dir = resolve_build_dir(results)
     import pyarrow.parquet as pq
 
     keys = pq.read_table(build_dir / "graph" / "vertices.parquet", columns=["key"]).column("key").to_pylist()

@@ -188,17 +188,20 @@ def compare(
     out_dir: str, neo4j: Neo4jSettings,
 ) -> None:  # fmt: skip
     """Classify literature paths against SPOKE (scenarios 1, 2a, 2b, 3a, 3b, 3c, 4) and write the report."""
+    from pipeline.builds import open_build
     from pipeline.compare.classify import Comparator
-    from pipeline.compare.literature import concept_semtypes, open_compared_graph
     from pipeline.compare.report import no_mapped_concepts, write_report
     from pipeline.compare.run import run_comparison
     from pipeline.compare.spoke import SpokeGraph
 
     mapping = _mapping(mapping_path)
     try:
-        graph = open_compared_graph(build_dir, scope)
+        # Distances of another graph are an error here: a report from mismatched artifacts is worse than none.
+        build = open_build(build_dir, scopes=[scope], on_mismatch="raise")
     except (ValueError, OSError) as exc:
         raise click.BadParameter(str(exc), param_hint="--build") from None
+    graph = build.graph(scope)
+    concepts = build.concepts()
 
     mongo_client = None
     if not no_mongo:
@@ -217,7 +220,7 @@ def compare(
                 graph, mapping, comparator, query, ordered=pair_mode == "ordered",
                 mongo_db=None if mongo_client is None else mongo_client[mongo_database],
                 settings={"mapping_file": str(Path(mapping_path).resolve()), "neo4j": neo4j.describe()},
-                semtypes=concept_semtypes(graph.build_dir),
+                semtypes={} if concepts is None else concepts.semtypes_by_cui(),
             )  # fmt: skip
     except Neo4jUnavailable as exc:
         raise click.ClickException(str(exc)) from None
@@ -225,7 +228,7 @@ def compare(
         if mongo_client is not None:
             mongo_client.close()
     names = {key: graph.name_of(key) for comp in run.comparisons for key in comp.concepts}
-    graph.close()
+    build.close()
     paths = write_report(run, out_dir, names)
     summary = {"graph": scope, "pairs": len(run.comparisons), "counts": run.counts(),
                "neo4j_round_trips": run.round_trips, "outputs": {k: str(v) for k, v in paths.items()}}  # fmt: skip

@@ -14,17 +14,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import pyarrow.parquet as pq
-
-from pipeline.paths import DEFAULT_TOLERANCE, Tolerance
 
 log = logging.getLogger(__name__)
 
 NO_STORE = "no evidence store configured"
 STORE_FAILED = "evidence store unavailable"
+NO_BUILD = "no build loaded"  # a caller-given path classified with no build to look evidence up in
 
 
 @dataclass
@@ -63,26 +59,6 @@ class LiteraturePath:
     evidence_status: str = NO_STORE
     absent: list[str] = field(default_factory=list)  # ends that are not vertices of the graph
     distances: str | None = None  # "stored" or "on-demand": where the path's distances came from
-
-
-def open_compared_graph(build_dir: str | Path, scope: str = "cooccurrence", tolerance: Tolerance = DEFAULT_TOLERANCE):
-    """The graph the comparison reads, refused when its stored distances belong to another graph."""
-    from pipeline.graphs import open_graph
-
-    graph = open_graph(build_dir, scope, tolerance)
-    if graph.stale_reason:
-        graph.close()
-        raise ValueError(f"build {graph.build_dir.name}, {scope} graph: {graph.stale_reason}")
-    return graph
-
-
-def concept_semtypes(build_dir: str | Path) -> dict[str, list[str]]:
-    """Semantic types per CUI from the build's concepts table (empty when it has none)."""
-    path = Path(build_dir) / "tables" / "concepts.parquet"
-    if not path.exists():
-        return {}
-    table = pq.read_table(path, columns=["cui", "semtypes"])
-    return dict(zip(table.column("cui").to_pylist(), table.column("semtypes").to_pylist(), strict=True))
 
 
 class PathFinder:
@@ -148,6 +124,5 @@ def attach_evidence(paths: list[LiteraturePath], mongo_db, build_id: str) -> str
 
 
 __all__ = [
-    "NO_STORE", "STORE_FAILED", "LiteratureHop", "LiteraturePath", "PathFinder", "attach_evidence",
-    "concept_semtypes", "open_compared_graph",
+    "NO_BUILD", "NO_STORE", "STORE_FAILED", "LiteratureHop", "LiteraturePath", "PathFinder", "attach_evidence",
 ]  # fmt: skip

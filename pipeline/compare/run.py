@@ -13,6 +13,10 @@ node through the mapping, as the paper mapped 54 SPOKE nodes to 68 CUIs). Accept
 A query set may also be taken from SPOKE itself, as the paper built its own: the nodes
 around a seed (:func:`neighbourhood_entries`, "54 connected vertices, of which 6 are of type
 Disease and 48 are of type Protein" around COVID-19).
+
+The path service classifies one path or pair at a time with the same code
+(:func:`classify_given_path`, :func:`classify_pair`), so the CLI and the service give the same
+answer for the same inputs.
 """
 
 from __future__ import annotations
@@ -27,7 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.compare.classify import Comparator, Comparison, query_pairs, same_node_pairs
-from pipeline.compare.literature import PathFinder, attach_evidence
+from pipeline.compare.literature import (
+    NO_BUILD,
+    NO_STORE,
+    LiteratureHop,
+    LiteraturePath,
+    PathFinder,
+    attach_evidence,
+)
 from pipeline.compare.spoke import CONCEPT_KEY, CuiMapping
 
 
@@ -273,7 +284,54 @@ def run_comparison(
     )
 
 
+def given_path(concepts: list[str], graph=None) -> LiteraturePath:
+    """A caller-given concept sequence as a literature path, each hop costed by the edge of
+    ``graph`` (:class:`pipeline.graphs.Graph`) that joins its two concepts; a hop that is no
+    edge of the graph, or with no graph, has cost None."""
+    hops = []
+    for a, b in zip(concepts, concepts[1:], strict=False):
+        cost = None
+        if graph is not None and a != b and a in graph.vid_of and b in graph.vid_of:
+            try:
+                cost = graph.adjacency.edge_cost(graph.vid_of[a], graph.vid_of[b])
+            except KeyError:
+                cost = None  # not an edge of the literature graph
+        hops.append(LiteratureHop(a, b, cost))
+    return LiteraturePath(concepts[0], concepts[-1], True, list(concepts), list(concepts), hops)
+
+
+def classify_given_path(
+    comparator: Comparator, concepts: list[str], graph=None, *, build_id: str | None = None, mongo_db=None,
+    evidence: bool = True,
+) -> Comparison:  # fmt: skip
+    """Classify a caller-given concept path (at least two concepts) against SPOKE.
+
+    With ``evidence`` and a build, the documents of each hop come from the evidence store of
+    that build (unknown without a store); the hops' costs come from ``graph`` (see :func:`given_path`).
+    """
+    path = given_path(concepts, graph)
+    if evidence and build_id is not None:
+        attach_evidence([path], mongo_db, build_id)
+    else:
+        path.evidence_status = NO_STORE if build_id is not None else NO_BUILD
+    return comparator.compare_paths([path])[0]
+
+
+def classify_pair(comparator: Comparator, graph, source: str, target: str, *, mongo_db=None) -> Comparison:
+    """Classify the literature path between two concepts on ``graph`` against SPOKE: scenario 4
+    (or none) when the graph does not join them.
+
+    Raises :class:`pipeline.graphs.GraphStale` when the graph's stored distances belong to
+    another graph, even for a pair whose ends are not in the graph.
+    """
+    graph.require_fresh()
+    path = PathFinder(graph).path(source, target)
+    if path.reachable:
+        attach_evidence([path], mongo_db, graph.build_id)
+    return comparator.compare_paths([path])[0]
+
+
 __all__ = [
-    "CompareRun", "QueryEntry", "QuerySet", "coverage_of", "neighbourhood_entries", "read_query_set",
-    "run_comparison", "write_query_set",
+    "CompareRun", "QueryEntry", "QuerySet", "classify_given_path", "classify_pair", "coverage_of", "given_path",
+    "neighbourhood_entries", "read_query_set", "run_comparison", "write_query_set",
 ]  # fmt: skip

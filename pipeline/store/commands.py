@@ -9,8 +9,8 @@ import click
 import yaml
 from pymongo.errors import PyMongoError
 
-from pipeline.connections import scrub
-from pipeline.store.mongo import load_build, redact_uri
+from pipeline.connections import redact_uri, scrub
+from pipeline.store.mongo import load_build
 
 
 def _progress_printer(every_s: float = 5.0):

@@ -1,7 +1,7 @@
 """Supporting documents of concept--concept hops, from the MongoDB evidence store.
 
-Collection ``evidence`` (written by ``pipeline.store.mongo``): ``_id = f"{build}:{a}|{b}"``
-with ``a < b``, fields ``documents`` (doc ids), ``sentence_ids``, ``n_predications``. All
+Collection ``evidence`` (written by ``pipeline.store.mongo``): ``_id`` is :func:`evidence_id`,
+which the writer uses too; fields ``documents`` (doc ids), ``sentence_ids``, ``n_predications``. All
 hops of a path are fetched in one ``$in`` query on ``_id``; the ids are built from CUIs that
 were resolved against the build's vertex table, so only validated values reach the query.
 
@@ -28,6 +28,8 @@ _loaded_lock = threading.Lock()
 
 
 def evidence_id(build_id: str, cui_a: str, cui_b: str) -> str:
+    """The ``_id`` of a concept pair's evidence document: ``<build>:<a>|<b>`` with ``a < b``
+    (either order of the pair gives the same id)."""
     a, b = sorted((cui_a, cui_b))
     return f"{build_id}:{a}|{b}"
 

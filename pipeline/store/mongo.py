@@ -6,10 +6,12 @@ Collections (docs/design.md §6.5):
                that contain the paper]. Papers are shared between builds.
 ``concepts``   ``_id = "<build>:<cui>"``; build, cui, name, semtypes, vid (None when the concept
                is in the concepts table but not a graph vertex).
-``evidence``   ``_id = "<build>:<cui_a>|<cui_b>"`` with ``cui_a < cui_b``: the predications behind
-               each concept--concept edge of the graph -- build, cui_a, cui_b, documents
-               [doc_id...], sentence_ids [...], n_predications, n_documents, truncated (lists
-               are capped at ``max_evidence`` entries so a hub pair stays under 16 MB).
+``evidence``   ``_id = "<build>:<cui_a>|<cui_b>"`` with ``cui_a < cui_b``, made by
+               :func:`pipeline.store.evidence.evidence_id`, which the reader uses too: the
+               predications behind each concept--concept edge of the graph -- build, cui_a,
+               cui_b, documents [doc_id...], sentence_ids [...], n_predications, n_documents,
+               truncated (lists are capped at ``max_evidence`` entries so a hub pair stays
+               under 16 MB).
 ``builds``     ``_id = build_id``; the provenance record given by the caller (inputs with
                checksums and versions, config, counts, timings, created) plus ``status``
                ("loading" then "complete") and the load's own counts.
@@ -44,7 +46,8 @@ from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure
 
 from pipeline.connections import redact_config, redact_uri
-from pipeline.graph.build import table_path
+from pipeline.store.evidence import evidence_id
+from pipeline.tables import table_path
 
 log = logging.getLogger(__name__)
 
@@ -327,7 +330,7 @@ def _evidence_operations(
                 "n_predications": row["n_predications"],
                 "truncated": cut,
             }
-            yield ReplaceOne({"_id": f"{build_id}:{row['cui_a']}|{row['cui_b']}"}, doc, upsert=True)
+            yield ReplaceOne({"_id": evidence_id(build_id, row["cui_a"], row["cui_b"])}, doc, upsert=True)
 
 
 def load_build(
@@ -449,30 +452,3 @@ def load_build(
         return counts
     finally:
         client.close()
-
-
-# --- lookups for the service -------------------------------------------------------------------
-
-
-def evidence_for(db: Database, build_id: str, cui_a: str, cui_b: str) -> dict | None:
-    """The evidence document of a concept pair (either order), or None."""
-    low, high = sorted((cui_a, cui_b))
-    return db.evidence.find_one({"build": build_id, "cui_a": low, "cui_b": high})
-
-
-def concept_by_cui(db: Database, build_id: str, cui: str) -> dict | None:
-    return db.concepts.find_one({"build": build_id, "cui": cui})
-
-
-def concept_by_vid(db: Database, build_id: str, vid: int) -> dict | None:
-    return db.concepts.find_one({"build": build_id, "vid": int(vid)})
-
-
-def concepts_by_vids(db: Database, build_id: str, vids: Iterable[int]) -> dict[int, dict]:
-    """Concepts of several vertex ids in one query, keyed by vid (missing ones absent)."""
-    wanted = sorted({int(v) for v in vids})
-    return {doc["vid"]: doc for doc in db.concepts.find({"build": build_id, "vid": {"$in": wanted}})}
-
-
-def build_record(db: Database, build_id: str) -> dict | None:
-    return db.builds.find_one({"_id": build_id})

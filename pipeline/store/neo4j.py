@@ -3,7 +3,8 @@
 Settings come from arguments, then the environment (``LITPATH_NEO4J_URI``,
 ``LITPATH_NEO4J_USER``, ``LITPATH_NEO4J_PASSWORD``, ``LITPATH_NEO4J_DATABASE``), then
 defaults. The password is never part of a message, a ``repr`` or a log line; URIs are
-shown with any ``user:password@`` part removed.
+shown with any ``user:password@`` part redacted (:func:`pipeline.connections.redact_uri`).
+:func:`connect` is the one way litpath makes a driver: the CLI commands and the path service.
 
 The graph's naming is configurable for servers that do not follow SPOKE's: by default
 each node type is its label, the identifier lives in property ``identifier`` and the
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 
 import neo4j
 from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
+
+from pipeline.connections import redact_uri, scrub
 
 ENV_URI = "LITPATH_NEO4J_URI"
 ENV_USER = "LITPATH_NEO4J_USER"
@@ -49,15 +52,6 @@ def check_name(name: str, what: str) -> str:
 def quote(name: str) -> str:
     """Backtick-quote a checked name for Cypher."""
     return f"`{check_name(name, 'name')}`"
-
-
-def redact_uri(uri: str) -> str:
-    """The URI without any ``user:password@`` part: everything from ``://`` to the last ``@``
-    (a password holding ``#``, ``?`` or ``/`` must not survive a parser that stops there)."""
-    scheme, sep, rest = uri.partition("://")
-    if not sep or "@" not in rest:
-        return uri
-    return f"{scheme}://{rest.rpartition('@')[2]}"
 
 
 @dataclass(frozen=True)
@@ -124,13 +118,37 @@ class Neo4jSettings:
         return f"Neo4jSettings({self.describe()})"
 
 
-def connect(settings: Neo4jSettings) -> neo4j.Driver:
-    """An open driver whose server answered, or Neo4jUnavailable with one clear line."""
+def connect(
+    settings: Neo4jSettings,
+    *,
+    verify: bool = True,
+    connection_timeout: float | None = None,
+    max_transaction_retry_time: float | None = None,
+) -> neo4j.Driver:
+    """A driver for ``settings``, or Neo4jUnavailable with one clear line.
+
+    With ``verify`` (the commands) the server must answer a query now. Without it (the path
+    service, which starts whether Neo4j is up or not and reports it in /v1/ready) only the URI
+    is checked. ``connection_timeout`` and ``max_transaction_retry_time`` (seconds) replace the
+    driver's defaults when given.
+    """
     where = settings.describe()
+    options = {
+        name: value
+        for name, value in (
+            ("connection_timeout", connection_timeout),
+            ("max_transaction_retry_time", max_transaction_retry_time),
+        )
+        if value is not None
+    }
     try:
-        driver = neo4j.GraphDatabase.driver(settings.uri, auth=settings.auth)
+        driver = neo4j.GraphDatabase.driver(settings.uri, auth=settings.auth, **options)
     except (ConfigurationError, ValueError) as exc:
-        raise Neo4jUnavailable(f"Neo4j URI {redact_uri(settings.uri)!r} is not usable: {exc}") from None
+        # The driver's message may quote the URI, credentials and all.
+        reason = scrub(str(exc), settings.uri)
+        raise Neo4jUnavailable(f"Neo4j URI {redact_uri(settings.uri)!r} is not usable: {reason}") from None
+    if not verify:
+        return driver
     try:
         driver.verify_connectivity()
         # verify_connectivity may succeed before authentication on some servers; a trivial

@@ -78,6 +78,24 @@ class RequestTimeout(ApiError):
     status, code = 504, "timeout"
 
 
+class NotReady(ApiError):
+    """/v1/ready: the build, one of its graphs or a database is not usable; the detail has the checks."""
+
+    status, code = 503, "not_ready"
+
+
+class SpokeUnavailable(ApiError):
+    """No SPOKE comparison possible: no Neo4j configured or reachable, or no CUI -> SPOKE mapping."""
+
+    status, code = 503, "spoke_unavailable"
+
+
+class NoReport(ApiError):
+    """The served build has no comparison report."""
+
+    status, code = 404, "no_report"
+
+
 def error_body(code: str, message: str, detail: Any = None) -> dict:
     return {"error": {"code": code, "message": message, "detail": jsonable_encoder(detail)}}
 

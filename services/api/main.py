@@ -8,14 +8,14 @@ from typing import Any
 from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from services.api import API_VERSION
 from services.api.deps import require_api_key
+from services.api.docs import add_docs
 from services.api.errors import register_error_handlers
 from services.api.middleware import BodySizeLimit, HostAllowList
 from services.api.routers import compare, concepts, distance, health, neighbors, paths
 from services.api.settings import Settings, get_settings
 from services.api.state import close_state, open_state
-
-API_VERSION = "1.1.0"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -45,7 +45,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             f"({active.request_timeout_s:g} s here, 504 past it)."
         ),
         lifespan=lifespan,
+        # /docs from local files (services/api/docs.py): FastAPI's own pages load from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
+    add_docs(app)
     if settings is not None:
         app.dependency_overrides[get_settings] = lambda: settings
     register_error_handlers(app)

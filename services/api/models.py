@@ -172,3 +172,107 @@ class NeighborsOut(BaseModel):
     key: str
     k: int
     neighbors: list[NeighborOut]
+
+
+# ---------------------------------------------------------------------------------- comparison
+
+MAX_PATH_CONCEPTS = 100
+# The scenarios of pipeline.compare.classify (SCENARIOS), as the paper numbers them.
+Scenario = Literal["1", "2a", "2b", "3a", "3b", "3c", "4", "none"]
+# SPOKE identifiers are strings for most node types and integers for some (e.g. Entrez genes).
+SpokeIdentifier = str | int
+
+
+class ComparePathIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    concepts: list[ConceptKey] = Field(
+        min_length=2, max_length=MAX_PATH_CONCEPTS, description="A path as CUIs, in order (repeats allowed)"
+    )
+    hops: int = Field(1, ge=1, le=4, description="SPOKE hop limit h")
+    evidence: StrictBool = Field(True, description="Look up supporting documents of each hop")
+    graph: GraphName = Field("cooccurrence", description=GRAPH_DESCRIPTION + "; its edges give the hops' costs")
+
+
+class SpokeNodeOut(BaseModel):
+    # Nodes come from Neo4j: one without a label or an identifier property gives null.
+    label: str | None
+    identifier: SpokeIdentifier | None
+    name: str | None
+
+
+class MappedNodeOut(SpokeNodeOut):
+    method: str | None = Field(description="How the mapping joined the CUI to this node")
+
+
+class SpokeRelationshipOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    type: str
+    from_: SpokeIdentifier | None = Field(alias="from", description="Identifier of the relationship's start node")
+    to: SpokeIdentifier | None = Field(description="Identifier of the relationship's end node")
+    forward: bool = Field(description="Whether it points from the path's previous node to its next")
+
+
+class SpokeHopOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    skipped: list[str] = Field(description="Unmapped concepts of the path collapsed out between from and to")
+    connected: bool = Field(description="Whether SPOKE joins the two concepts within the hop limit")
+    hops: int = Field(description="The hop limit the answer holds for")
+    length: int | None = Field(description="Relationships on the SPOKE path found (0: one shared node)")
+    nodes: list[SpokeNodeOut]
+    relationships: list[SpokeRelationshipOut]
+
+
+class SpokeLinkOut(BaseModel):
+    connected: bool
+    hops: int
+    length: int | None
+    nodes: list[SpokeNodeOut]
+    relationships: list[SpokeRelationshipOut]
+
+
+class LiteratureHopOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    cost: float | None = Field(description="Cost of the hop in the literature graph; null when it is no edge of it")
+    via: list[str] = Field(description="Abstracts between the two concepts (full graph)")
+    documents: list[str] | None = Field(description="Supporting documents; null when unknown")
+    n_predications: int | None
+
+
+class LiteratureOut(BaseModel):
+    reachable: bool
+    in_graph: bool = Field(description="Whether both ends are vertices of the literature graph")
+    vertices: list[str]
+    total_cost: float | None
+    consistent: bool
+    hops: list[LiteratureHopOut]
+    evidence_status: str = Field(description="ok, or why the hops' documents are unknown")
+
+
+class CompareOut(BaseModel):
+    build_id: str | None
+    graph: GraphName = Field(description=GRAPH_DESCRIPTION)
+    source: str
+    target: str
+    scenario: Scenario
+    description: str
+    hop_limit: int
+    concepts: list[str]
+    mapped: dict[str, list[MappedNodeOut]] = Field(description="Each mapped concept's SPOKE nodes present in Neo4j")
+    unmapped: list[str]
+    spoke_hops: list[SpokeHopOut]
+    n_connected: int
+    literature: LiteratureOut | None
+    pair_link: SpokeLinkOut | None = Field(description="Scenario 4 and none: the pair's own SPOKE link")
+    spoke_walk: list[SpokeNodeOut] | None = Field(
+        description="Scenarios 1 and 3a: the one SPOKE node per mapped concept the path runs through"
+    )
+    notes: list[str]
+    neo4j_round_trips: int

@@ -47,6 +47,11 @@ class Settings(BaseSettings):
     compare_concurrency: int = Field(
         2, ge=1, le=64, description="SPOKE comparisons run at once (each holds Neo4j queries)"
     )
+    compare_mapping: Path | None = Field(
+        None,
+        description="CUI -> SPOKE mapping file of /v1/compare; when unset, the served build's "
+        "mapping/cui_spoke_mapping.parquet, else <results_dir>/spoke/cui_spoke_mapping.parquet",
+    )
     allowed_hosts: str = Field(
         "",
         description="Comma-separated Host header values the service answers (DNS-rebinding guard); "
@@ -58,7 +63,7 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Bind address of `litpath serve`")
     port: int = Field(8000, ge=1, le=65535, description="Port of `litpath serve`")
 
-    @field_validator("api_key", "mongo_uri", "neo4j_uri", "neo4j_password", mode="before")
+    @field_validator("api_key", "mongo_uri", "neo4j_uri", "neo4j_password", "compare_mapping", mode="before")
     @classmethod
     def _empty_is_unset(cls, value):
         return None if value == "" else value

@@ -1,14 +1,15 @@
 """The heavy handles of one served build, opened once in the app's lifespan.
 
 A build is served only as a whole: its distances must carry the graph digest of the graph
-the paths are walked on. A build that fails to load, or whose digests disagree, leaves the
-service up (``/v1/health`` answers) with ``/v1/ready`` at 503 and every distance query
-refused with the reason -- never an answer from mismatched artifacts.
+the paths are walked on. The build is opened by :func:`pipeline.builds.open_build`, as
+the comparison opens it, with mismatched distances marked stale: a build that fails to load,
+or whose digests disagree, leaves the service up (``/v1/health`` answers) with ``/v1/ready``
+at 503 and every distance query refused with the reason -- never an answer from mismatched
+artifacts.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -16,31 +17,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
-from pipeline.graphs import Graph, open_graph
+from pipeline.builds import Build, GraphUnavailable, open_build, resolve_build_dir
+from pipeline.graphs import Graph, GraphStale
 from pipeline.paths import Tolerance
-from services.api.errors import BuildUnavailable, UnknownKey
+from services.api.errors import BuildUnavailable
 from services.api.settings import Settings
 
 log = logging.getLogger("litpath.api")
-
-
-def resolve_build_dir(settings: Settings) -> Path:
-    """The build folder to serve: ``<results>/latest`` or ``<results>/builds/<id>``, complete only."""
-    results = Path(settings.results_dir)
-    if settings.build == "latest":
-        latest = results / "latest"
-        if not latest.exists():
-            raise FileNotFoundError(f"no complete build: {latest} does not exist")
-        build_dir = latest.resolve()
-    else:
-        build_dir = (results / "builds" / settings.build).resolve()
-        if not build_dir.is_dir():
-            raise FileNotFoundError(f"build {settings.build!r} not found under {results / 'builds'}")
-    if not (build_dir / "build.json").exists():
-        raise FileNotFoundError(f"build {build_dir.name} is incomplete (no build.json)")
-    return build_dir
 
 
 class ConceptIndex:
@@ -94,106 +78,87 @@ class ConceptIndex:
         return [self.record(i) for i in ordered[offset : offset + limit]], total
 
 
-@dataclass
-class LoadedBuild:
-    """A served build: its graphs (``full`` and ``cooccurrence``, see :mod:`pipeline.graphs`) and
-    the concept index. A graph that failed to open is in ``graph_errors`` with the reason."""
-
-    build_id: str
-    build_dir: Path
-    graphs: dict[str, Graph]
-    concepts: ConceptIndex
-    tolerance: Tolerance
-    graph_errors: dict[str, str] = field(default_factory=dict)
-
-    def graph(self, scope: str = "full") -> Graph:
-        found = self.graphs.get(scope)
-        if found is None:
-            reason = self.graph_errors.get(scope, "not in this build")
-            raise BuildUnavailable(f"build {self.build_id} cannot answer on the {scope} graph: {reason}")
-        return found
-
-    @property
-    def full(self) -> Graph:
-        return self.graph("full")
-
-    # The full graph's fields, for callers that ask the build directly.
-    @property
-    def n(self) -> int:
-        return self.full.n
-
-    @property
-    def adjacency(self):
-        return self.full.adjacency
-
-    @property
-    def vid_of(self) -> dict[str, int]:
-        return self.full.vid_of
-
-    @property
-    def stale_reason(self) -> str | None:
-        return self.full.stale_reason
-
-    @property
-    def graph_digest(self) -> str | None:
-        return self.full.graph_digest
-
-    def vid(self, key: str, scope: str = "full") -> int:
-        vid = self.graph(scope).vid_of.get(key)
-        if vid is None:
-            raise UnknownKey(key, f"concept or document of the {scope} graph")
-        return vid
-
-    def require_fresh(self, scope: str = "full") -> None:
-        graph = self.graph(scope)
-        if graph.stale_reason:
-            raise BuildUnavailable(
-                f"build {self.build_id} cannot answer distance queries on the {scope} graph: {graph.stale_reason}"
-            )
-
-    def close(self) -> None:
-        for graph in self.graphs.values():
-            graph.close()
-
-
-def load_build(settings: Settings) -> LoadedBuild:
-    """Open the configured build's graphs; raises with a clear message when the full graph fails.
-
-    The co-occurrence graph is optional (builds made before it existed have none): when it
-    fails to open, the reason is kept and queries on it answer 503 with it.
-    """
-    build_dir = resolve_build_dir(settings)
-    record = json.loads((build_dir / "build.json").read_text())
-    build_id = str(record.get("build_id") or build_dir.name)
-    tolerance = Tolerance(rtol=settings.rtol, atol=settings.atol)
-    graphs: dict[str, Graph] = {"full": open_graph(build_dir, "full", tolerance, build_id=build_id)}
-    errors: dict[str, str] = {}
-    try:
-        graphs["cooccurrence"] = open_graph(build_dir, "cooccurrence", tolerance, build_id=build_id)
-    except Exception as exc:  # noqa: BLE001 -- the reason is served with every query on that graph
-        errors["cooccurrence"] = f"{type(exc).__name__}: {exc}"
-    full = graphs["full"]
+def concept_index(build: Build) -> ConceptIndex:
+    """The concepts table's concepts, and the full graph's concepts missing from it (still
+    searchable), each with its vertex id when it is a concept vertex of the full graph."""
+    full = build.graph("full")
     keys, names, is_concept, vid_of = full.keys, full.names, full.is_concept, full.vid_of
-    concepts_path = build_dir / "tables" / "concepts.parquet"
-    if concepts_path.exists():
-        table = pq.read_table(concepts_path, columns=["cui", "name", "semtypes"])
-        cuis, cnames, semtypes = (table.column(c).to_pylist() for c in ("cui", "name", "semtypes"))
+    table = build.concepts()
+    if table is not None:
+        cuis, cnames, semtypes = list(table.cuis), list(table.names), list(table.semtypes)
         known = set(cuis)
-        for i in np.flatnonzero(is_concept):  # graph concepts missing from the table still searchable
+        for i in np.flatnonzero(is_concept):
             if keys[i] not in known:
                 cuis.append(keys[i]), cnames.append(names[i]), semtypes.append([])
     else:
         idx = np.flatnonzero(is_concept)
         cuis, cnames, semtypes = [keys[i] for i in idx], [names[i] for i in idx], [[] for _ in idx]
     concept_vids = {c: vid_of[c] for c in cuis if c in vid_of and is_concept[vid_of[c]]}
-    return LoadedBuild(
-        build_id=build_id,
-        build_dir=build_dir,
-        graphs=graphs,
-        concepts=ConceptIndex(cuis, cnames, semtypes, concept_vids),
-        tolerance=tolerance,
-        graph_errors=errors,
+    return ConceptIndex(cuis, cnames, semtypes, concept_vids)
+
+
+@dataclass
+class ServedBuild:
+    """The served build (:class:`pipeline.builds.Build`: its ``full`` and ``cooccurrence``
+    graphs) with the service's concept index; its errors are the API's (503 with the reason)."""
+
+    build: Build
+    concepts: ConceptIndex
+
+    @property
+    def build_id(self) -> str:
+        return self.build.build_id
+
+    @property
+    def build_dir(self) -> Path:
+        return self.build.build_dir
+
+    @property
+    def graphs(self) -> dict[str, Graph]:
+        return self.build.graphs
+
+    @property
+    def graph_errors(self) -> dict[str, str]:
+        """Why a graph did not open, by scope (the co-occurrence graph is optional)."""
+        return self.build.graph_errors
+
+    def graph(self, scope: str = "full") -> Graph:
+        try:
+            return self.build.graph(scope)
+        except GraphUnavailable as exc:
+            raise BuildUnavailable(str(exc)) from None
+
+    def require_fresh(self, scope: str = "full") -> Graph:
+        """The graph, when its stored distances belong to it; else 503 with the reason."""
+        graph = self.graph(scope)
+        try:
+            graph.require_fresh()
+        except GraphStale as exc:
+            raise BuildUnavailable(str(exc)) from None
+        return graph
+
+    def close(self) -> None:
+        self.build.close()
+
+
+def open_served_build(settings: Settings) -> ServedBuild:
+    """Open the configured build; raises with a clear message when the full graph fails.
+
+    The co-occurrence graph is optional (builds made before it existed have none): when it
+    fails to open, the reason is kept and queries on it answer 503 with it. Distances of
+    another graph mark their graph stale rather than failing the load.
+    """
+    build = open_build(
+        resolve_build_dir(settings.results_dir, settings.build),
+        on_mismatch="mark_stale",
+        optional=("cooccurrence",),
+        tolerance=Tolerance(rtol=settings.rtol, atol=settings.atol),
     )
+    try:
+        return ServedBuild(build, concept_index(build))
+    except BaseException:
+        build.close()
+        raise
 
 
 @dataclass
@@ -207,14 +172,14 @@ class ServiceState:
     """
 
     settings: Settings
-    build: LoadedBuild | None = None
+    build: ServedBuild | None = None
     load_error: str | None = None
     mongo: object | None = None  # pymongo.MongoClient
     neo4j: object | None = None  # neo4j.Driver
     extras: dict = field(default_factory=dict)
     pools: dict[str, ThreadPoolExecutor] = field(default_factory=dict)
 
-    def require_build(self) -> LoadedBuild:
+    def require_build(self) -> ServedBuild:
         if self.build is None:
             raise BuildUnavailable(f"no build loaded: {self.load_error}")
         return self.build
@@ -235,9 +200,11 @@ def open_state(settings: Settings) -> ServiceState:
         )
     }
     try:
-        state.build = load_build(settings)
-        if state.build.stale_reason:
-            log.error("build %s is stale: %s", state.build.build_id, state.build.stale_reason)
+        state.build = open_served_build(settings)
+        stale = state.build.build.stale
+        if stale:
+            reasons = "; ".join(f"{scope} graph: {reason}" for scope, reason in stale.items())
+            log.error("build %s is stale: %s", state.build.build_id, reasons)
         else:
             log.info(
                 "serving build %s: %s", state.build.build_id,
@@ -258,14 +225,18 @@ def open_state(settings: Settings) -> ServiceState:
             appname="litpath-api",
         )
     if settings.neo4j_uri is not None:
-        from neo4j import GraphDatabase
+        from pipeline.store.neo4j import Neo4jSettings, connect
 
-        auth = None
-        if settings.neo4j_password is not None:
-            auth = (settings.neo4j_user, settings.neo4j_password.get_secret_value())
-        state.neo4j = GraphDatabase.driver(
-            settings.neo4j_uri.get_secret_value(),
-            auth=auth,
+        password = settings.neo4j_password
+        neo4j_settings = Neo4jSettings(
+            uri=settings.neo4j_uri.get_secret_value(),
+            user=settings.neo4j_user if password is not None else None,  # no auth without a password
+            password=None if password is None else password.get_secret_value(),
+        )
+        # Not verified: the service starts whether Neo4j is up or not, and /v1/ready says which.
+        state.neo4j = connect(
+            neo4j_settings,
+            verify=False,
             connection_timeout=timeout / 1000,
             # Retries of a managed transaction stop with the request (the default retries for 30 s).
             max_transaction_retry_time=settings.request_timeout_s,

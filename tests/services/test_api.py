@@ -7,13 +7,17 @@ checked against scipy.sparse.csgraph on the same graph.
 
 from __future__ import annotations
 
+from typing import get_args
+
 import numpy as np
 import pytest
 from build_fixture import make_build
 from fastapi.testclient import TestClient
 from scipy.sparse.csgraph import dijkstra
 
+from pipeline.compare.classify import SCENARIOS
 from services.api.main import create_app
+from services.api.models import Scenario
 from services.api.settings import Settings
 
 TOL_REL, TOL_ABS = 1e-5, 1e-6
@@ -492,6 +496,22 @@ def test_openapi_states_the_configured_caps_and_the_api_key(client):
                         "$ref": "#/components/schemas/ErrorOut"
                     }
     assert "security" not in document["paths"]["/v1/health"]["get"]
+
+
+def test_openapi_types_the_comparison(client):
+    """The comparison's answer is typed all the way down: no free-form objects."""
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    properties = schemas["CompareOut"]["properties"]
+    assert properties["scenario"]["enum"] == list(SCENARIOS)
+    assert properties["spoke_hops"]["items"] == {"$ref": "#/components/schemas/SpokeHopOut"}
+    assert properties["mapped"]["additionalProperties"]["items"] == {"$ref": "#/components/schemas/MappedNodeOut"}
+    for name in ("CompareOut", "SpokeHopOut", "SpokeLinkOut", "LiteratureOut", "LiteratureHopOut"):
+        for field, schema in schemas[name]["properties"].items():
+            assert schema not in ({}, {"type": "object"}, {"additionalProperties": True, "type": "object"}), (
+                name,
+                field,
+            )
+    assert get_args(Scenario) == SCENARIOS
 
 
 def test_paths_stale_build_503(stale_client):

@@ -7,8 +7,9 @@ import socket
 import pytest
 from click.testing import CliRunner
 
+from pipeline.connections import redact_uri
 from pipeline.spoke.commands import build_mapping, load_spoke
-from pipeline.store.neo4j import GraphNaming, Neo4jSettings, Neo4jUnavailable, connect, redact_uri
+from pipeline.store.neo4j import GraphNaming, Neo4jSettings, Neo4jUnavailable, connect
 
 from .conftest import SPOKE
 
@@ -43,7 +44,7 @@ def test_password_never_shown():
     settings = Neo4jSettings(uri="neo4j://admin:hunter2@db.example:7687", user="admin", password=SECRET)
     for text in (repr(settings), str(settings), settings.describe()):
         assert SECRET not in text and "hunter2" not in text
-    assert redact_uri("neo4j://admin:hunter2@db.example:7687/x") == "neo4j://db.example:7687/x"
+    assert redact_uri("neo4j://admin:hunter2@db.example:7687/x") == "neo4j://***@db.example:7687/x"
 
 
 def test_naming_rejects_cypher_injection():

@@ -10,16 +10,11 @@ import pytest
 from click.testing import CliRunner
 from pymongo import MongoClient
 
+from pipeline.connections import redact_uri
 from pipeline.graph.build import build_graph
 from pipeline.store.commands import load_mongo_command
-from pipeline.store.mongo import (
-    concept_by_cui,
-    concept_by_vid,
-    concepts_by_vids,
-    evidence_for,
-    load_build,
-    redact_uri,
-)
+from pipeline.store.evidence import evidence_for_pairs, evidence_id
+from pipeline.store.mongo import load_build
 
 _spec = importlib.util.spec_from_file_location(
     "tiny_corpus", Path(__file__).parents[1] / "graph" / "tiny_corpus.py"
@@ -67,27 +62,36 @@ def test_load_build_is_idempotent(mongo_uri, built):
         assert db.documents.find_one({"_id": "PMID:1"})["builds"] == [build_id]
         assert db.documents.find_one({"_id": "PMID:1"})["ids"] == {"pmid": 1}
 
-        a = concept_by_cui(db, build_id, A)
+        a = db.concepts.find_one({"build": build_id, "cui": A})
         assert (a["_id"], a["name"], a["vid"], a["semtypes"]) == (
             f"{build_id}:{A}",
             "interleukin-7",
             0,
             ["aapp", "imft"],
         )
-        assert concept_by_vid(db, build_id, 4)["cui"] == E
-        assert concept_by_cui(db, build_id, F)["vid"] is None
-        assert sorted(concepts_by_vids(db, build_id, [0, 2, 99])) == [0, 2]
+        assert db.concepts.find_one({"build": build_id, "vid": 4})["cui"] == E
+        assert db.concepts.find_one({"build": build_id, "cui": F})["vid"] is None
+        by_vid = db.concepts.find({"build": build_id, "vid": {"$in": [0, 2, 99]}})
+        assert sorted(doc["vid"] for doc in by_vid) == [0, 2]
 
-        ab = evidence_for(db, build_id, B, A)  # either order
-        assert ab["_id"] == f"{build_id}:{A}|{B}"
+        # The writer's _ids are the reader's (one evidence_id), whichever order a pair is named in.
+        ab = db.evidence.find_one({"_id": evidence_id(build_id, B, A)})
+        assert ab["_id"] == f"{build_id}:{A}|{B}" == evidence_id(build_id, A, B)
         assert (ab["documents"], ab["sentence_ids"], ab["n_predications"]) == (
             ["PMID:1", "PMID:2"],
             [11, 22],
             2,
         )
-        be = evidence_for(db, build_id, B, E)
+        be = db.evidence.find_one({"_id": evidence_id(build_id, B, E)})
         assert (be["documents"], be["sentence_ids"], be["n_predications"]) == (["PMID:3"], [33], 1)
-        assert evidence_for(db, build_id, C, C) is None  # self pair: no edge, no evidence
+        # self pair: no edge, no evidence
+        assert db.evidence.find_one({"_id": evidence_id(build_id, C, C)}) is None
+        found = evidence_for_pairs(db, build_id, [(B, A), (E, B), (C, C)])
+        assert found == {
+            (A, B): {"documents": ["PMID:1", "PMID:2"], "n_predications": 2},
+            (B, E): {"documents": ["PMID:3"], "n_predications": 1},
+            (C, C): {"documents": [], "n_predications": 0},  # the build is loaded: known to have none
+        }
 
         build = db.builds.find_one({"_id": build_id})
         assert build["status"] == "complete"
