@@ -84,17 +84,22 @@ def cached_corpus(scale: int, seed: int) -> Path:
 # --- the two implementations (run in child processes) -------------------------------------
 
 
-def litpath_run(corpus: Path, out: Path) -> dict:
-    """The three stages as the workflow runs them: one ``litpath`` process each."""
+def litpath_run(corpus: Path, out: Path, memory_gib: float = 0) -> dict:
+    """The three stages as the workflow runs them: one ``litpath`` process each, merge and graph
+    under the memory budget ``memory_gib`` (0: litpath's default, as in the workflow)."""
     litpath = str(Path(sys.executable).with_name("litpath"))
+    config = out / "config.json"
     commands = {
         "ingest": [litpath, "ingest", "--kind", "semmeddb_predication", "--input", str(corpus / PREDICATION_FILE),
                    "--out-dir", str(out / "ingest" / "predication")],
-        "merge": [litpath, "merge", "--out-dir", str(out / "tables"), str(out / "ingest" / "predication")],
+        "merge": [litpath, "merge", "--out-dir", str(out / "tables"), "--config", str(config),
+                  str(out / "ingest" / "predication")],
         "graph": [litpath, "build-graph", "--tables", str(out / "tables"), "--out", str(out / "graph"),
-                  "--config", str(out / "graph-config.json")],
+                  "--config", str(config)],
     }  # fmt: skip
-    (out / "graph-config.json").write_text(json.dumps({"graph": {"edge_kinds": EDGE_KINDS}}))
+    config.write_text(
+        json.dumps({"graph": {"edge_kinds": EDGE_KINDS}, "resources": {"memory_gib": memory_gib}})
+    )
     stages = {}
     for stage, command in commands.items():
         start = time.perf_counter()
@@ -103,7 +108,16 @@ def litpath_run(corpus: Path, out: Path) -> dict:
         log(f"litpath: {stage} {stages[stage]:.1f} s")
     counts = json.loads((out / "ingest" / "predication" / "counts.json").read_text())
     record = json.loads((out / "graph" / "graph_counts.json").read_text())
+    merge_counts = json.loads((out / "tables" / "counts.json").read_text())
+    from pipeline.resources import memory_budget_bytes
+
     return {
+        "memory_budget_gib": round(memory_budget_bytes({"resources": {"memory_gib": memory_gib}}) / 2**30, 2),
+        # 1: the stage held its data in memory; more: it worked in that many partitions on disk
+        "partitions": {
+            "merge": merge_counts["merge"].get("mention_partitions", 1),
+            "graph": record["counts"].get("graph_partitions", 1),
+        },
         "stages": stages,
         "rows_read": counts["rows_read"],
         "rows_quarantined": counts["rows_quarantined"],
@@ -202,7 +216,7 @@ def pandas_run(corpus: Path, out: Path) -> dict:
     }
 
 
-def _worker(which: str, corpus: Path, out: Path) -> None:
+def _worker(which: str, corpus: Path, out: Path, memory_gib: float) -> None:
     import numpy  # noqa: F401  -- imports are not part of either timing
     import pandas  # noqa: F401
     import pyarrow.parquet  # noqa: F401
@@ -220,7 +234,7 @@ def _worker(which: str, corpus: Path, out: Path) -> None:
 
     before = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     start = time.perf_counter()
-    result = (litpath_run if which == "litpath" else pandas_run)(corpus, out)
+    result = litpath_run(corpus, out, memory_gib) if which == "litpath" else pandas_run(corpus, out)
     after = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     # litpath's stages are child processes: their CPU counts, and the largest of them is the peak
     result.update(
@@ -231,10 +245,11 @@ def _worker(which: str, corpus: Path, out: Path) -> None:
     print(json.dumps(result))
 
 
-def _run(which: str, corpus: Path, out: Path) -> dict:
+def _run(which: str, corpus: Path, out: Path, memory_gib: float = 0) -> dict:
     log(f"{which}: starting")
     done = subprocess.run(
-        [sys.executable, __file__, "--worker", which, "--corpus", str(corpus), "--out", str(out)],
+        [sys.executable, __file__, "--worker", which, "--corpus", str(corpus), "--out", str(out),
+         "--memory-gib", str(memory_gib)],  # fmt: skip
         check=True,
         stdout=subprocess.PIPE,
         text=True,
@@ -308,14 +323,17 @@ def record(entry: dict) -> str:
     ours, theirs = entry["litpath"], entry["pandas"]
     rows = entry["input_rows"]
     m = entry["machine"]
+    peer_dropped = "not run" if theirs is None else theirs["rows_dropped"]
     lines = [
         f"## {entry['date']} — {entry['scale']:,} predications (`{entry['command']}`)",
         "",
         f"machine: {m.get('cpu', m['arch'])}, {m['cpus']} CPUs, {m.get('mem_gib', '?')} GiB, Python {m['python']}, "
         f"`{m['node']}`; load average {m['load_avg_1m_at_start']} at start, {entry['load_avg_1m_at_end']} at end",
         f"input: {rows:,} PREDICATION rows ({entry['input_mib']:,.0f} MiB gzipped); litpath quarantined "
-        f"{ours['rows_quarantined']}, pandas dropped {theirs['rows_dropped']}; graph {ours['vertices']:,} vertices, "
+        f"{ours['rows_quarantined']}, pandas dropped {peer_dropped}; graph {ours['vertices']:,} vertices, "
         f"{ours['edges']:,} edges",
+        f"litpath's memory budget: {ours['memory_budget_gib']:g} GiB; merge in {ours['partitions']['merge']} "
+        f"partition(s), graph in {ours['partitions']['graph']} (1 = in memory)",
         "",
         "| implementation | wall s | CPU s | rows/s (wall) | peak RSS MiB | stages (s) |",
         "|---|---:|---:|---:|---:|---|",
@@ -324,17 +342,22 @@ def record(entry: dict) -> str:
         ("litpath ingest + merge + build-graph (a process each)", ours),
         ("pandas read_csv + groupby peer (edges only)", theirs),
     ):
+        if result is None:
+            continue
         stages = ", ".join(f"{k} {v:.1f}" for k, v in result["stages"].items())
         lines.append(
             f"| {label} | {result['seconds']:.1f} | {result['cpu_seconds']:.1f} | {rows / result['seconds']:,.0f} | "
             f"{result['peak_rss_mib']:,.0f} | {stages} |"
         )
-    lines += [
-        "",
-        f"throughput litpath / pandas: **{entry['ratio_wall']:.2f}x** wall, {entry['ratio_cpu']:.2f}x CPU; "
-        f"same edges: **{'yes' if entry['same_edges'] else 'NO'}** ({entry['same_edges_detail']})",
-        "",
-    ]
+    if theirs is None:
+        lines += ["", "pandas peer not run (--no-peer).", ""]
+    else:
+        lines += [
+            "",
+            f"throughput litpath / pandas: **{entry['ratio_wall']:.2f}x** wall, {entry['ratio_cpu']:.2f}x CPU; "
+            f"same edges: **{'yes' if entry['same_edges'] else 'NO'}** ({entry['same_edges_detail']})",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -347,20 +370,34 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "ingest_graph")
     parser.add_argument("--no-record", action="store_true", help="do not append to bench/results/")
+    parser.add_argument(
+        "--memory-gib",
+        type=float,
+        default=0,
+        help="litpath's memory budget (resources.memory_gib); 0: its default, min(8 GiB, half the RAM)",
+    )
+    parser.add_argument(
+        "--no-peer",
+        action="store_true",
+        help="litpath only (the pandas peer needs ~0.7 GiB per million rows: ~21 GiB at 30M)",
+    )
     parser.add_argument("--worker", choices=["litpath", "pandas"], help=argparse.SUPPRESS)
     parser.add_argument("--corpus", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        _worker(args.worker, args.corpus, args.out)
+        _worker(args.worker, args.corpus, args.out, args.memory_gib)
         return
     scale = 200_000 if args.quick else args.scale
     corpus = cached_corpus(scale, args.seed)
     info = machine()
     out = args.out / f"{scale}-{args.seed}"
-    ours = _run("litpath", corpus, out / "litpath")
-    theirs = _run("pandas", corpus, out / "pandas")
-    log("checking that both give the same edges")
-    ok, detail = same_edges(out / "litpath" / "graph", out / "pandas")
+    ours = _run("litpath", corpus, out / "litpath", args.memory_gib)
+    theirs = None if args.no_peer else _run("pandas", corpus, out / "pandas")
+    if theirs is None:
+        ok, detail = True, "not compared (--no-peer)"
+    else:
+        log("checking that both give the same edges")
+        ok, detail = same_edges(out / "litpath" / "graph", out / "pandas")
     rows = ours["rows_read"]
     entry = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -373,9 +410,9 @@ def main() -> None:
         "input_mib": (corpus / PREDICATION_FILE).stat().st_size / 2**20,
         "litpath": ours,
         "pandas": theirs,
-        "rows_per_s": {"litpath": rows / ours["seconds"], "pandas": rows / theirs["seconds"]},
-        "ratio_wall": theirs["seconds"] / ours["seconds"],
-        "ratio_cpu": theirs["cpu_seconds"] / ours["cpu_seconds"],
+        "rows_per_s": {"litpath": rows / ours["seconds"], "pandas": theirs and rows / theirs["seconds"]},
+        "ratio_wall": theirs and theirs["seconds"] / ours["seconds"],
+        "ratio_cpu": theirs and theirs["cpu_seconds"] / ours["cpu_seconds"],
         "same_edges": ok,
         "same_edges_detail": detail,
     }
