@@ -8,7 +8,7 @@ CORES ?= 2
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export LITPATH_CACHE ?= $(HOME)/.cache/litpath
 
-.PHONY: setup run test test-python test-solver lint lint-pending servers-start servers-stop bench bench-solver clean
+.PHONY: setup run test test-python test-solver lint servers-start servers-stop bench bench-solver clean
 
 setup:
 	@scripts/setup.sh
@@ -37,10 +37,6 @@ lint:
 	@$(VENV)/lint-imports --no-cache --no-logo
 	@$(VENV)/snakemake -s workflow/Snakefile --configfile $(CONFIG) --lint
 	@$(VENV)/snakefmt --check workflow
-
-## lint-pending: the import contracts that do not hold yet (.importlinter-pending); may fail
-lint-pending:
-	@$(VENV)/lint-imports --no-cache --no-logo --config .importlinter-pending
 
 servers-start:
 	@$(VENV)/python -m services.local.servers start mongo

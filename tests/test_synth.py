@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.ingest.common import ingest_file
 from pipeline.ingest.merge import merge_ingested
+from pipeline.ingest.run import ingest_file
 from pipeline.synth import generate_corpus, read_anchor_concepts
 
 

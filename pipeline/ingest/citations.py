@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from pipeline.ingest.common import IngestError, IngestRun, InputFile, reject_utf16
+from pipeline.ingest.base import IngestError, IngestRun, InputFile, Reader, reject_utf16
 
 REQUIRED = ("citing", "referenced")
 BLOCK_BYTES = 16 << 20
@@ -160,3 +160,6 @@ def _lines_of(positions: list[int], invalid_lines: list[int]) -> list[int]:
             upcoming = next(pending, None)
         out.append(line)
     return out
+
+
+READERS = (Reader("citations_table", produces=("citations",), read=read_citations_table),)

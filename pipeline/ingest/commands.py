@@ -11,8 +11,10 @@ from pathlib import Path
 import click
 import yaml
 
-from pipeline.ingest.common import KINDS, IngestError, ingest_file
+from pipeline.ingest.base import IngestError
 from pipeline.ingest.merge import MENTION_SOURCES, merge_ingested
+from pipeline.ingest.registry import KINDS
+from pipeline.ingest.run import ingest_file
 
 
 @click.command("ingest")

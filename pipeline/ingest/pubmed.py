@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from pipeline.ingest.common import INT32_MAX, IngestError, IngestRun, InputFile, parse_int
+from pipeline.ingest.base import INT32_MAX, IngestError, IngestRun, InputFile, Reader, parse_int
 
 _YEAR = re.compile(r"(\d{4})")
 
@@ -175,3 +175,6 @@ def read_pubmed_xml(source: InputFile, run: IngestRun) -> None:
         ) from exc
     if root is None:
         raise IngestError(f"{source.path}: empty XML file")
+
+
+READERS = (Reader("pubmed_xml", produces=("documents", "citations", "deletions"), read=read_pubmed_xml),)

@@ -1,11 +1,13 @@
-"""The int64 sorting helpers and the symmetric CSR of pipeline.graph.csr against plain numpy."""
+"""The int64 sorting helpers of pipeline.columnar and the symmetric CSR of pipeline.graph.csr against
+plain numpy."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pipeline.graph.csr import argsort_keys, sum_by_key, symmetric_csr
+from pipeline.columnar import argsort_keys, sum_by_key
+from pipeline.graph.csr import symmetric_csr
 
 
 @pytest.mark.parametrize("high", [1, 7, 1 << 20, 1 << 40, 1 << 62])

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.ingest.common import IngestError, ingest_file
+from pipeline.ingest.base import IngestError
+from pipeline.ingest.run import ingest_file
 
 from .helpers import DATA, counts, rows
 

@@ -1,4 +1,4 @@
-"""Bad-input fuzzing of every ingest reader (``pipeline.ingest.common``'s registry).
+"""Bad-input fuzzing of every ingest reader (``pipeline.ingest.registry``).
 
 Each reader gets files of its own real-format lines (the fixtures under tests/data), mutated
 (tests/fuzzing.py), through :func:`ingest_file`, the way the workflow runs it. Whatever the
@@ -18,14 +18,12 @@ are then damaged as text, and must be refused exactly when ElementTree cannot pa
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import gzip
 import json
 import tempfile
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -34,8 +32,9 @@ from fuzzing import FUZZ, joined, mutated_line, mutated_lines, physical_lines, s
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pipeline.ingest import semmeddb
-from pipeline.ingest.common import SCHEMAS, IngestCounts, IngestError, _registry, ingest_file
+from pipeline.ingest.base import SCHEMAS, IngestCounts, IngestError
+from pipeline.ingest.registry import reader_for
+from pipeline.ingest.run import ingest_file
 
 from .helpers import DATA
 
@@ -51,13 +50,14 @@ CORD19_HEADER = fixture("cord19", "metadata.csv").split(b"\n", 1)[0]
 
 
 def output_tables(kind: str) -> tuple[str, ...]:
-    return _registry()[kind][1] + ("quarantine",)
+    return reader_for(kind).produces + ("quarantine",)
 
 
 def ingest(
-    kind: str, data: bytes, compression: str = "plain", refusable: bool = False
+    kind: str, data: bytes, compression: str = "plain", refusable: bool = False, **options
 ) -> tuple[IngestCounts | None, dict[str, pa.Table]]:
-    """Run ``kind``'s reader on ``data`` and check what every reader promises (module docstring).
+    """Run ``kind``'s reader (with ``options``) on ``data`` and check what every reader promises
+    (module docstring).
 
     Returns the counts and the output tables, or (None, {}) when the file was refused as a whole,
     which only a file that is bad as a whole may be: ``refusable`` (a damaged header, broken
@@ -72,7 +72,7 @@ def ingest(
             path.write_bytes(packed[: len(packed) // 2] if compression == "gzip-truncated" else packed)
         out = Path(work) / "out"
         try:
-            counts = ingest_file(kind, path, out)
+            counts = ingest_file(kind, path, out, **options)
         except IngestError as exc:
             assert str(exc).startswith(f"{path}: "), f"the error does not name the file: {exc}"
             assert refusable or compression == "gzip-truncated" or looks_utf16(data), (
@@ -134,8 +134,7 @@ def test_semmeddb_predication_survives_mutated_lines(data, compression):
     # The block path and the record path agree on every input (the block path hands the rows it
     # cannot vouch for to the record path): same rows, quarantine and concepts, same mention
     # counts once summed per (doc, cui) as the merge does (both write partial sums).
-    with switch_fast_path(False):
-        record_counts, record_tables = ingest("semmeddb_predication", data, compression)
+    record_counts, record_tables = ingest("semmeddb_predication", data, compression, block_path=False)
     assert record_counts is not None
     assert comparable(record_counts, record_tables) == comparable(counts, tables)
 
@@ -149,16 +148,6 @@ def comparable(counts: IngestCounts, tables: dict[str, pa.Table]) -> dict:
         "mentions": dict(mentions),
         **{name: tables[name].to_pylist() for name in ("predications", "concepts", "quarantine")},
     }
-
-
-@contextlib.contextmanager
-def switch_fast_path(on: bool) -> Iterator[None]:
-    saved = semmeddb.FAST_PATH
-    semmeddb.FAST_PATH = on
-    try:
-        yield
-    finally:
-        semmeddb.FAST_PATH = saved
 
 
 @FUZZ

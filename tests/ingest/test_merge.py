@@ -10,8 +10,9 @@ import pytest
 
 from pipeline import tables
 from pipeline.ingest import merge as merge_module
-from pipeline.ingest.common import IngestError, ingest_file
+from pipeline.ingest.base import IngestError
 from pipeline.ingest.merge import merge_ingested
+from pipeline.ingest.run import ingest_file
 
 from .helpers import DATA, rows
 

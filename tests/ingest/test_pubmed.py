@@ -4,7 +4,8 @@ import gzip
 
 import pytest
 
-from pipeline.ingest.common import IngestError, ingest_file
+from pipeline.ingest.base import IngestError
+from pipeline.ingest.run import ingest_file
 
 from .helpers import DATA, counts, rows
 

@@ -5,8 +5,10 @@ import shutil
 
 import pytest
 
-from pipeline.ingest.common import IngestError, ingest_file
-from pipeline.ingest.semmeddb import RowError, parse_cui_field
+from pipeline.ingest.base import IngestError
+from pipeline.ingest.records import RowError
+from pipeline.ingest.run import ingest_file
+from pipeline.ingest.semmeddb.fields import parse_cui_field
 
 from .helpers import DATA, counts, rows
 

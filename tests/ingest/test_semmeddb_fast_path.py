@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from pipeline.ingest import semmeddb
-from pipeline.ingest.common import ingest_file
+from pipeline.ingest.run import ingest_file
+from pipeline.ingest.semmeddb.predication_blocks import BLOCK_BYTES
 from pipeline.synth import generate_corpus
 
 from .helpers import DATA, counts, rows
@@ -30,27 +30,23 @@ def _outputs(out):
     }
 
 
-def _both_paths(path, tmp_path, monkeypatch, block_bytes=None):
-    if block_bytes:
-        monkeypatch.setattr(semmeddb, "FAST_BLOCK_BYTES", block_bytes)
-    monkeypatch.setattr(semmeddb, "FAST_PATH", False)
-    ingest_file("semmeddb_predication", path, tmp_path / "record")
-    monkeypatch.setattr(semmeddb, "FAST_PATH", True)
-    ingest_file("semmeddb_predication", path, tmp_path / "block")
+def _both_paths(path, tmp_path, block_bytes=BLOCK_BYTES):
+    ingest_file("semmeddb_predication", path, tmp_path / "record", block_path=False)
+    ingest_file("semmeddb_predication", path, tmp_path / "block", block_path=True, block_bytes=block_bytes)
     return _outputs(tmp_path / "record"), _outputs(tmp_path / "block")
 
 
-@pytest.mark.parametrize("block_bytes", [None, 64, 300])
-def test_fixture_same_tables(tmp_path, monkeypatch, block_bytes):
-    record, block = _both_paths(DATA / "semmeddb" / "PREDICATION.csv", tmp_path, monkeypatch, block_bytes)
+@pytest.mark.parametrize("block_bytes", [BLOCK_BYTES, 64, 300])
+def test_fixture_same_tables(tmp_path, block_bytes):
+    record, block = _both_paths(DATA / "semmeddb" / "PREDICATION.csv", tmp_path, block_bytes)
     assert block == record
     assert [q["line"] for q in block["quarantine"]] == [5, 6, 7, 9, 10]
 
 
-def test_synthetic_corpus_same_tables(tmp_path, monkeypatch):
+def test_synthetic_corpus_same_tables(tmp_path):
     manifest = generate_corpus(tmp_path / "corpus", 20_000, seed=3, n_update_files=1)
     path = tmp_path / "corpus" / "semmeddb" / "semmedVER43_R_PREDICATION.csv.gz"
-    record, block = _both_paths(path, tmp_path, monkeypatch, 1 << 16)
+    record, block = _both_paths(path, tmp_path, 1 << 16)
     assert block == record
     assert block["counts"]["rows_quarantined"] == manifest["expected_quarantine"][path.name]
 
@@ -79,7 +75,7 @@ QUIRKS = [
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_random_quirks_same_tables(tmp_path, monkeypatch, seed):
+def test_random_quirks_same_tables(tmp_path, seed):
     rng = random.Random(seed)
     lines = []
     for pid in range(1, 400):
@@ -89,17 +85,17 @@ def test_random_quirks_same_tables(tmp_path, monkeypatch, seed):
     path = tmp_path / "PREDICATION.csv.gz"
     with gzip.open(path, "wb") as f:
         f.write(text.encode("latin-1"))
-    record, block = _both_paths(path, tmp_path, monkeypatch, rng.choice([200, 700, 4096]))
+    record, block = _both_paths(path, tmp_path, rng.choice([200, 700, 4096]))
     assert block == record
 
 
-def test_quarantine_line_after_a_quoted_line_break(tmp_path, monkeypatch):
+def test_quarantine_line_after_a_quoted_line_break(tmp_path):
     """A record spanning two physical lines shifts every later record's line number by one."""
     good = GOOD.format(pid=1, sid=1, pmid=1)
     broken = '"2","2","2","ISA","C0000001","two\nlines","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N'
     bad = '"3","3","3","ISA","1|medd","M","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N'
     path = tmp_path / "PREDICATION.csv"
     path.write_bytes("\n".join([good, broken, good, bad, good, ""]).encode("latin-1"))
-    record, block = _both_paths(path, tmp_path, monkeypatch, 4096)
+    record, block = _both_paths(path, tmp_path, 4096)
     assert block == record
     assert [q["line"] for q in block["quarantine"]] == [5]

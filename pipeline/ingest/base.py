@@ -1,34 +1,26 @@
-"""The common reader interface: one input file in, Parquet tables + quarantine + counts out.
+"""What every ingest reader shares: the input file it streams, the run that collects its output,
+and the :class:`Reader` record by which a source module declares a kind it reads.
 
-Every source module (``semmeddb``, ``pubmed``, ``cord19``, ``citations``) exposes reader
-functions ``read_<kind>(source: InputFile, run: IngestRun) -> None`` that stream their file
-and hand rows to ``run``. :func:`ingest_file` dispatches on ``kind`` and, for that ONE
-input file, writes into ``out_dir``:
+A reader is a function ``read(source: InputFile, run: IngestRun, **options) -> None``. It
+streams ``source`` and hands ``run`` its rows: accepted rows go to the tables the kind
+produces (schemas from :mod:`pipeline.tables`, or the ingest-internal :data:`SENTENCES` /
+:data:`ENTITY_MENTIONS` that :mod:`pipeline.ingest.merge` joins), bad rows to the quarantine
+with the 1-based line (or record index), the field and the reason. What a "row" is depends on
+the format and is stated by each reader (a CSV record; for PubMed XML an article, a deleted
+PMID or a cited PMID). A file that cannot be read at all raises :class:`IngestError` naming
+the file and position.
 
-* ``<table>.parquet`` for each table the kind produces (schemas from
-  :mod:`pipeline.tables`, or the ingest-internal :data:`SENTENCES` /
-  :data:`ENTITY_MENTIONS` that :mod:`pipeline.ingest.merge` joins), always present even
-  when empty;
-* ``quarantine.parquet`` (schema ``QUARANTINE``), always present;
-* ``counts.json`` = ``{source_file, kind, sha256, rows_read, rows_accepted,
-  rows_quarantined, seconds, tables}`` where ``rows_read == rows_accepted +
-  rows_quarantined`` is asserted before writing.
-
-What a "row" is depends on the format and is stated by each reader (a CSV record; for
-PubMed XML an article, a deleted PMID or a cited PMID). Bad rows are quarantined with the
-1-based line (or record index), the field and the reason; a file that cannot be read at
-all raises :class:`IngestError` naming the file and position.
-
-Tables are written in batches with ``pyarrow.parquet.ParquetWriter`` so memory is bounded
-by the batch size, not the input.
+Tables are written in batches with ``pyarrow.parquet.ParquetWriter`` so memory is bounded by
+the batch size, not the input. This module imports no reader: the source modules import it,
+and :mod:`pipeline.ingest.registry` collects what they declare.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-import json
-import time
+import queue
+import threading
 import zlib
 from collections import deque
 from collections.abc import Callable
@@ -362,81 +354,46 @@ class IngestRun:
             sink.path.unlink(missing_ok=True)
 
 
-Reader = Callable[[InputFile, IngestRun], None]
+@dataclass(frozen=True)
+class Reader:
+    """One input kind as its source module declares it: the tables the kind produces (besides
+    the quarantine, which every kind has) and the function that reads one file of it."""
+
+    kind: str
+    produces: tuple[str, ...]
+    read: Callable[..., None]  # read(source: InputFile, run: IngestRun, **options)
 
 
-def _registry() -> dict[str, tuple[Reader, tuple[str, ...]]]:
-    from pipeline.ingest import citations, cord19, pubmed, semmeddb
+class Prefetch:
+    """Reads (and decompresses) a stream ahead in a thread, ``depth`` chunks at most, so
+    inflating runs while the reader parses the previous chunk (both release the GIL)."""
 
-    return {
-        "semmeddb_predication": (semmeddb.read_predication, ("predications", "mentions", "concepts")),
-        "semmeddb_sentence": (semmeddb.read_sentence, ("sentences",)),
-        "semmeddb_citations": (semmeddb.read_citations, ("documents",)),
-        "semmeddb_entity": (semmeddb.read_entity, ("entity_mentions", "concepts")),
-        "pubmed_xml": (pubmed.read_pubmed_xml, ("documents", "citations", "deletions")),
-        "cord19_metadata": (cord19.read_metadata, ("documents",)),
-        "citations_table": (citations.read_citations_table, ("citations",)),
-    }
+    def __init__(self, stream: BinaryIO, chunk_bytes: int, depth: int = 2) -> None:
+        self._queue: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=depth)
+        self._done = False
+        self._thread = threading.Thread(target=self._run, args=(stream, chunk_bytes), daemon=True)
+        self._thread.start()
 
+    def _run(self, stream: BinaryIO, chunk_bytes: int) -> None:
+        try:
+            while chunk := stream.read(chunk_bytes):
+                self._queue.put(chunk)
+            self._queue.put(b"")
+        except BaseException as exc:  # handed to the reading thread
+            self._queue.put(exc)
 
-KINDS = (
-    "semmeddb_predication",
-    "semmeddb_sentence",
-    "semmeddb_citations",
-    "semmeddb_entity",
-    "pubmed_xml",
-    "cord19_metadata",
-    "citations_table",
-)
-
-
-def ingest_file(kind: str, path: Path, out_dir: Path) -> IngestCounts:
-    """Read one input file of ``kind`` and write its tables, quarantine and counts.json."""
-    registry = _registry()
-    if kind not in registry:
-        raise ValueError(f"unknown ingest kind {kind!r}; expected one of {', '.join(KINDS)}")
-    reader, produces = registry[kind]
-    path = Path(path)
-    out_dir = Path(out_dir)
-    started = time.perf_counter()
-    progress = Progress(f"litpath ingest {path.name}", path.stat().st_size if path.is_file() else None, "bytes")
-    # counts.json marks a finished ingest: an old one must not vouch for the tables of this run.
-    (out_dir / "counts.json").unlink(missing_ok=True)
-    source = InputFile(path, progress)
-    run = IngestRun(out_dir, path.name, produces)
-    try:
-        reader(source, run)
-        digest = source.sha256()
-        rows = run.close()
-    except BaseException:
-        run.discard()
-        raise
-    finally:
-        source.close()
-    # Checked always (not `assert`, which `python -O` removes): rows in = accepted + quarantined.
-    broken = None
-    if run.rows_read != run.rows_accepted + run.rows_quarantined:
-        broken = (
-            f"read {run.rows_read:,} != accepted {run.rows_accepted:,} + quarantined {run.rows_quarantined:,}"
-        )
-    elif rows["quarantine"] != run.rows_quarantined:
-        broken = f"{rows['quarantine']:,} quarantine rows written for {run.rows_quarantined:,} quarantined"
-    if broken is not None:
-        run.discard()
-        raise IngestError(f"{path}: counts invariant broken (a bug in the {kind} reader): {broken}")
-    counts = IngestCounts(
-        source_file=path.name,
-        kind=kind,
-        sha256=digest,
-        rows_read=run.rows_read,
-        rows_accepted=run.rows_accepted,
-        rows_quarantined=run.rows_quarantined,
-        seconds=round(time.perf_counter() - started, 3),
-        tables=rows,
-    )
-    (out_dir / "counts.json").write_text(json.dumps(counts.to_dict(), indent=2) + "\n")
-    progress.finish(f"{run.rows_read:,} rows read, {run.rows_quarantined:,} quarantined")
-    return counts
+    def read(self, _size: int = -1) -> bytes:
+        if self._done:
+            return b""
+        item = self._queue.get()
+        if isinstance(item, BaseException):
+            self._done = True
+            self._thread.join()
+            raise item
+        if not item:
+            self._done = True
+            self._thread.join()
+        return item
 
 
 INT64_MAX = 2**63 - 1

@@ -1,58 +1,28 @@
-"""Readers for NLM SemMedDB CSV dumps (v43 layout): PREDICATION, SENTENCE, CITATIONS, ENTITY.
+"""PREDICATION in blocks: the Arrow fast path, an optimisation that gives the tables of the
+record path (:mod:`pipeline.ingest.semmeddb.predication`) bit for bit.
 
-Format (MySQL ``SELECT ... INTO OUTFILE`` style): no header, latin-1, fields separated by
-``,`` and optionally enclosed in ``"``, ``\\N`` is SQL NULL, backslash escapes a quote, a
-backslash, an apostrophe or a line break (``\\"``, ``\\\\``, ``\\'``); files may be gzipped.
-A "row" is one CSV record; the 1-based line of its first physical line goes to quarantine.
+The *record path* handles any row, one Python step per row. The *block path* cuts the
+decompressed file at line ends into blocks of about ``block_bytes``, parses a block with Arrow's
+CSV reader and validates it column-wise; it takes a block only when every record is exactly one
+physical line (then record i of the block is line first_line + i), and hands each line that
+fails a check to the record path, so quarantine rows, reasons and line numbers are those of the
+record path. A block it cannot vouch for (a quoted line break, a lone CR, a NUL byte, a field
+starting with \\N that goes on, a parse error) goes to the record path whole.
 
-Column orders (v43):
-
-* PREDICATION: PREDICATION_ID, SENTENCE_ID, PMID, PREDICATE, SUBJECT_CUI, SUBJECT_NAME,
-  SUBJECT_SEMTYPE, SUBJECT_NOVELTY, OBJECT_CUI, OBJECT_NAME, OBJECT_SEMTYPE, OBJECT_NOVELTY
-  and optionally FACT_VALUE, MOD_SCALE, MOD_VALUE (12 or 15 columns).
-* SENTENCE: SENTENCE_ID, PMID, TYPE, NUMBER, SENT_START_INDEX, SENTENCE, SENT_END_INDEX,
-  SECTION_HEADER, NORMALIZED_SECTION_HEADER (8 or 9 columns).
-* CITATIONS: PMID, ISSN, DCOM, EDAT, PYEAR (5 columns).
-* ENTITY: ENTITY_ID, SENTENCE_ID, CUI, NAME, SEMTYPE, GENE_ID, GENE_NAME, TEXT, SCORE,
-  START_INDEX, END_INDEX (11 columns).
-
-**The CUI rule** (one rule for every CUI field). A field is split on ``|`` into tokens;
-each token must be a UMLS CUI (``C`` + 7 digits) or an NCBI Gene id (digits):
-
-* if any token is a CUI, the argument is the CUI token(s); trailing gene ids only annotate
-  the concept (``C0796614|931`` -> ``C0796614``) and are ignored;
-* otherwise every gene id becomes its own argument ``GENE:<id>``
-  (``6520`` -> ``GENE:6520``; ``3429|5715`` -> ``GENE:3429``, ``GENE:5715``);
-* any other token (``1|medd``), or an empty/NULL field, quarantines the whole row with the
-  field name and the offending token.
-
-A PREDICATION row with several subject or object arguments becomes one ``predications``
-row per (subject, object) pair, all sharing the PREDICATION_ID (so "number of predications"
-means distinct PREDICATION_IDs). Names and semantic types given ``|``-separated are matched
-to the arguments position by position when the counts agree, else shared.
-
-**Mentions.** Two sources, one chosen by the merge step (``ingest.mention_source``, see
-:mod:`pipeline.ingest.merge`). ENTITY rows are SemRep's concept occurrences in the text: each
-gives one mention per argument of its CUI field in its sentence (``entity_mentions``); the
-merge resolves sentence -> paper through SENTENCE. ``mentions`` holds predication argument
-slots: every PREDICATION row counts one mention of each distinct subject argument and one of
-each distinct object argument in its paper ``PMID:<pmid>`` (a concept that is both subject and
-object counts twice), partially aggregated here and summed per (doc_id, cui) by the merge.
-The ``predications`` table keeps each row's SENTENCE_ID, so the merge can also match
-predication arguments to ENTITY rows of the same sentence (``mention_source: both``).
-
-Novelty flags ``0``/``1`` become booleans, ``\\N`` null; anything else is quarantined.
+Arrow reads the fields as latin-1 bytes with the escapes applied, so an unquoted \\N arrives as
+"N": a field that reads exactly "N" where a NULL is allowed (predicate, names, semantic types,
+novelty) is ambiguous and its line takes the record path. CUI fields are resolved once per
+distinct value (the dictionary Arrow builds); rows with a list of gene ids are expanded in
+Python from the parsed fields. Concept names follow the record path's event order exactly:
+(row, subject/object, argument position). The tests compare the two paths on the fixtures, on
+a synthetic corpus and on random quirky files (tests/ingest/test_semmeddb_fast_path.py).
 """
 
 from __future__ import annotations
 
-import csv
 import io
-import queue
 import re
-import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import BinaryIO
 
@@ -61,227 +31,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from pipeline.graph.csr import sum_by_key
-from pipeline.ingest.common import INT32_MAX, IngestRun, InputFile, parse_int, reject_utf16
+from pipeline.columnar import sum_by_key
+from pipeline.ingest.base import IngestRun, InputFile, Prefetch, reject_utf16
+from pipeline.ingest.semmeddb.fields import PREDICATION_COLUMNS, dump_records, parse_cui_field, split_like
+from pipeline.ingest.semmeddb.predication import ORDER_STEP, PredicationRows
 
-NULL = "\ue000"  # cannot occur in latin-1 text, so it marks SQL NULL unambiguously
-_CUI = re.compile(r"C\d{7}")
-MENTION_FLUSH = 100_000
-
-PREDICATION_COLUMNS = (
-    "PREDICATION_ID",
-    "SENTENCE_ID",
-    "PMID",
-    "PREDICATE",
-    "SUBJECT_CUI",
-    "SUBJECT_NAME",
-    "SUBJECT_SEMTYPE",
-    "SUBJECT_NOVELTY",
-    "OBJECT_CUI",
-    "OBJECT_NAME",
-    "OBJECT_SEMTYPE",
-    "OBJECT_NOVELTY",
-    "FACT_VALUE",
-    "MOD_SCALE",
-    "MOD_VALUE",
-)
-SENTENCE_COLUMNS = (
-    "SENTENCE_ID",
-    "PMID",
-    "TYPE",
-    "NUMBER",
-    "SENT_START_INDEX",
-    "SENTENCE",
-    "SENT_END_INDEX",
-    "SECTION_HEADER",
-    "NORMALIZED_SECTION_HEADER",
-)
-CITATIONS_COLUMNS = ("PMID", "ISSN", "DCOM", "EDAT", "PYEAR")
-ENTITY_COLUMNS = (
-    "ENTITY_ID",
-    "SENTENCE_ID",
-    "CUI",
-    "NAME",
-    "SEMTYPE",
-    "GENE_ID",
-    "GENE_NAME",
-    "TEXT",
-    "SCORE",
-    "START_INDEX",
-    "END_INDEX",
-)
-
-
-class RowError(Exception):
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
-
-
-def parse_cui_field(value: str | None, field: str) -> list[str]:
-    """Apply the module's CUI rule to one CUI field; raise RowError for invalid values."""
-    if value is None or value == "":
-        raise RowError(field, "missing CUI")
-    cuis: list[str] = []
-    genes: list[str] = []
-    for token in value.split("|"):
-        token = token.strip()
-        if _CUI.fullmatch(token):
-            if token not in cuis:
-                cuis.append(token)
-        elif token.isascii() and token.isdigit():
-            gene = f"GENE:{int(token)}"
-            if gene not in genes:
-                genes.append(gene)
-        else:
-            raise RowError(
-                field, f"invalid CUI token {token!r} in {value!r} (expected C+7 digits or an NCBI Gene id)"
-            )
-    return cuis or genes
-
-
-def _split_like(value: str | None, n: int) -> list[str | None]:
-    if value is None:
-        return [None] * n
-    parts = value.split("|")
-    return parts if len(parts) == n else [value] * n
-
-
-def _novelty(value: str | None, field: str) -> bool | None:
-    if value == "1":
-        return True
-    if value == "0":
-        return False
-    if value is None:
-        return None
-    raise RowError(field, f"novelty must be 0, 1 or \\N, got {value!r}")
-
-
-def _required_int(value: str | None, field: str) -> int:
-    number = parse_int(value)
-    if number is None:
-        raise RowError(field, f"expected a non-negative integer up to 2^63-1, got {value!r}")
-    return number
-
-
-def _mark_nulls(line: str) -> str:
-    """Replace unquoted ``\\N`` fields by the NULL marker before the CSV parser unescapes them.
-
-    A literal backslash in the dump is always written ``\\\\``, so ``,\\N`` can only be a NULL
-    field (``,\\\\N`` does not contain it), and a plain ``str.replace`` is safe and fast.
-    """
-    if "\\N" not in line:
-        return line
-    if line.startswith("\\N"):
-        line = NULL + line[2:]
-    return line.replace(",\\N", "," + NULL)
-
-
-def iter_records(source: InputFile) -> Iterator[tuple[int, list[str | None] | None, str, str | None]]:
-    """Yield (line, fields, raw, error) per CSV record; NULL fields are None."""
-    reject_utf16(source)
-    text = io.TextIOWrapper(source.binary(), encoding="latin-1", newline="")
-    yield from _records(text, 1)
-
-
-def _records(
-    physical: Iterable[str], first_line: int, continuation: Callable[[], str | None] | None = None
-) -> Iterator[tuple[int, list[str | None] | None, str, str | None]]:
-    """The record loop of :func:`iter_records` over physical lines numbered from ``first_line``.
-
-    ``continuation`` (optional) supplies further physical lines, asked for only while a record
-    that started in ``physical`` is still open (a quoted line break), so a caller can cut its
-    input into blocks at line ends and still read records that span a cut.
-    """
-    pending: list[str] = []
-
-    def physical_lines() -> Iterator[str]:
-        for line in physical:
-            pending.append(line)
-            yield _mark_nulls(line)
-        while continuation is not None and pending:
-            line = continuation()
-            if line is None:
-                return
-            pending.append(line)
-            yield _mark_nulls(line)
-
-    reader = csv.reader(
-        physical_lines(), delimiter=",", quotechar='"', escapechar="\\", doublequote=False, strict=True
-    )
-    next_line = first_line
-    while True:
-        try:
-            record = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raw = "".join(pending)
-            pending.clear()
-            yield next_line, None, raw, f"malformed CSV: {exc}"
-            next_line = first_line + reader.line_num
-            continue
-        raw = "".join(pending)
-        pending.clear()
-        line = next_line
-        next_line = first_line + reader.line_num
-        if not record or record == [""]:
-            yield line, None, raw, "empty line"
-            continue
-        yield line, [None if f == NULL else f for f in record], raw, None
-
-
-class _Concepts:
-    """cui -> (first name seen, union of semantic types), written once at the end."""
-
-    def __init__(self) -> None:
-        self.by_cui: dict[str, tuple[str | None, set[str]]] = {}
-
-    def add(self, cui: str, name: str | None, semtype: str | None) -> None:
-        entry = self.by_cui.get(cui)
-        if entry is None:
-            entry = (name, set())
-            self.by_cui[cui] = entry
-        elif entry[0] is None and name:
-            entry = (name, entry[1])
-            self.by_cui[cui] = entry
-        if semtype:
-            entry[1].update(s for s in semtype.split("|") if s)
-
-    def write(self, run: IngestRun) -> None:
-        for cui in sorted(self.by_cui):
-            name, semtypes = self.by_cui[cui]
-            run.add("concepts", {"cui": cui, "name": name, "semtypes": sorted(semtypes)})
-
-
-def _reject_width(fields: list[str | None], allowed: tuple[int, ...], table: str) -> None:
-    if len(fields) not in allowed:
-        want = " or ".join(str(n) for n in allowed)
-        raise RowError("*", f"{table}: expected {want} columns, got {len(fields)}")
-
-
-# --- PREDICATION ----------------------------------------------------------------------------
-#
-# The reader has two paths that give the same tables. The *record path* (:func:`_records` and
-# :meth:`_PredicationReader.record`) handles any row, one Python step per row. The *block path*
-# cuts the decompressed file at line ends into blocks of about FAST_BLOCK_BYTES, parses a block
-# with Arrow's CSV reader and validates it column-wise; it takes a block only when every record
-# is exactly one physical line (then record i of the block is line first_line + i), and hands
-# each line that fails a check to the record path, so quarantine rows, reasons and line numbers
-# are those of the record path. A block it cannot vouch for (a quoted line break, a lone CR, a
-# NUL byte, a field starting with \N that goes on, a parse error) goes to the record path whole.
-#
-# Arrow reads the fields as latin-1 bytes with the escapes applied, so an unquoted \N arrives
-# as "N": a field that reads exactly "N" where a NULL is allowed (predicate, names, semantic
-# types, novelty) is ambiguous and its line takes the record path. CUI fields are resolved once
-# per distinct value (the dictionary Arrow builds); rows with a list of gene ids are expanded in
-# Python from the parsed fields. Concept names follow the record path's event order exactly:
-# (row, subject/object, argument position). The tests compare the two paths on the fixtures, on
-# a synthetic corpus and on random quirky files (tests/ingest/test_semmeddb_fast_path.py).
-
-FAST_PATH = True  # tests switch it off to compare the two paths
-FAST_BLOCK_BYTES = 8 << 20
+BLOCK_BYTES = 8 << 20  # the default block size
 PARSE_AHEAD = 2  # blocks parsed and checked ahead, in as many threads
 _ID_FIELDS = ("PREDICATION_ID", "SENTENCE_ID", "PMID")
 _DICT = pa.dictionary(pa.int32(), pa.binary())
@@ -292,39 +47,6 @@ _ONE_GENE = r"^[1-9][0-9]{0,17}$"
 _NULL_GOES_ON = re.compile(rb"\\N[^,\r\n]")  # \N not followed by a delimiter (conservative)
 _GENE_LIST = r"^[0-9]+(\|[0-9]+)+$"
 _MAX_DIGITS = 18  # int64-safe; longer ids take the record path
-_ORDER_STEP = 64  # concept events are ordered by (row, side, argument) = (2 * row + side) * 64 + argument
-
-
-class _Prefetch:
-    """Reads (and decompresses) the stream ahead in a thread, ``depth`` chunks at most, so
-    zlib runs while the previous block is parsed (both release the GIL)."""
-
-    def __init__(self, stream: BinaryIO, chunk_bytes: int, depth: int = 2) -> None:
-        self._queue: queue.Queue[bytes | BaseException] = queue.Queue(maxsize=depth)
-        self._done = False
-        self._thread = threading.Thread(target=self._run, args=(stream, chunk_bytes), daemon=True)
-        self._thread.start()
-
-    def _run(self, stream: BinaryIO, chunk_bytes: int) -> None:
-        try:
-            while chunk := stream.read(chunk_bytes):
-                self._queue.put(chunk)
-            self._queue.put(b"")
-        except BaseException as exc:  # handed to the reading thread
-            self._queue.put(exc)
-
-    def read(self, _size: int = -1) -> bytes:
-        if self._done:
-            return b""
-        item = self._queue.get()
-        if isinstance(item, BaseException):
-            self._done = True
-            self._thread.join()
-            raise item
-        if not item:
-            self._done = True
-            self._thread.join()
-        return item
 
 
 class _Blocks:
@@ -412,7 +134,7 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def _ids(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+def _parse_ids(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     """(valid, value): ``valid`` where the field is 1 to 18 ASCII digits (:func:`parse_int`)."""
     text = column.combine_chunks().view(pa.string())  # latin-1 bytes: only ASCII digits pass
     valid = pc.and_(pc.ascii_is_decimal(text), pc.less_equal(pc.binary_length(text), _MAX_DIGITS))
@@ -435,7 +157,7 @@ def _text_dictionary(column: pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
     return array.indices, text
 
 
-def _rows(flag: pa.Array, indices: pa.Array) -> np.ndarray | bool:
+def _per_row(flag: pa.Array, indices: pa.Array) -> np.ndarray | bool:
     """A per-value flag as a per-row boolean array (false where null); True if all hold."""
     flag = pc.fill_null(flag, False)
     if pc.all(flag).as_py() is not False and indices.null_count == 0:
@@ -443,106 +165,14 @@ def _rows(flag: pa.Array, indices: pa.Array) -> np.ndarray | bool:
     return pc.fill_null(pc.take(flag, indices), False).to_numpy(zero_copy_only=False)
 
 
-class _PredicationReader:
-    """State of one PREDICATION file: concepts, partial mention counts, argument cache."""
+class PredicationBlocks(PredicationRows):
+    """The record path's state, plus the block path's: the file's width and the concept events
+    already applied."""
 
     def __init__(self, run: IngestRun) -> None:
-        self.run = run
-        self.concepts = _Concepts()
-        self.mentions: dict[tuple[str, str], int] = {}
-        # (CUI field, name, semtype, field) -> arguments; the vocabulary is small next to the rows
-        self.arguments: dict[tuple[str | None, str | None, str | None, str], list[str]] = {}
+        super().__init__(run)
         self.width: int | None = None  # columns of the file's first record (12 or 15)
         self._seen_concept_events = pa.array([], pa.string())
-
-    # --- the record path ------------------------------------------------------------------
-    def resolve(
-        self,
-        cui_field: str | None,
-        name: str | None,
-        semtype: str | None,
-        field: str,
-        events: list | None,
-        order: int,
-    ) -> list[str]:
-        key = (cui_field, name, semtype, field)
-        cuis = self.arguments.get(key)
-        if cuis is None:
-            cuis = parse_cui_field(cui_field, field)
-            for position, (cui, one_name, one_type) in enumerate(
-                zip(cuis, _split_like(name, len(cuis)), _split_like(semtype, len(cuis)), strict=True)
-            ):
-                if events is None:
-                    self.concepts.add(cui, one_name, one_type)
-                else:
-                    events.append((cui, one_name, one_type, order + position))
-            if len(self.arguments) < 1_000_000:
-                self.arguments[key] = cuis
-        return cuis
-
-    def record(
-        self,
-        line: int,
-        fields: list[str | None] | None,
-        raw: str,
-        error: str | None,
-        events: list | None = None,
-        rows: list | None = None,
-        row: int = 0,
-    ) -> None:
-        """One record; ``events``/``rows`` collect concept events and predication rows when the
-        record sits in a block (row = its index there), else they go straight to the run."""
-        if fields is None:
-            self.run.quarantine(line, None, error or "unreadable", raw)
-            return
-        order = 2 * row * _ORDER_STEP
-        try:
-            _reject_width(fields, (12, 15), "PREDICATION")
-            predication_id = _required_int(fields[0], "PREDICATION_ID")
-            sentence_id = _required_int(fields[1], "SENTENCE_ID")
-            pmid = _required_int(fields[2], "PMID")
-            predicate = fields[3]
-            if not predicate:
-                raise RowError("PREDICATE", "missing predicate")
-            subjects = self.resolve(fields[4], fields[5], fields[6], "SUBJECT_CUI", events, order)
-            objects = self.resolve(
-                fields[8], fields[9], fields[10], "OBJECT_CUI", events, order + _ORDER_STEP
-            )
-            subject_novelty = _novelty(fields[7], "SUBJECT_NOVELTY")
-            object_novelty = _novelty(fields[11], "OBJECT_NOVELTY")
-        except RowError as exc:
-            self.run.quarantine(line, exc.field, exc.reason, raw)
-            return
-        self.run.accept()
-        doc_id = f"PMID:{pmid}"
-        mentions = self.mentions
-        for cui in subjects:
-            mentions[(doc_id, cui)] = mentions.get((doc_id, cui), 0) + 1
-        for cui in objects:
-            mentions[(doc_id, cui)] = mentions.get((doc_id, cui), 0) + 1
-        for subject in subjects:
-            for obj in objects:
-                values = (
-                    predication_id,
-                    doc_id,
-                    sentence_id,
-                    predicate,
-                    subject,
-                    obj,
-                    subject_novelty,
-                    object_novelty,
-                )
-                if rows is None:
-                    self.run.add_values("predications", values)
-                else:
-                    rows.append((row, len(rows), *values))
-        if len(mentions) >= MENTION_FLUSH:
-            self.flush_mentions()
-
-    def flush_mentions(self) -> None:
-        for (doc_id, cui), count in self.mentions.items():
-            self.run.add_values("mentions", (doc_id, cui, count))
-        self.mentions.clear()
 
     def record_block(self, text: str, first_line: int, blocks: _Blocks | None) -> int:
         """The record path over a block of text (records still open at its end read on from
@@ -556,11 +186,10 @@ class _PredicationReader:
             pulled += line is not None
             return line
 
-        for line, fields, raw, error in _records(lines, first_line, continuation):
+        for line, fields, raw, error in dump_records(lines, first_line, continuation):
             self.record(line, fields, raw, error)
         return first_line + len(lines) + pulled
 
-    # --- the block path -------------------------------------------------------------------
     def _parse(self, data: bytes) -> tuple[pa.Table, list[int]] | None:
         """Arrow's parse of a block (plus a sentinel line) into latin-1 bytes, ``\\N`` read as
         ``N`` (the callers treat a field ``N`` as ambiguous); None when it cannot be trusted."""
@@ -610,7 +239,7 @@ class _PredicationReader:
         if b"\x00" in data or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
             return None  # NUL bytes and lone CRs: the record path's own line rules
         if b"\\N" in data and _NULL_GOES_ON.search(data):
-            return None  # a field that starts with \\N and goes on (see _mark_nulls)
+            return None  # a field that starts with \\N and goes on (see fields.mark_nulls)
         n_lines = data.count(b"\n")
         parsed = self._parse(data)
         if parsed is None:
@@ -642,14 +271,14 @@ class _PredicationReader:
         ok = np.ones(table.num_rows, dtype=bool)
         ids = []
         for name in _ID_FIELDS:
-            valid, value = _ids(table.column(name))
+            valid, value = _parse_ids(table.column(name))
             ok &= valid
             ids.append(value)
         predicate_indices, predicate_text = _text_dictionary(table.column("PREDICATE"))
         good_predicate = pc.and_(
             pc.greater(pc.utf8_length(predicate_text), 0), pc.not_equal(predicate_text, "N")
         )
-        ok &= _rows(good_predicate, predicate_indices)
+        ok &= _per_row(good_predicate, predicate_indices)
         sides = []
         for cui_name, name_name, type_name, novelty_name in (
             ("SUBJECT_CUI", "SUBJECT_NAME", "SUBJECT_SEMTYPE", "SUBJECT_NOVELTY"),
@@ -666,17 +295,17 @@ class _PredicationReader:
                     gene_entries, cui_text.take(pa.array(gene_entries)).to_pylist(), strict=True
                 )
             }
-            ok &= _rows(pc.or_(pc.is_valid(argument), gene_list), cui_indices)
+            ok &= _per_row(pc.or_(pc.is_valid(argument), gene_list), cui_indices)
             multi_entry = gene_list.to_numpy(zero_copy_only=False)
             novelty_indices, novelty_text = _text_dictionary(table.column(novelty_name))
             flag = pc.case_when(
                 pc.make_struct(pc.equal(novelty_text, "1"), pc.equal(novelty_text, "0")), True, False
             )  # null for anything else, "N" (from \\N) included: the record path decides
-            ok &= _rows(pc.is_valid(flag), novelty_indices)
+            ok &= _per_row(pc.is_valid(flag), novelty_indices)
             name_indices, name_text = _text_dictionary(table.column(name_name))
             type_indices, type_text = _text_dictionary(table.column(type_name))
-            ok &= _rows(pc.not_equal(name_text, "N"), name_indices)
-            ok &= _rows(pc.not_equal(type_text, "N"), type_indices)
+            ok &= _per_row(pc.not_equal(name_text, "N"), name_indices)
+            ok &= _per_row(pc.not_equal(type_text, "N"), type_indices)
             sides.append(
                 (
                     cui_indices,
@@ -698,7 +327,7 @@ class _PredicationReader:
             ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
             starts = np.r_[0, ends[:-1] + 1]
             raws = [data[starts[i] : ends[i] + 1].decode("latin-1") for i in slow_lines.tolist()]
-            slow_records = list(_records(raws, 0))
+            slow_records = list(dump_records(raws, 0))
             # each line must be one whole record, as it was for Arrow
             if len(slow_records) != len(raws) or any(
                 record[0] != i or (record[3] or "").endswith("unexpected end of data")
@@ -812,12 +441,12 @@ class _PredicationReader:
         mentions = self.mentions
         for line, doc_id, predication_id, sentence_id, predicate, sides, flags in items:
             for side, (arguments, names, types) in enumerate(sides):
-                order = (2 * line + side) * _ORDER_STEP
+                order = (2 * line + side) * ORDER_STEP
                 for position, (cui, name, semtype) in enumerate(
                     zip(
                         arguments,
-                        _split_like(names, len(arguments)),
-                        _split_like(types, len(arguments)),
+                        split_like(names, len(arguments)),
+                        split_like(types, len(arguments)),
                         strict=True,
                     )
                 ):
@@ -833,7 +462,7 @@ class _PredicationReader:
     def _concept_events(self, sides: list, events: list) -> None:
         """Apply the block's (cui, name, semtype) events to the concepts in row order.
 
-        Only the first event of each distinct triple can change :class:`_Concepts` (a repeat is
+        Only the first event of each distinct triple can change :class:`~pipeline.ingest.semmeddb.fields.Concepts` (a repeat is
         a no-op), and triples applied in an earlier block are skipped, so the Python work is
         per new triple, not per row.
         """
@@ -848,7 +477,7 @@ class _PredicationReader:
             _, first = np.unique(packed[rows], return_index=True)
             parts.append(
                 triples.filter(new).append_column(
-                    "order", pa.array((2 * fast_line[rows[first]] + side) * _ORDER_STEP, pa.int64())
+                    "order", pa.array((2 * fast_line[rows[first]] + side) * ORDER_STEP, pa.int64())
                 )
             )
         if events:
@@ -879,6 +508,49 @@ class _PredicationReader:
             pa.concat_arrays([self._seen_concept_events, pc.filter(key, new).combine_chunks()])
         )
 
+    def read(self, source: InputFile, block_bytes: int = BLOCK_BYTES) -> None:
+        """Every row of ``source`` in blocks of about ``block_bytes``; :meth:`finish` follows.
+
+        Threads overlap: decompression (:class:`~pipeline.ingest.base.Prefetch`), Arrow's parse
+        and the column-wise checks of the next PARSE_AHEAD blocks (:meth:`prepare`), and this
+        one, which commits blocks strictly in file order.
+        """
+        reject_utf16(source)
+        blocks = _Blocks(Prefetch(source.binary(), block_bytes), block_bytes)
+        next_line = 1
+        ahead: deque[tuple[bytes, bool, Future | None]] = deque()
+        with ThreadPoolExecutor(max_workers=PARSE_AHEAD, thread_name_prefix="predication-parse") as parser:
+
+            def read_ahead() -> None:
+                while len(ahead) < PARSE_AHEAD + 1:
+                    data, complete = blocks.next_block()
+                    if not data:
+                        return
+                    if self.width is None:
+                        self.width = _file_width(data)
+                    ahead.append((data, complete, parser.submit(self.prepare, data) if complete else None))
+
+            read_ahead()
+            while ahead:
+                data, complete, parsing = ahead.popleft()
+                prepared = parsing.result() if parsing is not None else None
+                if prepared is not None:
+                    self.fast_block(data, next_line, prepared)
+                    next_line += prepared["n_lines"]
+                else:
+                    # The record path may read on into the following blocks: give them back first.
+                    for later, _, later_parsing in reversed(ahead):
+                        if later_parsing is not None:
+                            later_parsing.cancel()
+                        blocks.unread(later)
+                    ahead.clear()
+                    next_line = self.record_block(
+                        data.decode("latin-1"), next_line, blocks if complete else None
+                    )
+                    while text := blocks.leftover():
+                        next_line = self.record_block(text, next_line, blocks)
+                read_ahead()
+
 
 def _multi_items(
     rows: np.ndarray,
@@ -889,7 +561,7 @@ def _multi_items(
     sides: list,
 ) -> list:
     """Per row with a several-gene argument: (line, doc_id, ids, predicate, per side
-    (arguments, name, semtype), novelty flags), for :meth:`_PredicationReader._apply_multi`."""
+    (arguments, name, semtype), novelty flags), for :meth:`PredicationBlocks._apply_multi`."""
     take = pa.array(rows)
     predication_id, sentence_id, pmid = (v.take(take).to_pylist() for v in ids)
     predicate = predicate_text.take(predicate_indices.take(take)).to_pylist()
@@ -970,136 +642,7 @@ def _triple_keys(triples: pa.Table) -> pa.Array:
 def _file_width(data: bytes) -> int:
     """Columns of the file's first record (12 or 15); the block path expects that many."""
     first = data[: data.find(b"\n") + 1].decode("latin-1")
-    records = list(_records([first], 1)) if first else []
+    records = list(dump_records([first], 1)) if first else []
     if records and records[0][1] is not None and len(records[0][1]) in (12, 15):
         return len(records[0][1])
     return 15
-
-
-def read_predication(source: InputFile, run: IngestRun) -> None:
-    """PREDICATION -> predications, mentions, concepts (see the module docstring).
-
-    Threads overlap: decompression (:class:`_Prefetch`), Arrow's parse and the column-wise
-    checks of the next PARSE_AHEAD blocks (:meth:`_PredicationReader.prepare`), and this
-    one, which commits blocks strictly in file order.
-    """
-    reader = _PredicationReader(run)
-    reject_utf16(source)
-    blocks = _Blocks(_Prefetch(source.binary(), FAST_BLOCK_BYTES), FAST_BLOCK_BYTES)
-    next_line = 1
-    ahead: deque[tuple[bytes, bool, Future | None]] = deque()
-    with ThreadPoolExecutor(max_workers=PARSE_AHEAD, thread_name_prefix="predication-parse") as parser:
-
-        def read_ahead() -> None:
-            while len(ahead) < PARSE_AHEAD + 1:
-                data, complete = blocks.next_block()
-                if not data:
-                    return
-                if reader.width is None:
-                    reader.width = _file_width(data)
-                whole_lines = complete and FAST_PATH
-                ahead.append((data, complete, parser.submit(reader.prepare, data) if whole_lines else None))
-
-        read_ahead()
-        while ahead:
-            data, complete, parsing = ahead.popleft()
-            prepared = parsing.result() if parsing is not None else None
-            if prepared is not None:
-                reader.fast_block(data, next_line, prepared)
-                next_line += prepared["n_lines"]
-            else:
-                # The record path may read on into the following blocks: give them back first.
-                for later, _, later_parsing in reversed(ahead):
-                    if later_parsing is not None:
-                        later_parsing.cancel()
-                    blocks.unread(later)
-                ahead.clear()
-                next_line = reader.record_block(
-                    data.decode("latin-1"), next_line, blocks if complete else None
-                )
-                while text := blocks.leftover():
-                    next_line = reader.record_block(text, next_line, blocks)
-            read_ahead()
-    reader.flush_mentions()
-    reader.concepts.write(run)
-
-
-def read_sentence(source: InputFile, run: IngestRun) -> None:
-    for line, fields, raw, error in iter_records(source):
-        if fields is None:
-            run.quarantine(line, None, error or "unreadable", raw)
-            continue
-        try:
-            _reject_width(fields, (8, 9), "SENTENCE")
-            sentence_id = _required_int(fields[0], "SENTENCE_ID")
-            pmid = _required_int(fields[1], "PMID")
-            number = parse_int(fields[3], INT32_MAX) if fields[3] is not None else None
-            if fields[3] is not None and number is None:
-                raise RowError("NUMBER", f"expected an integer up to {INT32_MAX}, got {fields[3]!r}")
-        except RowError as exc:
-            run.quarantine(line, exc.field, exc.reason, raw)
-            continue
-        run.accept()
-        run.add(
-            "sentences",
-            {"sentence_id": sentence_id, "doc_id": f"PMID:{pmid}", "type": fields[2], "number": number},
-        )
-
-
-def read_citations(source: InputFile, run: IngestRun) -> None:
-    """CITATIONS -> documents (doc_id, pmid, year from PYEAR; ``\\N`` or 0 -> null)."""
-    for line, fields, raw, error in iter_records(source):
-        if fields is None:
-            run.quarantine(line, None, error or "unreadable", raw)
-            continue
-        try:
-            _reject_width(fields, (5,), "CITATIONS")
-            pmid = _required_int(fields[0], "PMID")
-            year = None
-            if fields[4] is not None:
-                year = parse_int(fields[4], INT32_MAX)
-                if year is None:
-                    raise RowError("PYEAR", f"expected a year, got {fields[4]!r}")
-                year = year or None
-        except RowError as exc:
-            run.quarantine(line, exc.field, exc.reason, raw)
-            continue
-        run.accept()
-        run.add(
-            "documents",
-            {
-                "doc_id": f"PMID:{pmid}",
-                "pmid": pmid,
-                "year": year,
-                "source": "semmeddb",
-                "source_file": run.source_file,
-            },
-        )
-
-
-def read_entity(source: InputFile, run: IngestRun) -> None:
-    """ENTITY -> entity_mentions (sentence_id, cui, 1) + concepts. When CUI is NULL the
-    GENE_ID column is used under the same CUI rule."""
-    concepts = _Concepts()
-    for line, fields, raw, error in iter_records(source):
-        if fields is None:
-            run.quarantine(line, None, error or "unreadable", raw)
-            continue
-        try:
-            _reject_width(fields, (11,), "ENTITY")
-            _required_int(fields[0], "ENTITY_ID")
-            sentence_id = _required_int(fields[1], "SENTENCE_ID")
-            if fields[2]:
-                cuis = parse_cui_field(fields[2], "CUI")
-                names = _split_like(fields[3], len(cuis))
-            else:
-                cuis = parse_cui_field(fields[5], "GENE_ID")
-                names = _split_like(fields[6], len(cuis))
-        except RowError as exc:
-            run.quarantine(line, exc.field, exc.reason, raw)
-            continue
-        run.accept()
-        for cui, name, semtype in zip(cuis, names, _split_like(fields[4], len(cuis)), strict=True):
-            concepts.add(cui, name, semtype)
-            run.add_values("entity_mentions", (sentence_id, cui, 1))
-    concepts.write(run)
