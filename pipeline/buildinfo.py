@@ -2,8 +2,10 @@
 
 Every per-file ingest output is keyed by the file's content hash, so a rerun that adds
 a dump file ingests only that file. A build folder is keyed by the hash of all input
-checksums and of the configuration sections that change its results, so a rerun with
-new dumps or new settings writes a new build and never overwrites an earlier one.
+checksums and of the settings that change its results, so a rerun with new dumps or new
+settings writes a new build and never overwrites an earlier one; a setting that changes only
+how a stage computes (solver ranks and threads, the memory budget) keeps the build id, and the
+workflow rebuilds nothing for it.
 """
 
 from __future__ import annotations
@@ -17,14 +19,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
+
+from pipeline.config import ConfigError, load_config
 from pipeline.connections import redact_config
-from pipeline.ingest.common import KINDS
+from pipeline.ingest.registry import KINDS
 
 # The input kinds are the ingest readers' (one reader per kind).
 INPUT_KINDS = KINDS
 
-# Config sections whose values change what a build contains.
+# Config sections whose values change what a build contains. `resources` (the memory budget and
+# the spill folder) is not one: the stages give the same tables and graph within any budget.
 BUILD_SECTIONS = ("ingest", "graph", "solver")
+# Settings of those sections that change how the solve runs, never the distances it stores:
+# blocked Floyd-Warshall relaxes every pair through the pivots in the same order whatever the
+# ranks, threads, grid, tiles and broadcast; the backends compute the same float32 min-plus sums;
+# validate_rows only re-checks rows. Changing one keeps the build id, so nothing is rebuilt.
+HOW_SETTINGS: dict[str, tuple[str, ...]] = {
+    "solver": (
+        "ranks", "threads", "grid", "tile", "broadcast", "chunk_bytes", "lookahead", "backend",
+        "validate_rows",
+    ),
+}  # fmt: skip
+
+
+# Where `make run` keeps the state of the local MongoDB-wire and Neo4j servers (services/local),
+# relative to the checkout it runs in.
+LOCAL_SERVERS_STATE = Path(".local-servers")
 
 
 @dataclass(frozen=True)
@@ -92,12 +113,24 @@ def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> li
     return files
 
 
+def build_settings(config: dict[str, Any]) -> dict[str, Any]:
+    """The settings a build id hashes: :data:`BUILD_SECTIONS` without :data:`HOW_SETTINGS`."""
+    return {
+        section: {
+            key: value
+            for key, value in (config.get(section) or {}).items()
+            if key not in HOW_SETTINGS.get(section, ())
+        }
+        for section in BUILD_SECTIONS
+    }
+
+
 def build_id(inputs: list[InputFile], config: dict[str, Any]) -> str:
-    """Hash of the inputs' content and of the build-relevant configuration."""
+    """Hash of the inputs' content and of the settings that change what the build holds."""
     payload = {
         "inputs": [[f.kind, f.order, f.sha256] for f in inputs],
-        "config": {section: config.get(section, {}) for section in BUILD_SECTIONS},
-        "format": 1,
+        "config": build_settings(config),
+        "format": 2,
     }
     text = json.dumps(payload, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -116,6 +149,55 @@ def write_build_config(path: str | Path, config: dict[str, Any], inputs: list[li
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_atomically(path, yaml.safe_dump(document, sort_keys=False))
+
+
+def write_run_config(path: str | Path, config: dict[str, Any]) -> None:
+    """The settings of the run now starting (``<build>/run_config.yaml``), without credentials.
+
+    The workflow writes it when a run starts (its ``onstart``) and its stages read it, so a stage
+    that runs gets this run's settings, including those that change only how it computes (solver
+    ranks and threads, the memory budget). Snakemake does not track the file: rewriting it reruns
+    nothing. ``config.yaml`` beside it keeps the configuration the build was made from.
+    """
+    import yaml
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomically(path, yaml.safe_dump(redact_config(dict(config)), sort_keys=False))
+
+
+@click.command("write-build-config")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The run's configuration (the workflow gives <build>/run_config.yaml).",
+)
+@click.option(
+    "--checksums",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Checksum cache of the inputs (results/.checksums.json): unchanged files are not hashed again.",
+)
+@click.option("--build-id", "expected_id", help="Refuse unless the inputs and config still make this build id.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="<build>/config.yaml")
+def write_build_config_command(
+    config_path: Path, checksums: Path | None, expected_id: str | None, out: Path
+) -> None:
+    """Record the configuration a build is made from and its input files' checksums (<build>/config.yaml)."""
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:  # names the file and the key
+        raise click.BadParameter(str(exc), param_hint="--config") from None
+    inputs = resolve_inputs(config, cache_file=checksums)
+    actual = build_id(inputs, config)
+    if expected_id is not None and actual != expected_id:
+        raise click.ClickException(
+            f"the inputs or the configuration changed since the workflow started: they make build {actual}, "
+            f"not {expected_id}; run the workflow again"
+        )
+    write_build_config(out, config, [[f.kind, str(f.path), f.sha256] for f in inputs])
+    click.echo(f"build {actual}: configuration and {len(inputs)} input file(s) recorded in {out}")
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -150,6 +232,12 @@ def _read_json(path: Path) -> Any:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def _read_yaml(path: Path) -> Any:
+    import yaml
+
+    return yaml.safe_load(path.read_text()) if path.exists() else None
+
+
 def finish_build(build_dir: Path) -> dict[str, Any]:
     """Write ``build.json`` (provenance, counts, timings) and point ``<results>/latest`` here.
 
@@ -164,11 +252,14 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
     import yaml
 
     config = yaml.safe_load((build_dir / "config.yaml").read_text())
+    # The settings of the latest run (the comparison's, say, may have changed since the build was
+    # made); the inputs are the build's own.
+    settings = _read_yaml(build_dir / "run_config.yaml") or config
     record = {
         "build_id": build_dir.name,
         "completed": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "inputs": config.get("resolved_inputs", []),
-        "config": redact_config({k: v for k, v in config.items() if k != "resolved_inputs"}),
+        "config": redact_config({k: v for k, v in settings.items() if k != "resolved_inputs"}),
         "ingest": _read_json(build_dir / "tables" / "counts.json"),
         "graph": _read_json(build_dir / "graph" / "graph_counts.json"),
         "solve": _read_json(build_dir / "solve_summary.json"),
@@ -219,7 +310,9 @@ def describe_latest(config: dict[str, Any]) -> str:
     example = example_pair(build_dir)
     lines += [
         "",
-        "Serve paths over HTTP (127.0.0.1:8000, OpenAPI at /docs):",
+        "Serve paths over HTTP (127.0.0.1:8000, OpenAPI at /docs), in a shell that knows the servers",
+        "(MongoDB for a hop's papers, Neo4j for /v1/compare):",
+        *servers_env_step(),
         f"  .venv/bin/litpath serve --results-dir {config['results_dir']}",
     ]
     if example:
@@ -229,6 +322,14 @@ def describe_latest(config: dict[str, Any]) -> str:
             f"  curl 'http://127.0.0.1:8000/v1/path?source={source}&target={target}'",
         ]
     return "\n".join(lines)
+
+
+def servers_env_step(state_root: Path = LOCAL_SERVERS_STATE) -> list[str]:
+    """How a new shell learns the servers' addresses and passwords: from the local servers that
+    `make run` started (their state is in ``state_root``), else from the user's own variables."""
+    if state_root.is_dir():
+        return ["  source <(.venv/bin/python -m services.local.servers env)   # their LITPATH_* variables"]
+    return ["  # with LITPATH_MONGO_URI and LITPATH_NEO4J_URI, _USER, _PASSWORD set as for the run"]
 
 
 def _solved(solve: dict[str, Any] | None) -> str:

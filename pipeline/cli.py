@@ -28,6 +28,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "Run stages (what the workflow's rules call, in order)",
         (
             "ingest",
+            "write-build-config",
             "merge",
             "build-graph",
             "solve",
@@ -229,6 +230,7 @@ def schemas() -> None:
 
 def _register_area_commands(group: click.Group) -> None:
     """Sub-commands that live next to their stage's code."""
+    from pipeline.buildinfo import write_build_config_command
     from pipeline.cluster import check_cluster_command, mpi_launcher_command
     from pipeline.compare.commands import compare, query_set_command
     from pipeline.graph.commands import build_graph_command
@@ -238,7 +240,8 @@ def _register_area_commands(group: click.Group) -> None:
     from pipeline.store.commands import load_mongo_command
 
     commands = (ingest, merge, synth, build_graph_command, load_mongo_command, load_spoke, build_mapping)
-    for command in (*commands, compare, query_set_command, check_cluster_command, mpi_launcher_command):
+    stages = (*commands, compare, query_set_command, write_build_config_command)
+    for command in (*stages, check_cluster_command, mpi_launcher_command):
         group.add_command(command)
     group.add_command(plan_command, "plan")
     group.add_command(calibrate_command, "plan-calibrate")

@@ -67,10 +67,6 @@ def stop_job(proc: subprocess.Popen, grace: float = 10.0) -> None:
         raise SolverError(f"MPI launcher: {exc}") from exc
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("LITPATH_CACHE", Path.home() / ".cache" / "litpath"))
-
-
 def adios2_prefix() -> Path:
     """Install prefix of the MPI ADIOS2 build, building it first when missing (minutes)."""
     result = subprocess.run(

@@ -56,3 +56,100 @@ def test_two_workflows_finishing_at_once_leave_a_whole_pointer(tmp_path: Path) -
     assert (tmp_path / "latest").resolve() in {b.resolve() for b in builds}
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".latest")]
     assert not [p.name for b in builds for p in b.iterdir() if p.name.endswith(".tmp")]
+
+
+# --- what the build id hashes ---------------------------------------------------------------
+
+
+def _inputs(tmp_path: Path, content: str = "1,2,3\n"):
+    from pipeline.buildinfo import resolve_inputs
+
+    dump = tmp_path / "predications.csv"
+    dump.write_text(content)
+    return resolve_inputs({"inputs": {"semmeddb_predication": [str(dump)]}})
+
+
+def test_build_id_keeps_to_what_changes_the_results(tmp_path: Path) -> None:
+    """How the solve runs (ranks, threads, grid, tiles, ...) and the memory budget leave the build
+    id alone, so changing them rebuilds no table, graph, load or mapping; what the graph holds and
+    how the solve's method is chosen do not."""
+    from pipeline.buildinfo import build_id
+    from pipeline.config import validate_config
+
+    inputs = _inputs(tmp_path)
+    base = build_id(inputs, validate_config({}))
+    how = {
+        "solver": {"ranks": 8, "threads": 4, "grid": "2x4", "tile": 64, "broadcast": "chunked-ring",
+                   "chunk_bytes": 4096, "lookahead": False, "backend": "reference", "validate_rows": 0},
+        "resources": {"memory_gib": 2, "spill_dir": str(tmp_path / "spill")},
+    }  # fmt: skip
+    assert build_id(inputs, validate_config(how)) == base
+    assert build_id(inputs, validate_config({"solver": {"ranks": 2, "threads": 2}})) == base
+    for what in (
+        {"graph": {"edge_kinds": ["concept_concept"]}},
+        {"graph": {"min_support": 2}},
+        {"ingest": {"mention_source": "predications"}},
+        {"solver": {"full_graph": "on-demand"}},
+        {"solver": {"max_hours": 2.0}},
+    ):
+        assert build_id(inputs, validate_config(what)) != base, what
+    assert build_id(_inputs(tmp_path, "1,2,4\n"), validate_config({})) != base
+
+
+def test_write_build_config_command(tmp_path: Path) -> None:
+    """`litpath write-build-config` (the workflow's build_config rule): the run's config without
+    credentials and each input with its checksum; a build id that no longer matches is refused."""
+    from click.testing import CliRunner
+
+    from pipeline.buildinfo import build_id, write_build_config_command, write_run_config
+    from pipeline.config import validate_config
+
+    inputs = _inputs(tmp_path)
+    config = validate_config(
+        {**CONFIG, "inputs": {"semmeddb_predication": [str(tmp_path / "predications.csv")]}}
+    )
+    expected = build_id(inputs, config)
+    settings = tmp_path / "builds" / expected / "run_config.yaml"
+    write_run_config(settings, config)
+    assert "pa&ss;word" not in settings.read_text()
+    out = settings.with_name("config.yaml")
+    args = ["--config", str(settings), "--checksums", str(tmp_path / "checksums.json"), "--out", str(out)]
+    result = CliRunner().invoke(write_build_config_command, [*args, "--build-id", expected])
+    assert result.exit_code == 0, result.output
+    written = yaml.safe_load(out.read_text())
+    assert written["resolved_inputs"] == [
+        {"kind": "semmeddb_predication", "path": str(tmp_path / "predications.csv"), "sha256": inputs[0].sha256}
+    ]
+    assert written["mongo"]["uri"] == "mongodb://***@db.example/?authSource=admin&tls=true"
+    assert json.loads((tmp_path / "checksums.json").read_text())  # the hash is cached for the next run
+
+    refused = CliRunner().invoke(write_build_config_command, [*args, "--build-id", "0123456789ab"])
+    assert refused.exit_code == 1
+    assert f"they make build {expected}, not 0123456789ab" in refused.output
+    (tmp_path / "bad.yaml").write_text("solver: {rankz: 1}\n")
+    bad = CliRunner().invoke(write_build_config_command, ["--config", str(tmp_path / "bad.yaml"), "--out", str(out)])
+    assert bad.exit_code == 2 and "'rankz' was unexpected" in bad.output
+
+
+def test_build_record_has_the_latest_runs_settings(tmp_path: Path) -> None:
+    """build.json: the build's inputs from config.yaml, the settings of the latest run (its
+    run_config.yaml, e.g. a comparison rerun with another hop limit) when there is one."""
+    from pipeline.buildinfo import write_run_config
+
+    build_dir = _build(tmp_path, "b1")
+    assert finish_build(build_dir)["config"]["graph"] == {"min_support": 1}
+    write_run_config(build_dir / "run_config.yaml", {**CONFIG, "compare": {"hops": 2}})
+    record = finish_build(build_dir)
+    assert record["config"]["compare"] == {"hops": 2}
+    assert record["inputs"] == [{"kind": "pubmed_xml", "path": "a.xml.gz", "sha256": "0" * 64}]
+    assert record["config"]["mongo"]["uri"] == "mongodb://***@db.example/?authSource=admin&tls=true"
+
+
+def test_describe_says_how_a_new_shell_finds_the_local_servers(tmp_path: Path) -> None:
+    from pipeline.buildinfo import servers_env_step
+
+    (tmp_path / ".local-servers").mkdir()
+    assert servers_env_step(tmp_path / ".local-servers") == [
+        "  source <(.venv/bin/python -m services.local.servers env)   # their LITPATH_* variables"
+    ]
+    assert "LITPATH_NEO4J_URI" in servers_env_step(tmp_path / "elsewhere")[0]

@@ -46,53 +46,45 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from pipeline.columnar import argsort_keys, sum_by_key
+from pipeline.config import load_schema, validate_config
 from pipeline.graph import spill, weights
-from pipeline.graph.csr import argsort_keys, graph_digest, sort_edges, sum_by_key, symmetric_csr
+from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
 from pipeline.progress import Progress
 from pipeline.resources import memory_budget_bytes, spill_parent
 from pipeline.store.adios import GraphBpWriter, write_graph_bp
 from pipeline.tables import EDGE_KINDS, EDGES, table_path
 
-DEFAULT_GRAPH_CONFIG: dict[str, Any] = {
-    "edge_kinds": list(EDGE_KINDS),
-    "min_support": 1,
-    "novelty_only": False,
-    "exclude_semtypes": [],
-}
 CONCEPT_CONCEPT, CONCEPT_ABSTRACT, ABSTRACT_ABSTRACT = EDGE_KINDS
 # Peak bytes per edge of the in-memory assembly (edge arrays, their sort, the CSR, the writers):
 # 3.9 GiB for 28 M edges at 10 M predications, measured with all three edge kinds.
 IN_MEMORY_BYTES_PER_EDGE = 140
 _LOW32 = np.int64(0xFFFFFFFF)
+# Rows per streamed record batch: memory against per-batch overhead, never the result.
+BATCH_ROWS = 1 << 19
 
 
 def graph_config(config: dict[str, Any] | None) -> dict[str, Any]:
-    """The graph section of a config with defaults filled in and values checked.
+    """The graph section of a config, with the schema's defaults filled in and its rules checked
+    (schemas/config.schema.yaml is the one definition; a violation is a ConfigError, a
+    ValueError, naming the key).
 
-    Accepts either the whole workflow config (its ``graph`` section is used) or the section
-    itself. Extra keys understood here: ``batch_rows`` (rows per streamed record batch).
+    Accepts the whole workflow config, a partial one (``{"graph": {...}, "resources": {...}}``),
+    or the graph section itself (``{"edge_kinds": [...]}``). Edge kinds come back in canonical
+    order and excluded semantic types sorted, so equal settings give equal records.
     """
     config = dict(config or {})
     if isinstance(config.get("graph"), dict):
-        config = dict(config["graph"])
-    unknown = set(config) - set(DEFAULT_GRAPH_CONFIG) - {"batch_rows"}
-    if unknown:
-        raise ValueError(f"unknown graph config keys: {sorted(unknown)}")
-    merged = {**DEFAULT_GRAPH_CONFIG, "batch_rows": 1 << 19, **config}
-    kinds = list(merged["edge_kinds"])
-    bad = [k for k in kinds if k not in EDGE_KINDS]
-    if not kinds or bad or len(set(kinds)) != len(kinds):
-        raise ValueError(f"edge_kinds must be a non-empty subset of {list(EDGE_KINDS)}, got {kinds}")
-    merged["edge_kinds"] = [k for k in EDGE_KINDS if k in kinds]  # canonical order
-    if not isinstance(merged["min_support"], int) or merged["min_support"] < 1:
-        raise ValueError(f"min_support must be an integer >= 1, got {merged['min_support']!r}")
-    if not isinstance(merged["novelty_only"], bool):
-        raise ValueError(f"novelty_only must be true or false, got {merged['novelty_only']!r}")
-    merged["exclude_semtypes"] = sorted({str(s) for s in merged["exclude_semtypes"]})
-    if not isinstance(merged["batch_rows"], int) or merged["batch_rows"] < 1:
-        raise ValueError(f"batch_rows must be a positive integer, got {merged['batch_rows']!r}")
-    return merged
+        section = config["graph"]
+    elif config.keys() & load_schema()["properties"].keys():
+        section = {}  # a config without a graph section: the defaults
+    else:
+        section = config
+    graph = validate_config({"graph": section})["graph"]
+    graph["edge_kinds"] = [k for k in EDGE_KINDS if k in graph["edge_kinds"]]
+    graph["exclude_semtypes"] = sorted({str(s) for s in graph["exclude_semtypes"]})
+    return graph
 
 
 def _require_table(tables_dir: Path, name: str, why: str) -> Path:
@@ -659,10 +651,17 @@ def _write_tables(out_dir: Path, vertices: pa.Table, src, dst, kind, weight, cos
 
 
 def build_graph(
-    tables_dir: Path, out_dir: Path, config: dict, cooccurrence_dir: Path | None = None
+    tables_dir: Path,
+    out_dir: Path,
+    config: dict,
+    cooccurrence_dir: Path | None = None,
+    *,
+    batch_rows: int = BATCH_ROWS,
 ) -> dict:
     """Build vertices, edges, graph.bp and graph_counts.json in ``out_dir``; return the counts record.
 
+    ``config`` is read through :func:`graph_config` (the graph section) and for ``resources``
+    (the memory budget and the spill folder). ``batch_rows`` sets the rows per streamed batch.
     The returned dict (also written as ``graph_counts.json``) holds ``scope`` ("full"),
     ``config`` (the graph section with defaults), ``counts`` (input rows, filter effects,
     sizes), ``graph_digest``, ``weight_scheme`` and ``timings`` (seconds per stage).
@@ -678,7 +677,9 @@ def build_graph(
     tables_dir, out_dir = Path(tables_dir), Path(out_dir)
     if not tables_dir.is_dir():
         raise FileNotFoundError(f"tables folder not found: {tables_dir}")
-    cfg = graph_config(config)
+    if not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+    cfg = {**graph_config(config), "batch_rows": batch_rows}
     timings: dict[str, float] = {}
     counts: dict[str, int] = {}
     clock = time.perf_counter()

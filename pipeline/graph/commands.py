@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
-import yaml
 
-from pipeline.graph.build import build_graph, graph_config
-
-
-def read_config_file(path: Path | None) -> dict:
-    """A YAML or JSON config file as a dict (empty when no file is given)."""
-    if path is None:
-        return {}
-    try:
-        text = path.read_text()
-        config = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError) as error:
-        raise click.BadParameter(f"cannot read {path}: {error}", param_hint="--config") from error
-    if config is None:
-        return {}
-    if not isinstance(config, dict):
-        raise click.BadParameter(f"{path}: expected a mapping at the top level", param_hint="--config")
-    return config
+from pipeline.config import ConfigError, load_config, validate_config
+from pipeline.graph.build import build_graph
 
 
 @click.command("build-graph")
@@ -46,7 +29,9 @@ def read_config_file(path: Path | None) -> dict:
     "--config",
     "config_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="YAML/JSON config; its 'graph' section (or the whole file) sets edge kinds and filters.",
+    help="The build's config (YAML or JSON, checked against schemas/config.schema.yaml): its 'graph' "
+    "section sets edge kinds and filters, 'resources' the memory budget; absent keys take the "
+    "schema's defaults.",
 )
 @click.option(
     "--cooccurrence-out",
@@ -59,15 +44,14 @@ def build_graph_command(
     tables_dir: Path, out_dir: Path, config_file: Path | None, cooccurrence_dir: Path | None
 ) -> None:
     """Build the weighted concept--abstract graph of one build (and its co-occurrence graph)."""
-    raw = read_config_file(config_file)
     try:
-        graph_config(raw)  # checked here, to name the file in the message
-    except ValueError as error:
-        raise click.BadParameter(f"{config_file}: {error}", param_hint="--config") from error
+        config = load_config(config_file) if config_file else validate_config({})
+    except ConfigError as error:  # the message names the file and the key
+        raise click.BadParameter(str(error), param_hint="--config") from error
     try:
         # The whole config, not only its graph section: build_graph also reads `resources`
         # (the memory budget and the spill folder).
-        record = build_graph(tables_dir, out_dir, raw, cooccurrence_dir)
+        record = build_graph(tables_dir, out_dir, config, cooccurrence_dir)
     except (FileNotFoundError, ValueError) as error:
         raise click.ClickException(str(error)) from error
     counts = record["counts"]

@@ -1,6 +1,6 @@
 """Combine per-file ingest outputs into the build-level tables.
 
-``file_dirs`` are the ``out_dir`` s of :func:`pipeline.ingest.common.ingest_file`, in input
+``file_dirs`` are the ``out_dir`` s of :func:`pipeline.ingest.run.ingest_file`, in input
 order (baseline files, then update files in file-name order; the kinds may be mixed).
 The rules, applied in this order:
 
@@ -60,14 +60,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import tables
-from pipeline.graph.csr import sum_by_key
+from pipeline.columnar import sum_by_key
+from pipeline.config import check_setting, schema_of
 from pipeline.graph.spill import SpillFolder
-from pipeline.ingest.common import IngestError
+from pipeline.ingest.base import IngestError
 from pipeline.progress import Progress
 from pipeline.resources import memory_budget_bytes, spill_parent
 
 SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}
-MENTION_SOURCES = ("auto", "entities", "predications", "both")
+# The values of ingest.mention_source, as the config schema defines them.
+MENTION_SOURCES = tuple(schema_of("ingest.mention_source")["enum"])
 _MENTION_SUMS = pa.schema([("doc_id", pa.string()), ("cui", pa.string()), ("count", pa.int64())])
 _SENTENCE_MENTIONS = pa.schema(
     [("doc_id", pa.string()), ("sentence_id", pa.int64()), ("cui", pa.string()), ("count", pa.int64())]
@@ -149,8 +151,7 @@ def mention_source_for(requested: str, file_counts: list[dict[str, Any]]) -> tup
     they need SENTENCE files to find their papers, so without any it falls back to
     predication arguments rather than quarantine every entity.
     """
-    if requested not in MENTION_SOURCES:
-        raise ValueError(f"mention_source must be one of {MENTION_SOURCES}, got {requested!r}")
+    check_setting("ingest.mention_source", requested)
     if requested != "auto":
         return requested, f"mention_source: {requested} set in the configuration"
     kinds = Counter(counts.get("kind") for counts in file_counts)
@@ -206,11 +207,8 @@ class _Merger:
     def __init__(self, file_dirs: list[Path], out_dir: Path, config: dict[str, Any]) -> None:
         self.file_dirs = [Path(d) for d in file_dirs]
         self.out_dir = Path(out_dir)
-        self.mention_source_requested = config.get("mention_source", "auto")
-        if self.mention_source_requested not in MENTION_SOURCES:
-            raise ValueError(
-                f"mention_source must be one of {MENTION_SOURCES}, got {self.mention_source_requested!r}"
-            )
+        requested = config.get("mention_source", schema_of("ingest.mention_source")["default"])
+        self.mention_source_requested = check_setting("ingest.mention_source", requested)
         # what "auto" means depends on the inputs: settled by load_counts
         self.mention_source = self.mention_source_reason = ""
         self.stats: dict[str, int] = {}

@@ -951,13 +951,9 @@ def write_mapping(table: pa.Table, out_dir: str | Path) -> dict[str, Path]:
     return paths
 
 
-def read_mapping(path: str | Path) -> pa.Table:
-    return pq.read_table(path, schema=MAPPING)
-
-
 __all__ = [
     "DIRECT_RULES", "MAPPING", "ONTOLOGIES", "MappingResult", "MappingSources", "Ontology", "SpokeNode",
-    "UnichemMapping", "VocabularyRule", "build_mapping", "read_do_xrefs", "read_gene_info", "read_mapping",
+    "UnichemMapping", "VocabularyRule", "build_mapping", "read_do_xrefs", "read_gene_info",
     "read_mrconso", "read_mrconso_codes_and_names", "read_mrcui", "read_ncit_swissprot", "read_obo_xrefs",
     "read_unichem", "spoke_nodes_from_dump", "spoke_nodes_from_neo4j", "write_mapping",
 ]  # fmt: skip

@@ -245,6 +245,33 @@ def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mon
     assert [h["documents"] for h in hops] == ["PMID:11,PMID:12", ""]
 
 
+@pytest.mark.parametrize("off", [["--no-mongo"], ["--mongo-uri", ""]], ids=["no-mongo", "empty-uri"])
+def test_evidence_store_off_wins_over_the_environment(spoke_driver, results_dir, neo4j_env, mongo_uri, tmp_path, off):
+    """--no-mongo (what the workflow passes when mongo.enabled is false) and an empty --mongo-uri
+    both leave MongoDB alone although $LITPATH_MONGO_URI names a store that has the evidence."""
+    from pymongo import MongoClient
+
+    client = MongoClient(mongo_uri)
+    db = client["litpath_compare_off"]
+    db.builds.replace_one({"_id": "cmp0001"}, {"status": "complete"}, upsert=True)
+    db.evidence.replace_one(
+        {"_id": f"cmp0001:{C1}|C0000003"}, {"documents": ["PMID:11"], "n_predications": 1}, upsert=True
+    )
+    client.close()
+    queries = tmp_path / "q.txt"
+    queries.write_text(f"{C1}\n{C4}\n")
+    result = CliRunner().invoke(
+        compare,
+        ["--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
+         "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"],
+         "--mongo-database", "litpath_compare_off", *off],
+        env={**neo4j_env, "LITPATH_MONGO_URI": mongo_uri},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (row,) = pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
+    assert row["evidence_status"] == "no evidence store configured"
+
+
 # ------------------------------------------------------------------------------------------ HTTP
 
 

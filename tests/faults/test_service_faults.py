@@ -76,9 +76,17 @@ def test_ready_unfinished_solve_503(build):
 
 
 def test_intact_distances_are_served(build):
+    from scipy.sparse.csgraph import dijkstra
+
+    reference = dijkstra(build.adjacency.to_scipy(), directed=True, indices=[0])[0]
+    target = next(t for t in range(1, build.n_concepts) if 0 < reference[t] < float("inf"))
     with TestClient(create_app(Settings(results_dir=build.results_dir))) as client:
         assert client.get("/v1/ready").status_code == 200
-        assert client.get("/v1/distance?source=C0000001&target=C0000002").status_code in (200, 404)
+        response = client.get("/v1/distance", params={"source": build.keys[0], "target": build.keys[target]})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["reachable"] is True and body["distances"] == "stored"
+        assert body["distance"] == pytest.approx(reference[target], rel=1e-5)
 
 
 @pytest.mark.servers

@@ -137,7 +137,7 @@ def test_vertex_ids_sorted_concepts_then_abstracts(tables, tmp_path):
 def test_build_is_deterministic_across_row_order_and_batching(tables, tmp_path, batch_rows):
     reference = build_graph(tables, tmp_path / "ref", {})
     shuffled = tiny.write_tiny_tables(tmp_path / "shuffled", shuffle_seed=batch_rows)
-    again = build_graph(shuffled, tmp_path / "again", {"batch_rows": batch_rows})
+    again = build_graph(shuffled, tmp_path / "again", {}, batch_rows=batch_rows)
     assert again["graph_digest"] == reference["graph_digest"]
     assert again["counts"]["predications_used"] == 6
     for name in ("vertices.parquet", "edges.parquet"):
@@ -276,7 +276,7 @@ def test_missing_table_and_bad_config_are_clear_errors(tmp_path):
         graph_config({"edge_kinds": ["concept_concept", "bogus"]})
     with pytest.raises(ValueError, match="min_support"):
         graph_config({"min_support": 0})
-    with pytest.raises(ValueError, match="unknown graph config"):
+    with pytest.raises(ValueError, match=r"graph: Additional properties are not allowed \('min_suport'"):
         graph_config({"min_suport": 2})
 
 
@@ -367,7 +367,7 @@ def test_concept_abstract_weights_whatever_the_mention_order(tmp_path, layout):
     pq.write_table(
         pa.Table.from_pandas(frame, preserve_index=False).cast(MENTIONS), tables / "mentions.parquet"
     )
-    record = build_graph(tables, tmp_path / "graph", {"edge_kinds": ["concept_abstract"], "batch_rows": 97})
+    record = build_graph(tables, tmp_path / "graph", {"edge_kinds": ["concept_abstract"]}, batch_rows=97)
 
     edges = _edges_by_key(tmp_path / "graph")
     assert set(edges) == set(expected)
@@ -423,12 +423,11 @@ def test_partitioned_assembly_equals_the_in_memory_one_bit_for_bit(tmp_path, see
     """A budget far below the graph forces the disk partitions: vertices, edges, graph.bp and the
     digest must be exactly those of the in-memory assembly."""
     tables = _random_tables(tmp_path / "tables", seed, repeats)
-    graph = {"batch_rows": 700}
-    reference = build_graph(tables, tmp_path / "memory", {"graph": graph}, tmp_path / "memory-co")
+    reference = build_graph(tables, tmp_path / "memory", {"graph": {}}, tmp_path / "memory-co", batch_rows=700)
     spilled = build_graph(
         tables, tmp_path / "disk",
-        {"graph": graph, "resources": {"memory_gib": budget_kib / 2**20, "spill_dir": str(tmp_path / "spill")}},
-        tmp_path / "disk-co",
+        {"graph": {}, "resources": {"memory_gib": budget_kib / 2**20, "spill_dir": str(tmp_path / "spill")}},
+        tmp_path / "disk-co", batch_rows=700,
     )  # fmt: skip
     assert spilled["cooccurrence"]["graph_digest"] == reference["cooccurrence"]["graph_digest"]
     for name in ("vertices.parquet", "edges.parquet"):
@@ -457,7 +456,7 @@ def test_cli_build_graph_keeps_to_the_configured_memory_budget(tmp_path):
     tables = _random_tables(tmp_path / "tables", 5, True)
     config = tmp_path / "config.yaml"
     config.write_text(
-        f"graph: {{batch_rows: 700}}\nresources: {{memory_gib: {40 / 2**20}, spill_dir: {tmp_path / 'spill'}}}\n"
+        f"graph: {{min_support: 1}}\nresources: {{memory_gib: {40 / 2**20}, spill_dir: {tmp_path / 'spill'}}}\n"
     )
     result = CliRunner().invoke(
         build_graph_command, ["--tables", str(tables), "--out", str(tmp_path / "g"), "--config", str(config)]

@@ -39,8 +39,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.ingest.common import ingest_file
 from pipeline.ingest.merge import MENTION_SOURCES, mention_source_for, merge_ingested
+from pipeline.ingest.run import ingest_file
 
 from .helpers import rows
 
@@ -236,5 +236,6 @@ def test_auto_needs_sentences_to_place_entities(ingested, tmp_path):
 def test_mention_source_for_refuses_unknown_values():
     assert MENTION_SOURCES == ("auto", "entities", "predications", "both")
     assert mention_source_for("both", []) == ("both", "mention_source: both set in the configuration")
-    with pytest.raises(ValueError, match="mention_source must be one of"):
+    # The schema's message, naming the key: ingest.mention_source: 'sum' is not one of [...]
+    with pytest.raises(ValueError, match=r"ingest\.mention_source: 'sum' is not one of"):
         mention_source_for("sum", [])

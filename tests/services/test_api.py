@@ -155,11 +155,19 @@ def test_settings_build_rejects_paths():
 
 def test_concepts_search_by_name(client, fixture_build):
     word = fixture_build.names[5].split()[0]
-    response = client.get("/v1/concepts", params={"q": word.upper(), "limit": 50})
-    assert response.status_code == 200
-    body = response.json()
-    assert body["total"] >= 1 and all(word in item["name"].lower() for item in body["items"])
-    assert "C0000005" in [item["cui"] for item in body["items"]] or body["total"] > 50
+    concepts = zip(fixture_build.keys, fixture_build.names[: fixture_build.n_concepts], strict=False)
+    expected = {key for key, name in concepts if word in name.lower()}
+    assert "C0000005" in expected
+    found, offset = [], 0
+    while offset is not None:  # every page, whatever the number of matches
+        response = client.get("/v1/concepts", params={"q": word.upper(), "limit": 50, "offset": offset})
+        assert response.status_code == 200
+        body = response.json()
+        assert body["total"] == len(expected)
+        assert all(word in item["name"].lower() for item in body["items"])
+        found += [item["cui"] for item in body["items"]]
+        offset = body["next_offset"]
+    assert sorted(found) == sorted(expected)
 
 
 def test_concepts_search_exact_name_first(client, fixture_build):

@@ -30,7 +30,6 @@ from services.local.slurm import (
     SlurmCluster,
     SlurmError,
     client_env,
-    missing_daemons,
 )
 
 SLURM_PROFILE = REPO_ROOT / "config" / "profiles" / "slurm"
@@ -48,14 +47,6 @@ print(f"hello from rank {world.Get_rank()} of {world.Get_size()}", flush=True)
 STRIP_SLURM_ENV = (
     'for name in $(env | grep -o "^SLURM_[A-Z_]*"); do [ "$name" = SLURM_JOB_ID ] || unset "$name"; done'
 )
-
-
-def _require_slurm() -> None:
-    missing = missing_daemons()
-    if missing:
-        pytest.skip(
-            f"Slurm is not installed ({', '.join(missing)} missing): apt-get install -y slurm-wlm munge"
-        )
 
 
 @pytest.fixture(scope="session")

@@ -47,7 +47,11 @@ def test_right_password_from_environment_connects(auth_server, monkeypatch):
     monkeypatch.setenv("LITPATH_NEO4J_PASSWORD", PASSWORD)
     monkeypatch.setenv("LITPATH_NEO4J_USER", "neo4j")
     driver = connect(Neo4jSettings.from_env(uri=auth_server.uri))
-    driver.close()
+    try:
+        records, _, _ = driver.execute_query("RETURN 1 AS one")
+    finally:
+        driver.close()
+    assert [record["one"] for record in records] == [1]
 
 
 def test_cli_refused_credentials_without_traceback(auth_server, monkeypatch):

@@ -2,14 +2,17 @@
 
 A rerun after adding one PubMed update file must ingest only that file (the ingest folder
 of every earlier file is keyed by its content hash) and rebuild what depends on it, in a
-new build folder; the earlier build is left as it was.
+new build folder; the earlier build is left as it was. A rerun after changing only how the
+solve runs (ranks, threads, tiles, the memory budget) rebuilds nothing. One finished build
+(``finished_build``, made once for this module) also serves the distances check, the compare
+rule without MongoDB and ``snakemake --report``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +40,7 @@ def job_stats(output: str) -> dict[str, int]:
     return stats
 
 
-def run_snakemake(workdir: Path, env: dict[str, str]) -> str:
+def run_snakemake(workdir: Path, env: dict[str, str], *extra: str, config: str = "config.yaml") -> str:
     command = [
         str(SNAKEMAKE),
         "-s",
@@ -45,10 +48,11 @@ def run_snakemake(workdir: Path, env: dict[str, str]) -> str:
         "--directory",
         str(workdir),
         "--configfile",
-        str(workdir / "config.yaml"),
+        str(workdir / config),
         "--cores",
         "2",
         "--printshellcmds",
+        *extra,
     ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     output = done.stdout + done.stderr
@@ -56,7 +60,8 @@ def run_snakemake(workdir: Path, env: dict[str, str]) -> str:
     return output
 
 
-def write_config(workdir: Path, corpus: Path, pubmed_files: list[Path]) -> None:
+def write_config(workdir: Path, corpus: Path, pubmed_files: list[Path], name: str = "config.yaml", **changes) -> None:
+    """The bundled sample's config on ``corpus``; ``changes`` ({section: {key: value}}) on top."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config["results_dir"] = str(workdir / "results")
     inputs = config["inputs"]
@@ -74,7 +79,9 @@ def write_config(workdir: Path, corpus: Path, pubmed_files: list[Path]) -> None:
     config["mapping"]["unichem"] = [str(REPO / p) for p in config["mapping"]["unichem"]]
     # The shipped machine file, named explicitly: a plan never calibrates in the middle of a test.
     config["solver"].update(ranks=2, tile=32, machine=str(REPO / "config" / "machines" / "dev-vm-2core.yaml"))
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    for section, values in changes.items():
+        config[section].update(values)
+    (workdir / name).write_text(yaml.safe_dump(config))
 
 
 def test_rerun_with_new_update_file_runs_only_its_jobs(
@@ -138,24 +145,33 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
 
 
-def test_workflow_distances_match_scipy(tmp_path: Path, mongo_uri: str, neo4j_env: dict[str, str]) -> None:
-    """The solver's distances.bp for a real pipeline build equals scipy's Dijkstra."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import dijkstra
-
-    from pipeline.store.adios import DistanceMatrix, read_graph_bp
-
-    corpus = tmp_path / "corpus"
+@pytest.fixture(scope="module")
+def finished_build(tmp_path_factory: pytest.TempPathFactory, mongo_uri: str, neo4j_env: dict[str, str]):
+    """A workflow run to the end on a small synthetic corpus: (workdir, environment, pubmed files)."""
+    workdir = tmp_path_factory.mktemp("finished-build")
+    corpus = workdir / "corpus"
     generate_corpus(corpus, scale=300, seed=3, n_update_files=1)
-    write_config(tmp_path, corpus, sorted((corpus / "pubmed").rglob("*.xml.gz"), key=lambda p: p.name))
+    pubmed = sorted((corpus / "pubmed").rglob("*.xml.gz"), key=lambda p: p.name)
+    write_config(workdir, corpus, pubmed)
     env = dict(
         os.environ,
         LITPATH_MONGO_URI=mongo_uri,
         **neo4j_env,
         PATH=f"{SNAKEMAKE.parent}:{os.environ['PATH']}",
     )
-    run_snakemake(tmp_path, env)
-    build = (tmp_path / "results" / "latest").resolve()
+    run_snakemake(workdir, env)
+    return workdir, env, pubmed
+
+
+def test_workflow_distances_match_scipy(finished_build) -> None:
+    """The solver's distances.bp for a real pipeline build equals scipy's Dijkstra."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import dijkstra
+
+    from pipeline.store.adios import DistanceMatrix, read_graph_bp
+
+    workdir = finished_build[0]
+    build = (workdir / "results" / "latest").resolve()
     (n, row_ptr, col_idx, cost), attrs = read_graph_bp(build / "graph" / "graph.bp")
     graph = csr_matrix((cost.astype(np.float64), col_idx, row_ptr), shape=(n, n))
     expected = dijkstra(graph, directed=True)
@@ -166,4 +182,65 @@ def test_workflow_distances_match_scipy(tmp_path: Path, mongo_uri: str, neo4j_en
         np.testing.assert_array_equal(np.isinf(got), np.isinf(expected[row]))
         finite = ~np.isinf(got)
         np.testing.assert_allclose(got[finite], expected[row][finite], rtol=1e-5, atol=1e-5)
-    shutil.rmtree(corpus)
+
+
+def test_report_gathers_the_marked_outputs(finished_build, tmp_path: Path) -> None:
+    """`snakemake --report` (README, "Where outputs land") on a finished build: one HTML file with
+    the workflow's description and the outputs marked report(): the comparison report, its scenario
+    figure and the mapping coverage."""
+    workdir, env, _ = finished_build
+    report = tmp_path / "report.html"
+    output = run_snakemake(workdir, env, "--report", str(report))
+    assert "Report created" in output, output[-3000:]
+    html = report.read_text()
+    assert "exact all-pairs shortest paths" in html  # workflow/report/workflow.rst
+    for name in ("report.html", "scenarios.png", "coverage.md"):
+        assert f"Adding {name}" in output and name in html, name
+    assert html.count("SPOKE comparison") >= 1 and "SPOKE mapping" in html
+
+
+def test_how_the_solve_runs_rebuilds_nothing(finished_build) -> None:
+    """Other solver ranks, threads, tiles and memory budget keep the build id and rerun nothing; a
+    solve run again on purpose gets the new settings (run_config.yaml) and reruns only itself and
+    the record. The build's config.yaml keeps the settings the build was made with."""
+    workdir, env, pubmed = finished_build
+    build = (workdir / "results" / "latest").resolve()
+    stages = [
+        build / "config.yaml", build / "tables" / "counts.json", build / "graph" / "graph_counts.json",
+        build / "mongo_load.json", build / "cooccurrence" / "solve_summary.json", build / "mapping" / "coverage.md",
+        build / "compare" / "report.html",
+    ]  # fmt: skip
+    before = {path: path.stat().st_mtime_ns for path in stages}
+    corpus = workdir / "corpus"
+    write_config(
+        workdir, corpus, pubmed, "config-faster.yaml",
+        solver={"ranks": 1, "threads": 2, "tile": 64, "broadcast": "ring"}, resources={"memory_gib": 1},
+    )  # fmt: skip
+    output = run_snakemake(workdir, env, config="config-faster.yaml")
+    assert "Nothing to be done" in output, output[-3000:]
+
+    stats = job_stats(run_snakemake(workdir, env, "--forcerun", "solve", config="config-faster.yaml"))
+    assert stats == {"solve": 1, "build_record": 1, "all": 1}, stats
+    assert (workdir / "results" / "latest").resolve() == build
+    assert {path: path.stat().st_mtime_ns for path in stages} == before
+    solver = json.loads((build / "solve_summary.json").read_text())["solver"]
+    assert (solver["ranks"], solver["threads"], solver["tile"], solver["broadcast"]) == (1, 2, 64, "ring")
+    assert yaml.safe_load((build / "config.yaml").read_text())["solver"]["ranks"] == 2
+    assert json.loads((build / "build.json").read_text())["config"]["solver"]["ranks"] == 1
+
+    # What the graph holds is another build: every stage runs for it (planned only).
+    write_config(workdir, corpus, pubmed, "config-other.yaml", graph={"edge_kinds": ["concept_concept"]})
+    planned = job_stats(run_snakemake(workdir, env, "--dry-run", config="config-other.yaml"))
+    for rule in ("build_config", "merge_tables", "build_graph", "solve", "load_mongo", "build_mapping", "compare"):
+        assert planned[rule] == 1, planned
+
+
+def test_compare_without_mongo_uses_no_evidence_store(finished_build) -> None:
+    """mongo.enabled: false gives the compare rule --no-mongo, which wins over $LITPATH_MONGO_URI
+    (set here, as `make run` sets it); no MongoDB load is planned."""
+    workdir, env, pubmed = finished_build
+    write_config(workdir, workdir / "corpus", pubmed, "config-no-mongo.yaml", mongo={"enabled": False})
+    output = run_snakemake(workdir, env, "--dry-run", "--forcerun", "compare", config="config-no-mongo.yaml")
+    (command,) = [line for line in output.splitlines() if line.startswith("Shell command: litpath compare ")]
+    assert " --no-mongo " in command and "--mongo-database" not in command
+    assert "load_mongo" not in job_stats(output)

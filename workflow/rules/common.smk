@@ -1,5 +1,13 @@
 # Shared wiring: which input files exist, the build id, and the targets `all` asks for.
 # Every value spliced into a shell command is quoted ({x:q} or shlex.quote).
+#
+# The build id hashes the inputs and the settings that change what a build holds
+# (pipeline/buildinfo.py). Two files carry the configuration into a build folder:
+# - config.yaml, the configuration the build was made from and its inputs' checksums, written
+#   once by build_config (whose only params are the build id), so no stage reruns because of it;
+# - run_config.yaml, the settings of the run now starting (the Snakefile's onstart writes it),
+#   which the stages read: a setting that changes only how a stage runs (solver ranks and
+#   threads, the memory budget) reaches a stage that runs, and reruns none.
 
 import shlex
 
@@ -16,6 +24,8 @@ INPUTS = resolve_inputs(config, cache_file=RESULTS / ".checksums.json")
 INPUT_BY_KEY = {(f.kind, f.key): f for f in INPUTS}
 BUILD = build_id(INPUTS, config)
 BUILD_DIR = RESULTS / "builds" / BUILD
+BUILD_CONFIG = BUILD_DIR / "config.yaml"
+RUN_CONFIG = BUILD_DIR / "run_config.yaml"
 LOGS = RESULTS / "logs"
 
 if not INPUTS:

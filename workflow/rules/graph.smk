@@ -3,24 +3,25 @@
 
 rule build_config:
     output:
-        BUILD_DIR / "config.yaml",
+        BUILD_CONFIG,
     log:
         LOGS / BUILD / "build_config.log",
     conda:
         "../envs/litpath.yaml"
     params:
-        config=RECORDED_CONFIG,
-        inputs=[[f.kind, str(f.path), f.sha256] for f in INPUTS],
-    run:
-        from pipeline.buildinfo import write_build_config
-
-        write_build_config(output[0], params.config, params.inputs)
+        # The build id is the whole identity of the record: it is written once per build.
+        build=BUILD,
+        settings=RUN_CONFIG,
+        checksums=RESULTS / ".checksums.json",
+    shell:
+        "litpath write-build-config --config {params.settings:q} --checksums {params.checksums:q} "
+        "--build-id {params.build:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule build_graph:
     input:
         tables=BUILD_DIR / "tables" / "counts.json",
-        config=BUILD_DIR / "config.yaml",
+        config=BUILD_CONFIG,
     output:
         graph=directory(BUILD_DIR / "graph" / "graph.bp"),
         counts=BUILD_DIR / "graph" / "graph_counts.json",
@@ -39,16 +40,17 @@ rule build_graph:
         tables=lambda wc, input: Path(input.tables).parent,
         out=lambda wc, output: Path(output.graph).parent,
         cooccurrence=lambda wc, output: Path(output.cooccurrence).parent,
+        settings=RUN_CONFIG,
     shell:
         "litpath build-graph --tables {params.tables:q} --out {params.out:q} "
-        "--cooccurrence-out {params.cooccurrence:q} --config {input.config:q} 2>&1 | tee {log:q} >&2"
+        "--cooccurrence-out {params.cooccurrence:q} --config {params.settings:q} 2>&1 | tee {log:q} >&2"
 
 
 rule load_mongo:
     input:
         tables=BUILD_DIR / "tables" / "counts.json",
         graph=BUILD_DIR / "graph" / "graph_counts.json",
-        config=BUILD_DIR / "config.yaml",
+        config=BUILD_CONFIG,
     output:
         BUILD_DIR / "mongo_load.json",
     log:
@@ -77,7 +79,7 @@ rule build_record:
             BUILD_DIR / "solve_summary.json",
             BUILD_DIR / "cooccurrence" / "solve_summary.json",
         ],
-        config=BUILD_DIR / "config.yaml",
+        config=BUILD_CONFIG,
         # The record and the `latest` pointer come last, after every stage the config asks for.
         stages=[p for p in all_targets() if p.name not in ("build.json",)],
     output:

@@ -24,7 +24,7 @@ rule ingest_file:
 rule merge_tables:
     input:
         files=ingest_outputs(),
-        config=BUILD_DIR / "config.yaml",
+        config=BUILD_CONFIG,
     output:
         BUILD_DIR / "tables" / "counts.json",
     log:
@@ -38,6 +38,7 @@ rule merge_tables:
     params:
         out_dir=lambda wc, output: Path(output[0]).parent,
         ingested=lambda wc, input: [Path(f).parent for f in input.files],
+        settings=RUN_CONFIG,
     shell:
-        "litpath merge --out-dir {params.out_dir:q} --config {input.config:q} "
+        "litpath merge --out-dir {params.out_dir:q} --config {params.settings:q} "
         "{params.ingested:q} 2>&1 | tee {log:q} >&2"

@@ -15,7 +15,7 @@
 rule solve:
     input:
         graph=BUILD_DIR / "graph" / "graph.bp",
-        config=BUILD_DIR / "config.yaml",
+        config=BUILD_CONFIG,
     output:
         summary=BUILD_DIR / "solve_summary.json",
         plan=BUILD_DIR / "graph" / "plan.json",
@@ -38,16 +38,17 @@ rule solve:
         scope="full",
         distances=BUILD_DIR / "distances.bp",
         sources=row_sources_option,
+        settings=RUN_CONFIG,
     shell:
         "litpath solve --scope {params.scope:q} --input {input.graph:q} --output {params.distances:q} "
-        "--config {input.config:q} --summary {output.summary:q} --plan {output.plan:q} {params.sources} "
+        "--config {params.settings:q} --summary {output.summary:q} --plan {output.plan:q} {params.sources} "
         "2>&1 | tee {log:q} >&2"
 
 
 use rule solve as solve_cooccurrence with:
     input:
         graph=BUILD_DIR / "cooccurrence" / "graph.bp",
-        config=BUILD_DIR / "config.yaml",
+        config=BUILD_CONFIG,
         # The comparison's query set: the rows the plan stores when dense does not fit.
         queries=query_set_outputs(),
     output:
@@ -60,6 +61,7 @@ use rule solve as solve_cooccurrence with:
     params:
         scope="cooccurrence",
         distances=BUILD_DIR / "cooccurrence" / "distances.bp",
+        settings=RUN_CONFIG,
         sources=lambda wc, input: (
             f"--sources {shlex.quote(str(input.queries[0]))}" if input.queries else ""
         ),

@@ -9,6 +9,8 @@ rule load_spoke:
         RESULTS / "spoke" / "load.json",
     log:
         LOGS / "spoke" / "load.log",
+    benchmark:
+        LOGS / "spoke" / "load.benchmark.tsv"
     conda:
         "../envs/litpath.yaml"
     params:
@@ -37,6 +39,8 @@ rule build_mapping:
         ),
     log:
         LOGS / BUILD / "build_mapping.log",
+    benchmark:
+        LOGS / BUILD / "build_mapping.benchmark.tsv"
     conda:
         "../envs/litpath.yaml"
     params:
