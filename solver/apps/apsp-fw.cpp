@@ -30,6 +30,7 @@
 
 #include "core/affinity.hpp"
 #include "core/checkpoint.hpp"
+#include "core/collective.hpp"
 #include "core/distances_output.hpp"
 #include "core/driver.hpp"
 #include "core/graph_input.hpp"
@@ -302,19 +303,6 @@ bool mpi_reports_gpu_support(const std::string& backend) {
     return false;
 }
 
-// If any rank failed, the lowest failing rank prints its message and every
-// rank returns true (so all of them leave together instead of hanging).
-bool any_rank_failed(MPI_Comm comm, const std::string& error) {
-    int rank = 0, size = 1;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    int mine = error.empty() ? size : rank, first = size;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == size) return false;
-    if (rank == first) std::cerr << "apsp-fw: error: " << error << std::endl;
-    return true;
-}
-
 std::int64_t memory_available_bytes() {
     std::ifstream meminfo("/proc/meminfo");
     std::string key;
@@ -391,20 +379,6 @@ MemoryNeed memory_need(std::int64_t mine, MPI_Comm node, MPI_Comm world) {
     need.on_node = on_node >= static_cast<double>(kSaturated) ? kSaturated : static_cast<std::int64_t>(on_node);
     MPI_Allreduce(&mine, &need.most, 1, MPI_INT64_T, MPI_MAX, world);
     return need;
-}
-
-// Rank 0's vector to every rank. MPI counts are int, so large vectors go in
-// chunks of at most 1 GiB.
-template <typename T>
-void broadcast_vector(std::vector<T>& values, MPI_Comm comm) {
-    auto size = static_cast<std::int64_t>(values.size());
-    MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm);
-    values.resize(static_cast<std::size_t>(size));
-    auto* bytes = reinterpret_cast<char*>(values.data());
-    const std::size_t total = values.size() * sizeof(T);
-    constexpr std::size_t chunk = std::size_t{1} << 30;
-    for (std::size_t offset = 0; offset < total; offset += chunk)
-        MPI_Bcast(bytes + offset, static_cast<int>(std::min(chunk, total - offset)), MPI_BYTE, 0, comm);
 }
 
 // Writes `output` as `output`.partial through write(partial_path), collectively,
@@ -756,11 +730,9 @@ int run(int argc, char** argv) {
         // Decided on every rank alike: "on" trusts the user, "auto" asks MPI
         // (the same library everywhere); all ranks must agree, so take the AND.
         const bool gpu = is_gpu_backend(backend->name());
-        int aware = gpu && (opt.gpu_aware_mpi == "on" ||
-                            (opt.gpu_aware_mpi == "auto" && mpi_reports_gpu_support(backend->name())));
-        int all = 0;
-        MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, world);
-        dopt.gpu_aware_mpi = all != 0;
+        const bool aware = gpu && (opt.gpu_aware_mpi == "on" ||
+                                   (opt.gpu_aware_mpi == "auto" && mpi_reports_gpu_support(backend->name())));
+        dopt.gpu_aware_mpi = all_ranks(world, aware);
     }
     const std::int64_t first_iteration = std::max<std::int64_t>(resumed_from, 0);
     dopt.first_iteration = first_iteration;
