@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "apps/options.hpp"
+#include "apps/summary.hpp"
 #include "core/affinity.hpp"
 #include "core/checkpoint.hpp"
 #include "core/collective.hpp"
@@ -76,35 +77,6 @@ std::int64_t memory_available_bytes() {
         if (key == "MemAvailable:") return value * 1024;
     const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     return static_cast<std::int64_t>(pages) * page;
-}
-
-std::string json_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += c;
-                }
-        }
-    }
-    return out;
-}
-
-std::string json_number(double x) {
-    if (!std::isfinite(x)) return "null";
-    std::ostringstream out;
-    out.precision(9);
-    out << x;
-    return out.str();
 }
 
 std::string format_seconds(double s) {
@@ -172,15 +144,6 @@ bool write_complete_output(const std::string& output, MPI_Comm world,
         }
     }
     return !any_rank_failed(world, error);
-}
-
-void write_summary(const std::string& json, const std::string& summary_json) {
-    std::cout << json << std::flush;
-    if (!summary_json.empty()) {
-        std::ofstream out(summary_json);
-        out << json;
-        if (!out) std::cerr << "apsp-fw: warning: could not write " << summary_json << std::endl;
-    }
 }
 
 // apsp-fw --sources: the distance rows of the listed vertices by Dijkstra.
@@ -316,27 +279,24 @@ int run_source_rows(const Options& opt, MPI_Comm world, MPI_Comm node, int ranks
     double slowest[3];
     MPI_Reduce(local, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, world);
     if (root) {
-        const double relaxations = static_cast<double>(m) * static_cast<double>(edges);
-        std::ostringstream j;
-        j << "{\n";
-        j << "  \"solver\": \"apsp-fw\",\n  \"solver_version\": \"" << LITPATH_SOLVER_VERSION << "\",\n";
-        j << "  \"method\": \"rows\",\n  \"algorithm\": \"dijkstra-rows\",\n";
-        j << "  \"input\": \"" << json_escape(opt.input) << "\",\n";
-        j << "  \"output\": " << (opt.output.empty() ? "null" : "\"" + json_escape(opt.output) + "\"") << ",\n";
-        j << "  \"sources_file\": \"" << json_escape(opt.sources) << "\",\n";
-        j << "  \"graph_digest\": \"" << json_escape(info.digest) << "\",\n";
-        j << "  \"n\": " << info.n << ",\n  \"input_entries\": " << info.stored_entries << ",\n";
-        j << "  \"edges\": " << edges << ",\n  \"rows\": " << m << ",\n";
-        j << "  \"ranks\": " << ranks << ",\n  \"threads\": " << opt.threads << ",\n";
-        j << "  \"thread_placement\": \"" << thread_placement << "\",\n";
-        j << "  \"seconds\": {\"read\": " << json_number(slowest[0]) << ", \"solve\": " << json_number(solve_seconds)
-          << ", \"write\": " << json_number(slowest[2]) << "},\n";
-        j << "  \"total_seconds\": " << json_number(total_seconds) << ",\n";
-        j << "  \"rows_per_second\": " << json_number(solve_seconds > 0 ? static_cast<double>(m) / solve_seconds : 0)
-          << ",\n";
-        j << "  \"edges_per_second\": " << json_number(solve_seconds > 0 ? relaxations / solve_seconds : 0) << ",\n";
-        j << "  \"validate\": null,\n  \"ok\": true\n}\n";
-        write_summary(j.str(), opt.summary_json);
+        RowsSummary summary;
+        summary.solver_version = LITPATH_SOLVER_VERSION;
+        summary.input = opt.input;
+        summary.output = opt.output;
+        summary.sources_file = opt.sources;
+        summary.graph_digest = info.digest;
+        summary.n = info.n;
+        summary.input_entries = info.stored_entries;
+        summary.edges = edges;
+        summary.rows = m;
+        summary.ranks = ranks;
+        summary.threads = opt.threads;
+        summary.thread_placement = thread_placement;
+        summary.read_seconds = slowest[0];
+        summary.solve_seconds = solve_seconds;
+        summary.write_seconds = slowest[2];
+        summary.total_seconds = total_seconds;
+        publish_summary(summary.to_json(), opt.summary_json);
     }
     return 0;
 }
@@ -574,50 +534,34 @@ int run(int argc, char** argv) {
     double slowest[8];
     MPI_Reduce(local, slowest, 8, MPI_DOUBLE, MPI_MAX, 0, world);
     if (root) {
-        std::ostringstream j;
-        j << "{\n";
-        j << "  \"solver\": \"apsp-fw\",\n  \"solver_version\": \"" << LITPATH_SOLVER_VERSION << "\",\n";
-        j << "  \"method\": \"floyd-warshall\",\n";
-        j << "  \"input\": \"" << json_escape(opt.input) << "\",\n";
-        j << "  \"output\": " << (opt.output.empty() ? "null" : "\"" + json_escape(opt.output) + "\"") << ",\n";
-        j << "  \"graph_digest\": \"" << json_escape(info.digest) << "\",\n";
-        j << "  \"n\": " << info.n << ",\n  \"input_entries\": " << info.stored_entries << ",\n";
-        j << "  \"ranks\": " << ranks << ",\n  \"grid\": \"" << grid_to_string(shape) << "\",\n";
-        j << "  \"tile\": " << b << ",\n  \"broadcast\": \"" << broadcast_name(bcast.kind) << "\",\n";
-        j << "  \"chunk_bytes\": " << bcast.chunk_bytes << ",\n";
-        j << "  \"lookahead\": " << (opt.lookahead ? "true" : "false") << ",\n";
-        j << "  \"backend\": \"" << backend->name() << "\",\n  \"isa\": \"" << backend->isa() << "\",\n";
-        j << "  \"threads\": " << opt.threads << ",\n";
-        j << "  \"thread_placement\": \"" << thread_placement << "\",\n";
-        j << "  \"matrix_residency\": \"" << solver.residency() << "\",\n";
-        j << "  \"gpu_aware_mpi\": " << (solver.used_gpu_aware_mpi() ? "true" : "false") << ",\n";
-        j << "  \"seconds\": {\"read\": " << json_number(slowest[0]) << ", \"diagonal\": " << json_number(slowest[1])
-          << ", \"panel\": " << json_number(slowest[2]) << ", \"broadcast\": " << json_number(slowest[3])
-          << ", \"outer\": " << json_number(slowest[4]) << ", \"write\": " << json_number(slowest[5])
-          << ", \"validate\": " << json_number(slowest[6]) << ", \"checkpoint\": " << json_number(slowest[7])
-          << ", \"solve\": " << json_number(solve_seconds) << "},\n";
-        if (checkpointer) {
-            j << "  \"checkpoint\": {\"dir\": \"" << json_escape(opt.checkpoint_dir) << "\", \"every\": \""
-              << opt.checkpoint_every.to_string() << "\", \"written\": " << checkpointer->written()
-              << ", \"resumed_from\": " << (resumed_from >= 0 ? std::to_string(resumed_from) : "null") << "},\n";
-        } else {
-            j << "  \"checkpoint\": null,\n";
-        }
-        j << "  \"total_seconds\": " << json_number(total_seconds) << ",\n";
-        j << "  \"semiring_ops\": " << json_number(flops) << ",\n";
-        j << "  \"semiring_rate\": " << json_number(solve_seconds > 0 ? flops / solve_seconds : 0) << ",\n";
-        j << "  \"semiring_gflops\": " << json_number(solve_seconds > 0 ? flops / solve_seconds / 1e9 : 0) << ",\n";
-        if (opt.validate > 0) {
-            j << "  \"validate\": {\"rows\": " << check.rows << ", \"max_abs_error\": " << json_number(check.max_abs_error)
-              << ", \"max_rel_error\": " << json_number(check.max_rel_error)
-              << ", \"reachability_mismatches\": " << check.reachability_mismatches
-              << ", \"tolerance\": " << json_number(check.tolerance) << ", \"ok\": " << (check.ok ? "true" : "false")
-              << "},\n";
-        } else {
-            j << "  \"validate\": null,\n";
-        }
-        j << "  \"ok\": " << (check.ok ? "true" : "false") << "\n}\n";
-        write_summary(j.str(), opt.summary_json);
+        SolveSummary summary;
+        summary.solver_version = LITPATH_SOLVER_VERSION;
+        summary.input = opt.input;
+        summary.output = opt.output;
+        summary.graph_digest = info.digest;
+        summary.n = info.n;
+        summary.input_entries = info.stored_entries;
+        summary.ranks = ranks;
+        summary.grid = grid_to_string(shape);
+        summary.tile = b;
+        summary.broadcast = broadcast_name(bcast.kind);
+        summary.chunk_bytes = bcast.chunk_bytes;
+        summary.lookahead = opt.lookahead;
+        summary.backend = backend->name();
+        summary.isa = backend->isa();
+        summary.threads = opt.threads;
+        summary.thread_placement = thread_placement;
+        summary.matrix_residency = solver.residency();
+        summary.gpu_aware_mpi = solver.used_gpu_aware_mpi();
+        summary.seconds = {slowest[0], slowest[1], slowest[2], slowest[3], slowest[4],
+                           slowest[5], slowest[6], slowest[7], solve_seconds};
+        if (checkpointer)
+            summary.checkpoint = CheckpointSummary{opt.checkpoint_dir, opt.checkpoint_every.to_string(),
+                                                   checkpointer->written(), resumed_from};
+        summary.total_seconds = total_seconds;
+        summary.semiring_ops = flops;
+        if (opt.validate > 0) summary.validate = check;
+        publish_summary(summary.to_json(), opt.summary_json);
         if (!check.ok)
             std::cerr << "apsp-fw: error: validation failed on " << check.rows << " rows: max relative error "
                       << check.max_rel_error << " (tolerance " << check.tolerance << "), "
