@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/checkpoint.hpp"
+#include "io/checkpoint.hpp"
 
 namespace litpath::apsp {
 

@@ -17,13 +17,13 @@
 
 #include "apps/job.hpp"
 #include "apps/summary.hpp"
-#include "core/checkpoint.hpp"
 #include "core/collective.hpp"
-#include "core/distances_output.hpp"
 #include "core/driver.hpp"
-#include "core/graph_input.hpp"
 #include "core/grid.hpp"
-#include "core/validate.hpp"
+#include "io/checkpoint.hpp"
+#include "io/distances_output.hpp"
+#include "io/graph_input.hpp"
+#include "io/validate.hpp"
 
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>  // Open MPI: MPIX_Query_cuda_support / MPIX_Query_rocm_support

@@ -19,10 +19,10 @@
 #include "apps/job.hpp"
 #include "apps/summary.hpp"
 #include "core/collective.hpp"
-#include "core/distances_output.hpp"
-#include "core/graph_input.hpp"
 #include "core/source_rows.hpp"
 #include "core/sssp.hpp"
+#include "io/distances_output.hpp"
+#include "io/graph_input.hpp"
 
 namespace litpath::apsp {
 namespace {

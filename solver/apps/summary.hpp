@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "core/validate.hpp"
+#include "io/validate.hpp"
 
 namespace litpath::apsp {
 

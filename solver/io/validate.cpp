@@ -1,4 +1,4 @@
-#include "core/validate.hpp"
+#include "io/validate.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "core/checkpoint.hpp"
+#include "io/checkpoint.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
