@@ -60,6 +60,30 @@ void check_memory(const Job& job, const LocalTiles& layout) {
     throw std::runtime_error(msg.str());
 }
 
+// What the run is, before it starts: the summary's fields that no phase measures.
+SolveSummary describe_solve(const Job& job, const DenseSetup& setup, const GraphInfo& info, int b) {
+    const Options& opt = job.opt;
+    SolveSummary summary;
+    summary.solver_version = kSolverVersion;
+    summary.input = opt.input;
+    summary.output = opt.output;
+    summary.graph_digest = info.digest;
+    summary.n = info.n;
+    summary.input_entries = info.stored_entries;
+    summary.ranks = job.ranks;
+    summary.grid = grid_to_string(setup.shape);
+    summary.tile = b;
+    summary.broadcast = broadcast_name(setup.broadcast.kind);
+    summary.chunk_bytes = setup.broadcast.chunk_bytes;
+    summary.lookahead = opt.lookahead;
+    summary.backend = setup.backend->name();
+    summary.isa = setup.backend->isa();
+    summary.threads = opt.threads;
+    summary.thread_placement = job.thread_placement;
+    summary.semiring_ops = 2.0 * std::pow(static_cast<double>(info.n), 3);
+    return summary;
+}
+
 // --checkpoint-dir: claims the directory, then resumes from its newest valid
 // checkpoint (--resume), or refuses to mix a fresh run into old checkpoints.
 // resumed_from: the iterations the matrix now holds, or -1 (start from 0).
@@ -196,30 +220,6 @@ bool write_distances(const Job& job, const DenseSetup& setup, const GraphInfo& i
     if (!written) return false;
     summary.seconds.write = MPI_Wtime() - t0;
     return true;
-}
-
-// What the run is, before it starts: the summary's fields that no phase measures.
-SolveSummary describe_solve(const Job& job, const DenseSetup& setup, const GraphInfo& info, int b) {
-    const Options& opt = job.opt;
-    SolveSummary summary;
-    summary.solver_version = kSolverVersion;
-    summary.input = opt.input;
-    summary.output = opt.output;
-    summary.graph_digest = info.digest;
-    summary.n = info.n;
-    summary.input_entries = info.stored_entries;
-    summary.ranks = job.ranks;
-    summary.grid = grid_to_string(setup.shape);
-    summary.tile = b;
-    summary.broadcast = broadcast_name(setup.broadcast.kind);
-    summary.chunk_bytes = setup.broadcast.chunk_bytes;
-    summary.lookahead = opt.lookahead;
-    summary.backend = setup.backend->name();
-    summary.isa = setup.backend->isa();
-    summary.threads = opt.threads;
-    summary.thread_placement = job.thread_placement;
-    summary.semiring_ops = 2.0 * std::pow(static_cast<double>(info.n), 3);
-    return summary;
 }
 
 // Each phase's slowest rank, then the JSON summary on rank 0 and, when the

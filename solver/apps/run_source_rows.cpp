@@ -49,6 +49,24 @@ void check_rows_memory(const Job& job, const GraphInfo& info, const RowBlock& bl
     throw std::runtime_error(msg.str());
 }
 
+// What the run is, before it starts: the summary's fields that no phase measures.
+RowsSummary describe_rows(const Job& job, const GraphInfo& info, std::int64_t rows) {
+    const Options& opt = job.opt;
+    RowsSummary summary;
+    summary.solver_version = kSolverVersion;
+    summary.input = opt.input;
+    summary.output = opt.output;
+    summary.sources_file = opt.sources;
+    summary.graph_digest = info.digest;
+    summary.n = info.n;
+    summary.input_entries = info.stored_entries;
+    summary.rows = rows;
+    summary.ranks = job.ranks;
+    summary.threads = opt.threads;
+    summary.thread_placement = job.thread_placement;
+    return summary;
+}
+
 // Rank 0 reads the whole graph and broadcasts it: the file system sees one
 // reader (not one per rank), a .mtx file is parsed once, and read errors come
 // from one place; the broadcast (a tree, shared memory within a node) costs
@@ -158,12 +176,13 @@ int run_source_rows(const Job& job) {
     const RowBlock block = row_block_of_rank(m, job.ranks, job.rank);
     if (!collective_try(world, [&] { check_rows_memory(job, info, block, m); })) return 2;
 
-    RowsSummary summary;
+    RowsSummary summary = describe_rows(job, info, m);
     double t0 = MPI_Wtime();
     GraphCsr csr;
     if (!load_graph(job, info, csr)) return 2;
     MPI_Barrier(world);
     summary.read_seconds = MPI_Wtime() - t0;
+    summary.edges = csr.edge_count();
 
     std::vector<float> rows;
     if (!solve_rows(job, csr, sources, block, rows, summary.solve_seconds)) return 2;
@@ -173,19 +192,6 @@ int run_source_rows(const Job& job) {
         summary.write_seconds = MPI_Wtime() - t0;
     }
     summary.total_seconds = MPI_Wtime() - job.t_start;
-
-    summary.solver_version = kSolverVersion;
-    summary.input = opt.input;
-    summary.output = opt.output;
-    summary.sources_file = opt.sources;
-    summary.graph_digest = info.digest;
-    summary.n = info.n;
-    summary.input_entries = info.stored_entries;
-    summary.edges = csr.edge_count();
-    summary.rows = m;
-    summary.ranks = job.ranks;
-    summary.threads = opt.threads;
-    summary.thread_placement = job.thread_placement;
     print_rows_summary(job, summary);
     return 0;
 }
