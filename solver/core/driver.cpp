@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/collective.hpp"
 #include "core/size_math.hpp"
 
 namespace litpath::apsp {
@@ -104,11 +105,9 @@ void BlockedFloydWarshall::make_store() {
         error = e.what();
     }
     if (store_ || !error.empty()) {
-        // A device allocation that fails on one rank fails the run on all.
-        int ok = error.empty() ? 1 : 0, all_row = 0, all = 0;
-        MPI_Allreduce(&ok, &all_row, 1, MPI_INT, MPI_MIN, grid_.row_comm);
-        MPI_Allreduce(&all_row, &all, 1, MPI_INT, MPI_MIN, grid_.col_comm);
-        if (!all) {
+        // A device allocation that fails on one rank fails the run on all: the
+        // grid's ranks agree along my process row, then down my process column.
+        if (!all_ranks(grid_.col_comm, all_ranks(grid_.row_comm, error.empty()))) {
             store_.reset();
             throw std::runtime_error(error.empty() ? "device matrix store failed on another rank"
                                                    : "device matrix store: " + error);

@@ -20,14 +20,14 @@
 
 #include "core/affinity.hpp"
 #include "core/broadcast.hpp"
-#include "core/checkpoint.hpp"
 #include "core/driver.hpp"
-#include "core/graph_input.hpp"
 #include "core/grid.hpp"
-#include "core/sha256.hpp"
 #include "core/size_math.hpp"
 #include "core/source_rows.hpp"
 #include "core/tiling.hpp"
+#include "io/checkpoint.hpp"
+#include "io/graph_input.hpp"
+#include "io/sha256.hpp"
 
 using namespace litpath::apsp;
 

@@ -1,4 +1,4 @@
-#include "core/graph_input.hpp"
+#include "io/graph_input.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <sys/stat.h>
 
-#include "core/sha256.hpp"
 #include "core/size_math.hpp"
+#include "io/sha256.hpp"
 
 #ifdef LITPATH_HAVE_ADIOS2
 #include <adios2.h>

@@ -1,4 +1,4 @@
-#include "core/validate.hpp"
+#include "io/validate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +8,8 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+
+#include "core/collective.hpp"
 
 namespace litpath::apsp {
 
@@ -66,10 +68,8 @@ ValidationResult validate_rows(const GraphInfo& info, const DistributedMatrix& m
             read_error = e.what();
         }
     }
-    int read_failed = read_error.empty() ? 0 : 1;
-    MPI_Bcast(&read_failed, 1, MPI_INT, 0, world);
-    if (read_failed)
-        throw std::runtime_error("--validate: " + (rank == 0 ? read_error : std::string("reading the graph failed on rank 0")));
+    read_error = broadcast_string(read_error, world);
+    if (!read_error.empty()) throw std::runtime_error("--validate: " + read_error);
 
     const LocalTiles& layout = matrix.layout();
     const Tiling& t = layout.tiling;

@@ -1,4 +1,4 @@
-#include "core/sha256.hpp"
+#include "io/sha256.hpp"
 
 #include <cstring>
 #include <fstream>

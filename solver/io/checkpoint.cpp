@@ -1,4 +1,4 @@
-#include "core/checkpoint.hpp"
+#include "io/checkpoint.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/collective.hpp"
 #include "core/grid.hpp"
 
 namespace litpath::apsp {
@@ -151,15 +152,6 @@ ManifestRead read_manifest(const std::string& path, CheckpointManifest& m, std::
         return ManifestRead::unreadable;
     }
     return parse_checkpoint_manifest(in, path, m, why);
-}
-
-// Rank 0's string, on every rank.
-std::string broadcast_string(std::string text, MPI_Comm comm) {
-    int size = static_cast<int>(text.size());
-    MPI_Bcast(&size, 1, MPI_INT, 0, comm);
-    text.resize(static_cast<std::size_t>(size));
-    if (size > 0) MPI_Bcast(text.data(), size, MPI_CHAR, 0, comm);
-    return text;
 }
 
 }  // namespace
@@ -491,12 +483,8 @@ Finding worst_over_ranks(const Finding& mine, MPI_Comm comm) {
     if (worst == 0) return {};
     int candidate = verdict == worst ? rank : ranks, reporter = ranks;
     MPI_Allreduce(&candidate, &reporter, 1, MPI_INT, MPI_MIN, comm);
-    std::string text = rank == reporter ? mine.message : std::string();
-    int size = static_cast<int>(text.size());
-    MPI_Bcast(&size, 1, MPI_INT, reporter, comm);
-    text.resize(static_cast<std::size_t>(size));
-    if (size > 0) MPI_Bcast(text.data(), size, MPI_CHAR, reporter, comm);
-    return {static_cast<Verdict>(worst), text};
+    return {static_cast<Verdict>(worst),
+            broadcast_string(rank == reporter ? mine.message : std::string(), comm, reporter)};
 }
 
 // Differences between what a checkpoint says it was written for and this run.

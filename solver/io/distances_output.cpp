@@ -1,4 +1,4 @@
-#include "core/distances_output.hpp"
+#include "io/distances_output.hpp"
 
 #include <deque>
 #include <stdexcept>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/driver.hpp"
-#include "core/graph_input.hpp"
+#include "io/graph_input.hpp"
 
 namespace litpath::apsp {
 
