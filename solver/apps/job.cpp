@@ -66,11 +66,14 @@ bool write_complete_output(const std::string& output, MPI_Comm world,
     int rank = 0;
     MPI_Comm_rank(world, &rank);
     const std::string partial = output + ".partial";
-    const bool written = collective_try(world, [&] {
-        if (rank == 0) std::filesystem::remove_all(partial);
-        MPI_Barrier(world);
-        write(partial);
-    });
+    // Removing a stale .partial is its own collective step: when rank 0 cannot (a
+    // read-only folder, a path through a file), every rank must learn it before
+    // any of them starts the collective write, or the others wait in it forever.
+    if (!collective_try(world, [&] {
+            if (rank == 0) std::filesystem::remove_all(partial);
+        }))
+        return false;
+    const bool written = collective_try(world, [&] { write(partial); });
     if (!written) return false;
     MPI_Barrier(world);
     return collective_try(world, [&] {

@@ -379,3 +379,19 @@ def test_costs_beyond_float_range_round(tmp_path, run_apsp):
     assert run.returncode == 0, run.stderr
     distances = read_distances(out)[0]
     assert distances[0, 1] == np.inf and distances[1, 2] == 0 and distances[0, 2] == 4
+
+
+@pytest.mark.parametrize("mode", ["dense", "rows"])
+def test_unwritable_output_fails_on_every_rank_instead_of_hanging(tmp_path, run_apsp, mode):
+    """Rank 0 could not remove a stale `<output>.partial` (here: the output's folder is a file)
+    and left the collective write alone, while the other ranks waited in it forever."""
+    source = random_graph(30, seed=3).write_mtx(tmp_path / "g.mtx")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the output's folder should be\n")
+    extra = []
+    if mode == "rows":
+        (tmp_path / "sources.txt").write_text("0\n1\n")
+        extra = ["--sources", tmp_path / "sources.txt"]
+    run = run_apsp(2, "--input", source, "--output", blocker / "d.bp", *extra)
+    assert run.returncode == 2
+    assert "d.bp.partial" in run.stderr
