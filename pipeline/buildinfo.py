@@ -31,9 +31,10 @@ INPUT_KINDS = KINDS
 # Config sections whose values change what a build contains. `resources` (the memory budget and
 # the spill folder) is not one: the stages give the same tables and graph within any budget.
 BUILD_SECTIONS = ("ingest", "graph", "solver")
-# Settings of those sections that change how the solve runs, never the distances it stores:
-# blocked Floyd-Warshall relaxes every pair through the pivots in the same order whatever the
-# ranks, threads, grid, tiles and broadcast; the backends compute the same float32 min-plus sums;
+# Settings of those sections that change how the solve runs, not what it computes: every
+# grid, tile, broadcast, rank and thread count and backend gives the exact shortest distances
+# (the min over the same paths; the order of the float32 additions along a path may differ, so
+# two layouts can differ in the last bit, within the solver's --validate tolerance);
 # validate_rows only re-checks rows. Changing one keeps the build id, so nothing is rebuilt.
 HOW_SETTINGS: dict[str, tuple[str, ...]] = {
     "solver": (
