@@ -31,10 +31,30 @@ def memory_budget_bytes(config: dict[str, Any] | None) -> int:
     return min(DEFAULT_CAP_BYTES, physical_memory_bytes() // 2)
 
 
+def resident_bytes() -> int:
+    """This process's resident memory now (0 where /proc is missing)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def room_left(budget_bytes: int, floor_fraction: float = 0.25) -> int:
+    """What a stage may still allocate within ``budget_bytes``, given what it already holds.
+
+    A stage that works in partitions sizes them with this, not with the whole budget: what it
+    holds for the whole run (per-vertex arrays, the vertex keys, the concept pairs) grows with
+    the corpus. Never less than ``floor_fraction`` of the budget, so the partitions stay usable
+    when those needs alone come near the budget (the peak then exceeds it, and the caller says so).
+    """
+    return max(int(floor_fraction * budget_bytes), budget_bytes - resident_bytes())
+
+
 def spill_parent(config: dict[str, Any] | None, beside: Path) -> Path:
     """Where a stage creates its spill folder: ``resources.spill_dir``, else ``beside``."""
     resources = ((config or {}).get("resources") or {}) if isinstance(config, dict) else {}
     return Path(resources.get("spill_dir") or beside)
 
 
-__all__ = ["memory_budget_bytes", "physical_memory_bytes", "spill_parent"]
+__all__ = ["memory_budget_bytes", "physical_memory_bytes", "resident_bytes", "room_left", "spill_parent"]

@@ -32,6 +32,7 @@ Counting rules (the formulas themselves live in :mod:`pipeline.graph.weights`):
 from __future__ import annotations
 
 import json
+import logging
 import resource
 import time
 from collections.abc import Iterator
@@ -52,10 +53,11 @@ from pipeline.graph import spill, weights
 from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
 from pipeline.progress import Progress
-from pipeline.resources import memory_budget_bytes, spill_parent
+from pipeline.resources import memory_budget_bytes, resident_bytes, room_left, spill_parent
 from pipeline.store.adios import GraphBpWriter, write_graph_bp
 from pipeline.tables import EDGE_KINDS, EDGES, table_path
 
+log = logging.getLogger(__name__)
 CONCEPT_CONCEPT, CONCEPT_ABSTRACT, ABSTRACT_ABSTRACT = EDGE_KINDS
 # Peak bytes per edge of the in-memory assembly (edge arrays, their sort, the CSR, the writers):
 # 3.9 GiB for 28 M edges at 10 M predications, measured with all three edge kinds.
@@ -1002,7 +1004,18 @@ def _write_graph_scope_partitioned(
         degree[vid_of_concept[cui_used]] += mentions.cui_degree[cui_used]
         degree[vid_of_abstract[doc_used]] += mentions.doc_degree[doc_used]
         totals_by_vid[vid_of_abstract[doc_used]] = mentions.totals[doc_used]
-    per_partition = max(1, int(0.5 * budget_bytes) // spill.FINISH_BYTES_PER_EDGE)
+    # Each partition may use half of what is left of the budget once the arrays held for the whole
+    # stage are counted (they grow with the corpus: 2.4 GiB of 4 at 30M predications).
+    held = resident_bytes()
+    if held > 0.75 * budget_bytes:
+        log.warning(
+            "graph stage: %.1f GiB already held (vertex keys, per-vertex arrays, concept pairs) of a "
+            "%.1f GiB budget; the partitions get a quarter of it, and the peak will exceed the budget: "
+            "raise resources.memory_gib",
+            held / 2**30,
+            budget_bytes / 2**30,
+        )
+    per_partition = max(1, int(0.5 * room_left(budget_bytes)) // spill.FINISH_BYTES_PER_EDGE)
     bounds = spill.partition_bounds(degree, per_partition)
     del degree
 

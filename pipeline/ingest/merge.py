@@ -81,6 +81,9 @@ _MENTIONS_COMPACT_ROWS = 1 << 24
 # Peak bytes per mention row of the in-memory sum (strings, codes, sort, output): beyond the
 # memory budget the merge sums the mentions in doc_id-range partitions on disk instead.
 MERGE_BYTES_PER_MENTION = 120
+# Rows read at a time where the merge streams a file instead of holding it (the partitioned
+# mention sum, the sample that places its partition bounds).
+MERGE_STREAM_ROWS = 1 << 20
 
 
 _CODES = pa.dictionary(pa.int32(), pa.string())
@@ -327,7 +330,7 @@ class _Merger:
         self.bump("mention_partitions", partitions)
         with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
             spilled = _DocPartitions(folder, self._doc_splits(partitions))
-            for stream, part in self._mention_stream(sentence_doc):
+            for stream, part in self._mention_stream(sentence_doc, batch_rows=MERGE_STREAM_ROWS):
                 spilled.add(stream, part)
             spilled.close()
             written = counted = 0
@@ -367,13 +370,26 @@ class _Merger:
                 parts = [_sum_mentions(parts)]  # keep memory near the output size
         return parts
 
-    def _mention_stream(self, sentence_doc: pa.Table | None) -> Iterator[tuple[str, pa.Table]]:
+    def _mention_stream(
+        self, sentence_doc: pa.Table | None, batch_rows: int | None = None
+    ) -> Iterator[tuple[str, pa.Table]]:
         """(stream name, cleaned part) of every file, in file order: "mentions" parts (doc_id, cui,
         count), or for ``both`` "entities" (doc_id, sentence_id, cui, count) and "arguments"
-        (doc_id, sentence_id, cui) parts, each already distinct within its file."""
+        (doc_id, sentence_id, cui) parts, each already distinct within its file.
+
+        With ``batch_rows``, predication mentions come in parts of at most that many rows, so
+        that a file is never held whole (the partitioned merge: a mentions file of a full
+        release has hundreds of millions of rows).
+        """
         key = ["doc_id", "sentence_id", "cui"]
         for index, file_dir in enumerate(self.file_dirs):
-            if self.mention_source == "predications":
+            if self.mention_source == "predications" and batch_rows is not None:
+                path = file_dir / "mentions.parquet"
+                if path.exists():
+                    parquet = pq.ParquetFile(path, read_dictionary=["doc_id", "cui"])
+                    for batch in parquet.iter_batches(batch_size=batch_rows):
+                        yield "mentions", self._clean_mentions(pa.Table.from_batches([batch]), index)
+            elif self.mention_source == "predications":
                 part = _read(file_dir, "mentions", ("doc_id", "cui"))
                 if part is not None:
                     yield "mentions", self._clean_mentions(part, index)
@@ -395,18 +411,24 @@ class _Merger:
 
     def _doc_splits(self, partitions: int) -> list[str]:
         """``partitions - 1`` doc_id values splitting the mentions into ranges of similar size,
-        from a strided sample of the files' doc_ids."""
+        from a strided sample of the files' doc_ids (read a batch at a time: only the sample
+        is held)."""
         sample = []
         for file_dir in self.file_dirs:
             for name in ("mentions", "entity_mentions", "predications"):
                 path = file_dir / f"{name}.parquet"
                 if not path.exists() or "doc_id" not in pq.read_schema(path).names:
                     continue
-                column = pq.read_table(path, columns=["doc_id"]).column("doc_id").combine_chunks()
-                if isinstance(column.type, pa.DictionaryType):
-                    column = column.cast(pa.string())
-                step = max(1, len(column) // 20_000)
-                sample.append(pc.take(column, pa.array(np.arange(0, len(column), step))))
+                parquet = pq.ParquetFile(path)
+                step = max(1, parquet.metadata.num_rows // 20_000)
+                position = 0  # of the batch's first row in the file
+                for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS, columns=["doc_id"]):
+                    column = batch.column(0)
+                    if isinstance(column.type, pa.DictionaryType):
+                        column = column.cast(pa.string())
+                    first = (-position) % step  # the file's rows 0, step, 2*step, ...
+                    sample.append(pc.take(column, pa.array(np.arange(first, len(column), step))))
+                    position += len(column)
         if not sample:
             return []
         values = pc.unique(pa.chunked_array(sample, pa.string()).combine_chunks())

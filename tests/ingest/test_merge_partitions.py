@@ -8,6 +8,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.ingest import merge
 from pipeline.ingest.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
 from pipeline.synth import generate_corpus
@@ -27,8 +28,12 @@ def ingested(tmp_path_factory):
     return folders
 
 
+@pytest.mark.parametrize("stream_rows", [1 << 20, 97])
 @pytest.mark.parametrize("mention_source", ["predications", "entities", "both"])
-def test_partitioned_mentions_equal_the_in_memory_sum(ingested, tmp_path, mention_source):
+def test_partitioned_mentions_equal_the_in_memory_sum(ingested, tmp_path, monkeypatch, mention_source, stream_rows):
+    """stream_rows 97: the partitioned merge reads each mentions file (and samples its doc_ids for
+    the partition bounds) in many small batches, as it does a file of a full release."""
+    monkeypatch.setattr(merge, "MERGE_STREAM_ROWS", stream_rows)
     reference = merge_ingested(ingested, tmp_path / "memory", {"mention_source": mention_source})
     spilled = merge_ingested(
         ingested,
