@@ -142,6 +142,17 @@ def mpirun_command(ranks: int, threads: int = 1) -> list[str]:
     return [found, *command[1:]]
 
 
+def default_threads_per_rank(ranks: int) -> int:
+    """apsp-fw's own default without ``--threads``: the CPUs this process may use, shared by
+    the ranks. The launcher must bind each rank to that many cores; bound to one (Open MPI's
+    default for a rank or two), apsp-fw follows the binding and runs one thread."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // max(1, int(ranks)))
+
+
 def vertex_count(input_path: str | Path) -> int:
     """n of a solver input without reading its edges: graph.bp's ``n`` or a .mtx size line."""
     path = Path(input_path)
@@ -302,7 +313,7 @@ def run_solver(
         summary_path = Path(tmp) / "summary.json"
         sources_file = write_sources_file(Path(tmp) / "sources.txt", sources) if rows_mode else None
         cmd = (
-            mpirun_command(ranks, threads or 1)
+            mpirun_command(ranks, threads or default_threads_per_rank(ranks))
             + [str(exe)]
             + solver_arguments(
                 input_path,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import zlib
 from pathlib import Path
 
@@ -395,3 +396,11 @@ def test_unwritable_output_fails_on_every_rank_instead_of_hanging(tmp_path, run_
     run = run_apsp(2, "--input", source, "--output", blocker / "d.bp", *extra)
     assert run.returncode == 2
     assert "d.bp.partial" in run.stderr
+
+
+def test_run_solver_without_threads_gets_apsp_fws_own_default(tmp_path):
+    """run_solver(threads=None) once told the launcher one thread per rank: Open MPI bound the
+    rank to one core, and apsp-fw, following the binding, ran one thread on a 2-core machine."""
+    source = random_graph(64, seed=6).write_mtx(tmp_path / "g.mtx")
+    summary = run_solver(source, None, ranks=1, grid="1x1", tile=16, on_progress=lambda _: None)
+    assert summary["threads"] == len(os.sched_getaffinity(0))
