@@ -91,10 +91,10 @@ def litpath_run(corpus: Path, out: Path, memory_gib: float = 0) -> dict:
     config = out / "config.json"
     commands = {
         "ingest": [litpath, "ingest", "--kind", "semmeddb_predication", "--input", str(corpus / PREDICATION_FILE),
-                   "--out-dir", str(out / "ingest" / "predication")],
-        "merge": [litpath, "merge", "--out-dir", str(out / "tables"), "--config", str(config),
+                   "--out", str(out / "ingest" / "predication")],
+        "merge": [litpath, "merge", "--out", str(out / "tables"), "--config", str(config),
                   str(out / "ingest" / "predication")],
-        "graph": [litpath, "build-graph", "--tables", str(out / "tables"), "--out", str(out / "graph"),
+        "graph": [litpath, "build-graph", "--tables-dir", str(out / "tables"), "--out", str(out / "graph"),
                   "--config", str(config)],
     }  # fmt: skip
     config.write_text(

@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from pipeline.cli_options import build_id_option, config_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.connections import redact_config
 from pipeline.ingest.registry import KINDS
@@ -168,20 +169,17 @@ def write_run_config(path: str | Path, config: dict[str, Any]) -> None:
 
 
 @click.command("write-build-config")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The run's configuration (the workflow gives <build>/run_config.yaml).",
-)
+@config_option("The run's configuration (the workflow gives <build>/run_config.yaml).", required=True)
 @click.option(
     "--checksums",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Checksum cache of the inputs (results/.checksums.json): unchanged files are not hashed again.",
 )
-@click.option("--build-id", "expected_id", help="Refuse unless the inputs and config still make this build id.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="<build>/config.yaml")
+@build_id_option("Refuse unless the inputs and config still make this build id.", name="expected_id")
+@option(
+    "--config-out", "out", old=("--out",), required=True, type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the build's config (<build>/config.yaml)",
+)  # fmt: skip
 def write_build_config_command(
     config_path: Path, checksums: Path | None, expected_id: str | None, out: Path
 ) -> None:

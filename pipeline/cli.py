@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from pipeline import __version__
+from pipeline.cli_options import build_dir_option, config_option, input_option, option
 from pipeline.config import ConfigError, load_config
 
 COMMANDS_GROUP = "litpath.commands"
@@ -140,9 +141,16 @@ def cli(verbose: int, quiet: bool) -> None:
 
 
 @cli.command()
-@click.option("--input", "input_path", required=True, type=click.Path(exists=True), help="graph.bp")
-@click.option("--output", required=True, type=click.Path(), help="distances.bp to write (dense or rows)")
-@click.option("--config", "config_path", type=click.Path(exists=True), help="Build config (solver section)")
+@input_option("graph.bp", exists=True, dir_okay=True)
+# distances.bp is one artifact the caller names (an ADIOS2 BP5 "file", a folder on disk only as
+# BP5's own layout), written only when the plan stores distances, beside files solve does not own
+# (graph.bp's folder, or the build's top); so not `--out`, the folder a command writes into, but
+# a single output named for what it holds, like --summary and --plan. apsp-fw's own --output stays.
+@option(
+    "--distances", "distances_path", old=("--output",), required=True, type=click.Path(path_type=Path),
+    help="distances.bp to write (dense or rows)",
+)  # fmt: skip
+@config_option("Build config (solver section)")
 @click.option("--summary", type=click.Path(), help="Write the solve summary (method, plan, solver) here")
 @click.option(
     "--scope",
@@ -165,7 +173,7 @@ def cli(verbose: int, quiet: bool) -> None:
     help="Override the config's method for this graph",
 )
 def solve(
-    input_path: str, output: str, config_path: str | None, summary: str | None, scope: str,
+    input_path: Path, distances_path: Path, config_path: Path | None, summary: str | None, scope: str,
     plan_path: str | None, sources_path: str | None, method: str | None,
 ) -> None:  # fmt: skip
     """Plan the solve of one graph (dense, rows or on-demand), print the plan, then solve as planned."""
@@ -180,8 +188,8 @@ def solve(
     keys = read_keys(Path(sources_path)) if sources_path else None
     try:
         result = solve_graph(
-            Path(input_path), Path(output), settings, scope=scope,
-            plan_path=Path(plan_path) if plan_path else Path(input_path).parent / "plan.json",
+            input_path, distances_path, settings, scope=scope,
+            plan_path=Path(plan_path) if plan_path else input_path.parent / "plan.json",
             source_keys=keys,
         )  # fmt: skip
     except PlanError as exc:
@@ -201,18 +209,18 @@ def load_config_defaults() -> dict:
 
 
 @cli.command("finish-build")
-@click.option("--build-dir", required=True, type=click.Path(exists=True, file_okay=False))
-def finish_build(build_dir: str) -> None:
+@build_dir_option("The build folder (results/builds/<id>)")
+def finish_build(build_dir: Path) -> None:
     """Write the build record (build.json) and point results/latest at this build."""
     from pipeline.buildinfo import finish_build as finish
 
-    record = finish(Path(build_dir))
+    record = finish(build_dir)
     click.echo(json.dumps(record, indent=2))
 
 
 @cli.command()
-@click.option("--config", "config_path", default="config/config.yaml", type=click.Path(exists=True))
-def describe(config_path: str) -> None:
+@config_option("The workflow's config (its results_dir)", default="config/config.yaml")
+def describe(config_path: Path) -> None:
     """Say where the latest build's outputs are and what to do with them."""
     from pipeline.buildinfo import describe_latest
 

@@ -14,11 +14,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
 MONGO_URI_ENV = "LITPATH_MONGO_URI"
 NEO4J_ENV = {"uri": "LITPATH_NEO4J_URI", "user": "LITPATH_NEO4J_USER", "database": "LITPATH_NEO4J_DATABASE"}
+NEO4J_PASSWORD_ENV = "LITPATH_NEO4J_PASSWORD"  # never a config key: the environment only
+NEO4J_DEFAULT_URI = "bolt://127.0.0.1:7687"
 REDACTED = "***"
 # Keys whose values are secrets wherever they appear in a record.
 _SECRET_KEY = re.compile(r"password|passwd|secret|api_?key|token|credential", re.IGNORECASE)
@@ -92,3 +95,81 @@ def export_connection_settings(config: Mapping[str, Any], environ: dict[str, str
             env[variable] = str(neo4j[key])
             exported.append(variable)
     return exported
+
+
+# Neo4j's settings: where it is, who connects, and how its graph is spelled. They are plain data,
+# here rather than in pipeline.store.neo4j (which connects, and re-exports them) so that the
+# commands' shared options (pipeline.cli_options) can build them below every stage.
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_name(name: str, what: str) -> str:
+    """A label, relationship type or property key safe to splice into Cypher, or ValueError."""
+    if not _NAME.fullmatch(name):  # fullmatch: `$` alone would accept a trailing newline
+        raise ValueError(f"{what} {name!r} is not a plain name (letters, digits, underscore)")
+    return name
+
+
+@dataclass(frozen=True)
+class GraphNaming:
+    """How SPOKE-style node types and fields are spelled in a Neo4j database."""
+
+    identifier_property: str = "identifier"
+    name_property: str = "name"
+    # node type -> Neo4j label, for servers whose labels differ from the types (default: same).
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_name(self.identifier_property, "identifier property")
+        check_name(self.name_property, "name property")
+        for label in self.labels.values():
+            check_name(label, "label")
+
+    def label_of(self, node_type: str) -> str:
+        return check_name(self.labels.get(node_type, node_type), "label")
+
+
+@dataclass(frozen=True)
+class Neo4jSettings:
+    uri: str = NEO4J_DEFAULT_URI
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    database: str | None = None
+    naming: GraphNaming = field(default_factory=GraphNaming)
+
+    @classmethod
+    def from_env(
+        cls,
+        uri: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+        naming: GraphNaming | None = None,
+        environ: dict[str, str] | None = None,
+    ) -> Neo4jSettings:
+        """Arguments win over the environment; empty strings count as not given."""
+        env = os.environ if environ is None else environ
+        return cls(
+            uri=uri or env.get(NEO4J_ENV["uri"]) or NEO4J_DEFAULT_URI,
+            user=user or env.get(NEO4J_ENV["user"]) or None,
+            password=password or env.get(NEO4J_PASSWORD_ENV) or None,
+            database=database or env.get(NEO4J_ENV["database"]) or None,
+            naming=naming or GraphNaming(),
+        )
+
+    @property
+    def auth(self) -> tuple[str, str] | None:
+        """Basic auth when a user is set; None when the server runs with auth off."""
+        if self.user is None:
+            return None
+        return (self.user, self.password or "")
+
+    def describe(self) -> str:
+        """Where we connect, for messages: never the password."""
+        who = f" as {self.user}" if self.user else ""
+        db = f", database {self.database}" if self.database else ""
+        return f"{redact_uri(self.uri)}{who}{db}"
+
+    def __repr__(self) -> str:  # the dataclass repr already hides the password; keep it explicit
+        return f"Neo4jSettings({self.describe()})"

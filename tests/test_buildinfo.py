@@ -113,7 +113,7 @@ def test_write_build_config_command(tmp_path: Path) -> None:
     write_run_config(settings, config)
     assert "pa&ss;word" not in settings.read_text()
     out = settings.with_name("config.yaml")
-    args = ["--config", str(settings), "--checksums", str(tmp_path / "checksums.json"), "--out", str(out)]
+    args = ["--config", str(settings), "--checksums", str(tmp_path / "checksums.json"), "--config-out", str(out)]
     result = CliRunner().invoke(write_build_config_command, [*args, "--build-id", expected])
     assert result.exit_code == 0, result.output
     written = yaml.safe_load(out.read_text())
@@ -127,7 +127,7 @@ def test_write_build_config_command(tmp_path: Path) -> None:
     assert refused.exit_code == 1
     assert f"they make build {expected}, not 0123456789ab" in refused.output
     (tmp_path / "bad.yaml").write_text("solver: {rankz: 1}\n")
-    bad = CliRunner().invoke(write_build_config_command, ["--config", str(tmp_path / "bad.yaml"), "--out", str(out)])
+    bad = CliRunner().invoke(write_build_config_command, ["--config", str(tmp_path / "bad.yaml"), "--config-out", str(out)])
     assert bad.exit_code == 2 and "'rankz' was unexpected" in bad.output
 
 

@@ -139,7 +139,7 @@ def test_compare_cli_refuses_a_mismatched_build(stale, tmp_path):
     mapping.write_text("cui,spoke_label,spoke_identifier\nC0000001,Disease,DOID:1\n")
     result = CliRunner().invoke(
         compare,
-        ["--build", str(stale.build_dir), "--graph", "full", "--mapping", str(mapping), "--out", str(tmp_path / "out")],
+        ["--build-dir", str(stale.build_dir), "--graph", "full", "--mapping", str(mapping), "--out", str(tmp_path / "out")],
     )
     assert result.exit_code == 2, result.output
     assert "full graph: distances.bp was computed for another graph" in result.output

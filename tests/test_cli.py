@@ -3,10 +3,13 @@ once by -v/-q, and commands that plugins add through the ``litpath.commands`` en
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import click
 import pytest
@@ -120,3 +123,105 @@ def test_log_records_go_to_stderr_once_however_often_logging_is_configured(capsy
     log.warning("still warned")
     err = capsys.readouterr().err
     assert "quiet now" not in err and "WARNING pipeline.test_cli: still warned" in err
+
+
+# Every option renamed to the one vocabulary (pipeline/cli_options.py): command -> {old: new}.
+RENAMED = {
+    "ingest": {"--out-dir": "--out"},
+    "merge": {"--out-dir": "--out"},
+    "write-build-config": {"--out": "--config-out"},
+    "build-graph": {"--tables": "--tables-dir"},
+    "solve": {"--output": "--distances"},
+    "load-mongo": {
+        "--uri": "--mongo-uri", "--database": "--mongo-database", "--tables": "--tables-dir",
+        "--graph": "--graph-dir", "--out": "--report",
+    },
+    "compare": {"--build": "--build-dir"},
+    "plan-calibrate": {"--out": "--machine-out"},
+    "plan-check": {"--json": "--report"},
+    "serve": {"--build": "--build-id"},
+}  # fmt: skip
+
+
+def _commands() -> dict[str, click.Command]:
+    ctx = click.Context(cli)
+    return {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+
+
+def test_the_renamed_options_are_these() -> None:
+    from pipeline.cli_options import RenamedOption
+
+    found = {}
+    for name, command in _commands().items():
+        for param in command.params:
+            if isinstance(param, RenamedOption):
+                found.setdefault(name, {}).update({old: param.opts[0] for old in param.old_names})
+    assert found == RENAMED
+
+
+@pytest.mark.parametrize("name", sorted(RENAMED))
+def test_help_shows_only_the_new_names(name) -> None:
+    result = CliRunner().invoke(cli, [name, "--help"])
+    assert result.exit_code == 0, result.output
+    # The options' lines (two spaces in; their help's continuation lines are further in).
+    listed = {line.split()[0].rstrip(",") for line in result.output.splitlines() if re.match(r"  -", line)}
+    for old, new in RENAMED[name].items():
+        assert new in listed, (name, new)
+        assert old not in listed, (name, old)
+        assert not re.search(rf"(?<![\w-]){re.escape(old)}(?![\w-])", result.output), (name, old)
+
+
+def test_no_command_has_an_old_name_among_its_options() -> None:
+    for name, command in _commands().items():
+        ctx = click.Context(command, info_name=name)
+        own = {opt for param in command.get_params(ctx) for opt in [*param.opts, *param.secondary_opts]}
+        assert not own & set(RENAMED.get(name, {})), name
+
+
+SAMPLE = str(Path(__file__).resolve().parents[1] / "config" / "sample" / "citations" / "open_citation_collection.csv")
+
+
+@pytest.mark.parametrize("spelling", [["--out-dir", "{out}"], ["--out-dir={out}"]])
+def test_an_old_name_still_works_and_warns_once(tmp_path, spelling) -> None:
+    out = tmp_path / "ingested"
+    args = ["ingest", "--kind", "citations_table", "--input", SAMPLE, *(s.format(out=out) for s in spelling)]
+    result = CliRunner().invoke(cli, args, prog_name="litpath")
+    assert result.exit_code == 0, result.output
+    assert (out / "counts.json").is_file() and (out / "citations.parquet").is_file()
+    warnings = [line for line in result.stderr.splitlines() if "deprecated" in line]
+    assert warnings == ["litpath ingest: --out-dir is deprecated; use --out"]
+
+    new = CliRunner().invoke(cli, [*args[:5], "--out", str(tmp_path / "again")], prog_name="litpath")
+    assert new.exit_code == 0, new.output
+    assert "deprecated" not in new.stderr
+    counts = [json.loads((folder / "counts.json").read_text()) for folder in (out, tmp_path / "again")]
+    for record in counts:
+        del record["seconds"]
+    assert counts[0] == counts[1] and counts[0]["rows_read"] > 0
+
+
+@pytest.mark.parametrize(("name", "old"), [(name, old) for name, names in RENAMED.items() for old in names])
+def test_every_old_name_gives_its_value_to_the_new_one(name, old, tmp_path) -> None:
+    command = _commands()[name]
+    (param,) = [p for p in command.params if old in getattr(p, "old_names", ())]
+    kind = param.type
+    value = str(tmp_path) if isinstance(kind, click.Path) and not kind.file_okay else SAMPLE
+    # Resilient parsing: without the command's other required options, and without running it.
+    ctx = command.make_context(name, [old, value], resilient_parsing=True)
+    assert str(ctx.params[param.name]) == value
+
+
+def test_an_old_and_a_new_name_together_are_refused(tmp_path) -> None:
+    args = ["ingest", "--kind", "citations_table", "--input", SAMPLE, "--out", str(tmp_path / "a"),
+            "--out-dir", str(tmp_path / "b")]  # fmt: skip
+    result = CliRunner().invoke(cli, args, prog_name="litpath")
+    assert result.exit_code == 2
+    assert "--out and --out-dir are one option: give it once" in result.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_missing_renamed_option_is_named_by_its_new_name() -> None:
+    result = CliRunner().invoke(cli, ["finish-build"], prog_name="litpath")
+    assert result.exit_code == 2 and "Missing option '--build-dir'" in result.output
+    result = CliRunner().invoke(cli, ["compare", "--mapping", SAMPLE], prog_name="litpath")
+    assert result.exit_code == 2 and "Missing option '--build-dir'" in result.output

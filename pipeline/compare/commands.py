@@ -12,7 +12,13 @@ from typing import Any
 
 import click
 
-from pipeline.spoke.commands import neo4j_options
+from pipeline.cli_options import (
+    build_dir_option,
+    mongo_database_option,
+    mongo_uri_option,
+    neo4j_options,
+    out_option,
+)
 from pipeline.store.neo4j import Neo4jSettings, Neo4jUnavailable, open_driver
 
 SCENARIO4_CAP_HELP = (
@@ -94,7 +100,7 @@ def resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, se
     help="CUI -> SPOKE mapping (cui_spoke_mapping.parquet or .csv)",
 )
 @query_options
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder")
+@out_option("Output folder")
 @neo4j_options
 def query_set_command(
     mapping_path, queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit, out_dir,
@@ -125,13 +131,7 @@ def query_set_command(
 
 
 @click.command("compare")
-@click.option(
-    "--build",
-    "build_dir",
-    required=True,
-    type=click.Path(exists=True, file_okay=False),
-    help="Build folder (results/builds/<id> or results/latest)",
-)
+@build_dir_option("Build folder (results/builds/<id> or results/latest)", old=("--build",))
 @click.option(
     "--graph",
     "scope",
@@ -171,21 +171,19 @@ def query_set_command(
     type=click.Choice(["ordered", "unordered"]),
     help="All ordered or unordered pairs of the query set",
 )
-@click.option(
-    "--mongo-uri",
-    default=None,
-    help="MongoDB evidence store (default $LITPATH_MONGO_URI; none: documents of direct hops unknown). "
-    "With a password, give it in the environment only: a command line is visible to every user.",
+@mongo_uri_option(
+    "MongoDB evidence store (default $LITPATH_MONGO_URI; none: documents of direct hops unknown). "
+    "With a password, give it in the environment only: a command line is visible to every user."
 )
 @click.option("--no-mongo", is_flag=True, help="Use no evidence store, even when $LITPATH_MONGO_URI is set")
-@click.option("--mongo-database", default="litpath", show_default=True)
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder")
+@mongo_database_option()
+@out_option("Output folder")
 @neo4j_options
 def compare(
-    build_dir: str, scope: str, mapping_path: str, queries_path: str | None, seed: str | None,
+    build_dir: Path, scope: str, mapping_path: str, queries_path: str | None, seed: str | None,
     seed_label: str | None, seed_hops: int, seed_labels: list[str], seed_limit: int, hops: int,
     scenario4_max_hops: int, pair_mode: str, mongo_uri: str | None, no_mongo: bool, mongo_database: str,
-    out_dir: str, neo4j: Neo4jSettings,
+    out_dir: Path, neo4j: Neo4jSettings,
 ) -> None:  # fmt: skip
     """Classify literature paths against SPOKE (scenarios 1, 2a, 2b, 3a, 3b, 3c, 4) and write the report."""
     from pipeline.builds import open_build
@@ -199,7 +197,7 @@ def compare(
         # Distances of another graph are an error here: a report from mismatched artifacts is worse than none.
         build = open_build(build_dir, scopes=[scope], on_mismatch="raise")
     except (ValueError, OSError) as exc:
-        raise click.BadParameter(str(exc), param_hint="--build") from None
+        raise click.BadParameter(str(exc), param_hint="--build-dir") from None
     graph = build.graph(scope)
     concepts = build.concepts()
 

@@ -6,32 +6,20 @@ from pathlib import Path
 
 import click
 
+from pipeline.cli_options import config_option, out_option, tables_dir_option
 from pipeline.config import ConfigError, load_config, validate_config
 from pipeline.graph.build import build_graph
 
 
 @click.command("build-graph")
-@click.option(
-    "--tables",
-    "tables_dir",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Folder of the build's Parquet tables (predications, mentions, citations, concepts, documents).",
+@tables_dir_option(
+    "Folder of the build's Parquet tables (predications, mentions, citations, concepts, documents)."
 )
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for vertices.parquet, edges.parquet, graph.bp and graph_counts.json.",
-)
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The build's config (YAML or JSON, checked against schemas/config.schema.yaml): its 'graph' "
+@out_option("Folder for vertices.parquet, edges.parquet, graph.bp and graph_counts.json.")
+@config_option(
+    "The build's config (YAML or JSON, checked against schemas/config.schema.yaml): its 'graph' "
     "section sets edge kinds and filters, 'resources' the memory budget; absent keys take the "
-    "schema's defaults.",
+    "schema's defaults."
 )
 @click.option(
     "--cooccurrence-out",
@@ -41,11 +29,11 @@ from pipeline.graph.build import build_graph
     "the SPOKE comparison uses) to this folder.",
 )
 def build_graph_command(
-    tables_dir: Path, out_dir: Path, config_file: Path | None, cooccurrence_dir: Path | None
+    tables_dir: Path, out_dir: Path, config_path: Path | None, cooccurrence_dir: Path | None
 ) -> None:
     """Build the weighted concept--abstract graph of one build (and its co-occurrence graph)."""
     try:
-        config = load_config(config_file) if config_file else validate_config({})
+        config = load_config(config_path) if config_path else validate_config({})
     except ConfigError as error:  # the message names the file and the key
         raise click.BadParameter(str(error), param_hint="--config") from error
     try:

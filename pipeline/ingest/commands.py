@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 import yaml
 
+from pipeline.cli_options import config_option, input_option, out_option
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.merge import MENTION_SOURCES, merge_ingested
 from pipeline.ingest.registry import KINDS
@@ -19,19 +20,8 @@ from pipeline.ingest.run import ingest_file
 
 @click.command("ingest")
 @click.option("--kind", type=click.Choice(KINDS), required=True, help="Input format of the file.")
-@click.option(
-    "--input",
-    "input_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    required=True,
-    help="One input file (.gz allowed).",
-)
-@click.option(
-    "--out-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    required=True,
-    help="Folder for this file's tables.",
-)
+@input_option("One input file (.gz allowed).")
+@out_option("Folder for this file's tables.", old=("--out-dir",))
 def ingest(kind: str, input_path: Path, out_dir: Path) -> None:
     """Read ONE literature dump file into Parquet tables, quarantine.parquet and counts.json."""
     try:
@@ -45,14 +35,8 @@ def ingest(kind: str, input_path: Path, out_dir: Path) -> None:
 
 
 @click.command("merge")
-@click.option(
-    "--out-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    required=True,
-    help="Folder for the merged tables.",
-)
-@click.option("--config", "config_path", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
-              help="YAML config; its 'ingest' section (or the top level) is passed to the merge.")  # fmt: skip
+@out_option("Folder for the merged tables.", old=("--out-dir",))
+@config_option("YAML config; its 'ingest' section (or the top level) is passed to the merge.")
 @click.option(
     "--mention-source",
     type=click.Choice(MENTION_SOURCES),
@@ -82,9 +66,7 @@ def merge(
 
 
 @click.command("synth")
-@click.option(
-    "--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), required=True, help="Output folder."
-)
+@out_option("Output folder.")
 @click.option(
     "--scale", type=click.IntRange(min=1), default=2000, show_default=True, help="Number of predications."
 )

@@ -1,8 +1,8 @@
 """Click commands of the performance model (HyPerMod); the lead wires them into ``litpath``:
 
     litpath plan --n 1000000 --ranks 64 [--machine FILE] [--heatmap fig8.png]
-    litpath plan-calibrate [--name NAME] [--out config/machines/NAME.yaml]
-    litpath plan-check [--machine FILE] [--case n,P,RxC,b,broadcast[,on|off]] ...
+    litpath plan-calibrate [--name NAME] [--machine-out config/machines/NAME.yaml]
+    litpath plan-check [--machine FILE] [--case n,P,RxC,b,broadcast[,on|off]] [--report rows.json] ...
 
 ``python -m pipeline.plan {plan,calibrate,check}`` runs them without the main CLI.
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from pipeline.cli_options import option, report_option
 from pipeline.plan.machine import BROADCAST_VARIANTS, MACHINES_DIR, MachineError, load_machine
 from pipeline.plan.model import SolverConfig
 from pipeline.plan.search import candidates
@@ -142,9 +143,10 @@ def plan_command(
 
 @click.command("plan-calibrate")
 @click.option("--name", default="dev-vm-2core", show_default=True, help="Machine name.")
-@click.option(
-    "--out", type=click.Path(), default=None, help="Output file (default config/machines/NAME.yaml)."
-)
+@option(
+    "--machine-out", "machine_out", old=("--out",), type=click.Path(dir_okay=False, path_type=Path),
+    default=None, help="Machine file to write (default config/machines/NAME.yaml).",
+)  # fmt: skip
 @click.option(
     "--max-ranks",
     type=click.IntRange(min=1),
@@ -153,7 +155,7 @@ def plan_command(
     help="Broadcasts are measured at 2..max-ranks ranks on this node.",
 )
 @click.option("--seconds", type=float, default=6.0, show_default=True, help="Time per compute benchmark run.")
-def calibrate_command(name, out, max_ranks, seconds):
+def calibrate_command(name, machine_out, max_ranks, seconds):
     """Run the micro-benchmarks on this machine, fit HyPerMod, write the machine file."""
     from pipeline.plan.calibrate import CalibrationError, calibrate
 
@@ -163,7 +165,7 @@ def calibrate_command(name, out, max_ranks, seconds):
         )
     except CalibrationError as exc:
         raise click.ClickException(str(exc)) from exc
-    path = machine.save(Path(out) if out else MACHINES_DIR / f"{name}.yaml")
+    path = machine.save(machine_out or MACHINES_DIR / f"{name}.yaml")
     click.echo(f"wrote {path}")
 
 
@@ -196,8 +198,8 @@ DEFAULT_CASES = (
 @click.option(
     "--repeats", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per case (best kept)."
 )
-@click.option("--json", "json_out", type=click.Path(), default=None, help="Write the rows as JSON here.")
-def check_command(machine_path, cases, repeats, json_out):
+@report_option("Write the rows (predicted and measured) as JSON here.", old=("--json",))
+def check_command(machine_path, cases, repeats, report_path):
     """Run apsp-fw at several (n, P, b) here and report predicted vs measured solve time."""
     from pipeline.plan.check import CheckCase, markdown_table, run_check, summarize
 
@@ -209,8 +211,8 @@ def check_command(machine_path, cases, repeats, json_out):
     s = summarize(rows)
     click.echo(f"\nmedian |error| {100 * s['median_abs_error']:.1f} %, worst {100 * s['max_abs_error']:.1f} % "
                f"over {s['cases']} cases")  # fmt: skip
-    if json_out:
-        Path(json_out).write_text(json.dumps(rows, indent=1, default=str))
+    if report_path:
+        report_path.write_text(json.dumps(rows, indent=1, default=str))
 
 
 @click.group("hypermod")

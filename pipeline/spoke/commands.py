@@ -6,51 +6,14 @@ missing file) into one ``click`` error line, never a stack trace.
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
+from pipeline.cli_options import neo4j_options, out_option, report_option
 from pipeline.spoke.dump import FORMATS, DumpError
-from pipeline.store.neo4j import ENV_PASSWORD, GraphNaming, Neo4jSettings, Neo4jUnavailable, open_driver
-
-
-def neo4j_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--neo4j-uri/user/password/database and the graph's property names; env vars fill the gaps."""
-
-    @click.option("--neo4j-uri", help="Bolt URI (default $LITPATH_NEO4J_URI, else bolt://127.0.0.1:7687)")
-    @click.option("--neo4j-user", help="User (default $LITPATH_NEO4J_USER; none = server with auth off)")
-    @click.option(
-        "--neo4j-password",
-        help=f"Password (prefer ${ENV_PASSWORD}: a command-line password is visible to other users)",
-    )
-    @click.option(
-        "--neo4j-database", help="Database (default $LITPATH_NEO4J_DATABASE, else the server's default)"
-    )
-    @click.option("--identifier-property", default="identifier", show_default=True)
-    @click.option("--name-property", default="name", show_default=True)
-    @functools.wraps(command)
-    def wrapper(
-        *args: Any,
-        neo4j_uri: str | None,
-        neo4j_user: str | None,
-        neo4j_password: str | None,
-        neo4j_database: str | None,
-        identifier_property: str,
-        name_property: str,
-        **kwargs: Any,
-    ) -> Any:
-        try:
-            naming = GraphNaming(identifier_property=identifier_property, name_property=name_property)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from None
-        settings = Neo4jSettings.from_env(neo4j_uri, neo4j_user, neo4j_password, neo4j_database, naming)
-        return command(*args, neo4j=settings, **kwargs)
-
-    return wrapper
+from pipeline.store.neo4j import Neo4jSettings, Neo4jUnavailable, open_driver
 
 
 @click.command("load-spoke")
@@ -70,9 +33,7 @@ def neo4j_options(command: Callable[..., Any]) -> Callable[..., Any]:
     show_default=True,
     help="fail: any bad row stops the load before anything is written; reject: skip and report bad rows",
 )
-@click.option(
-    "--report", "report_path", type=click.Path(dir_okay=False), help="Write the load report (JSON) here"
-)
+@report_option("Write the load report (JSON) here")
 @neo4j_options
 def load_spoke(
     nodes_path: str | None,
@@ -81,7 +42,7 @@ def load_spoke(
     metaedges: str | None,
     batch_size: int,
     on_error: str,
-    report_path: str | None,
+    report_path: Path | None,
     neo4j: Neo4jSettings,
 ) -> None:
     """Load a SPOKE-style dump (Hetionet layout or CSV) into Neo4j: idempotent, counted, verified."""
@@ -105,7 +66,7 @@ def load_spoke(
         raise click.ClickException(str(exc)) from None
     click.echo(report.to_text())
     if report_path:
-        Path(report_path).write_text(json.dumps(report.as_dict(), indent=2) + "\n")
+        report_path.write_text(json.dumps(report.as_dict(), indent=2) + "\n")
     if not report.verified:
         raise click.ClickException("the counts in Neo4j do not match the load (see above)")
 
@@ -172,7 +133,7 @@ def load_spoke(
     type=click.Path(exists=True, dir_okay=False),
     help="Literature concepts Parquet (cui, name, semtypes)",
 )
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder")
+@out_option("Output folder")
 @neo4j_options
 def build_mapping(
     umls_dir: str | None,
@@ -189,7 +150,7 @@ def build_mapping(
     spoke_nodes: str | None,
     spoke_format: str,
     concepts: str | None,
-    out_dir: str,
+    out_dir: Path,
     neo4j: Neo4jSettings,
 ) -> None:
     """Build the CUI -> SPOKE mapping (identity, direct, indirect) and its coverage report."""
@@ -222,7 +183,7 @@ def build_mapping(
     if concept_table is not None:
         stats["concepts"] = {"total": coverage.concepts, "mapped": coverage.concepts_mapped,
                              "unmapped": coverage.concepts_unmapped}  # fmt: skip
-    (Path(out_dir) / "mapping_stats.json").write_text(json.dumps(stats, indent=2, default=str) + "\n")
+    (out_dir / "mapping_stats.json").write_text(json.dumps(stats, indent=2, default=str) + "\n")
     for name, path in {**paths, **coverage_paths}.items():
         click.echo(f"{name:>10}: {path}")
     click.echo(f"rows: {result.table.num_rows} {json.dumps(result.stats['rows_per_method'])}")

@@ -9,6 +9,14 @@ import click
 import yaml
 from pymongo.errors import PyMongoError
 
+from pipeline.cli_options import (
+    build_id_option,
+    mongo_database_option,
+    mongo_uri_option,
+    option,
+    report_option,
+    tables_dir_option,
+)
 from pipeline.connections import redact_uri, scrub
 from pipeline.store.mongo import load_build
 
@@ -52,25 +60,20 @@ def _build_record(graph_dir: Path, record_file: Path | None) -> dict:
 
 
 @click.command("load-mongo")
-@click.option(
-    "--uri",
-    envvar="LITPATH_MONGO_URI",
-    required=True,
-    help="MongoDB URI (default $LITPATH_MONGO_URI). With a password, give it in the environment "
+@mongo_uri_option(
+    "MongoDB URI (default $LITPATH_MONGO_URI). With a password, give it in the environment "
     "only: a command line is visible to every user of the machine.",
-)
-@click.option("--database", default="litpath", show_default=True)
-@click.option("--build-id", required=True, help="The build's id (the hash that names its folder).")
-@click.option(
-    "--tables", "tables_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
-)
-@click.option(
-    "--graph",
-    "graph_dir",
     required=True,
+    old=("--uri",),
+)
+@mongo_database_option(old=("--database",))
+@build_id_option("The build's id (the hash that names its folder).", required=True)
+@tables_dir_option("Folder of the build's Parquet tables.")
+@option(
+    "--graph-dir", "graph_dir", old=("--graph",), required=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The build-graph output folder (vertices.parquet, edges.parquet, graph_counts.json).",
-)
+)  # fmt: skip
 @click.option(
     "--build-record",
     "record_file",
@@ -78,16 +81,17 @@ def _build_record(graph_dir: Path, record_file: Path | None) -> dict:
     help="YAML/JSON provenance (inputs with checksums, config, counts); default: from graph_counts.json.",
 )
 @click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(min=1))
-@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the load's counts here as JSON (the workflow's record of the load).")  # fmt: skip
-def load_mongo_command(uri, database, build_id, tables_dir, graph_dir, record_file, batch_size, out_file) -> None:
+@report_option("Write the load's counts here as JSON (the workflow's record of the load).", old=("--out",))
+def load_mongo_command(
+    mongo_uri, mongo_database, build_id, tables_dir, graph_dir, record_file, batch_size, report_path
+) -> None:
     """Upsert one build into MongoDB (idempotent: a rerun leaves the same documents)."""
     record = _build_record(graph_dir, record_file)
-    click.echo(f"loading build {build_id} into {redact_uri(uri)} database {database}", err=True)
+    click.echo(f"loading build {build_id} into {redact_uri(mongo_uri)} database {mongo_database}", err=True)
     try:
         counts = load_build(
-            uri,
-            database,
+            mongo_uri,
+            mongo_database,
             build_id,
             tables_dir,
             graph_dir,
@@ -101,9 +105,9 @@ def load_mongo_command(uri, database, build_id, tables_dir, graph_dir, record_fi
         # A driver message may quote parts of a URI it could not parse (a password with an
         # unescaped '/' reads as a port): scrubbed of the credentials, and no traceback.
         raise click.ClickException(
-            f"MongoDB at {redact_uri(uri)}: {type(error).__name__}: {scrub(str(error), uri)}"
+            f"MongoDB at {redact_uri(mongo_uri)}: {type(error).__name__}: {scrub(str(error), mongo_uri)}"
         ) from None
     click.echo("mongo: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
-    if out_file is not None:
-        summary = {"uri": redact_uri(uri), "database": database, "build_id": build_id, "counts": counts}
-        out_file.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    if report_path is not None:
+        summary = {"uri": redact_uri(mongo_uri), "database": mongo_database, "build_id": build_id, "counts": counts}
+        report_path.write_text(json.dumps(summary, indent=2, default=str) + "\n")

@@ -13,25 +13,36 @@ display name in ``name``.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import neo4j
 from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
 
-from pipeline.connections import redact_uri, scrub
+from pipeline.connections import (
+    NEO4J_DEFAULT_URI,
+    NEO4J_ENV,
+    NEO4J_PASSWORD_ENV,
+    GraphNaming,
+    Neo4jSettings,
+    check_name,
+    redact_uri,
+    scrub,
+)
 
-ENV_URI = "LITPATH_NEO4J_URI"
-ENV_USER = "LITPATH_NEO4J_USER"
-ENV_PASSWORD = "LITPATH_NEO4J_PASSWORD"
-ENV_DATABASE = "LITPATH_NEO4J_DATABASE"
+# The settings live in pipeline.connections (the command-line options build them without
+# importing the driver); these names stay here for the modules that import them from this one.
+ENV_URI = NEO4J_ENV["uri"]
+ENV_USER = NEO4J_ENV["user"]
+ENV_PASSWORD = NEO4J_PASSWORD_ENV
+ENV_DATABASE = NEO4J_ENV["database"]
+DEFAULT_URI = NEO4J_DEFAULT_URI
 
-DEFAULT_URI = "bolt://127.0.0.1:7687"
-
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+__all__ = [
+    "DEFAULT_URI", "ENV_DATABASE", "ENV_PASSWORD", "ENV_URI", "ENV_USER", "GraphNaming", "Neo4jSettings",
+    "Neo4jTimeout", "Neo4jUnavailable", "check_name", "connect", "open_driver", "quote",
+]  # fmt: skip
 
 
 class Neo4jUnavailable(RuntimeError):
@@ -42,80 +53,9 @@ class Neo4jTimeout(Neo4jUnavailable):
     """A query ran past the deadline it was given; Neo4j stopped it (transaction timeout)."""
 
 
-def check_name(name: str, what: str) -> str:
-    """A label, relationship type or property key safe to splice into Cypher, or ValueError."""
-    if not _NAME.fullmatch(name):  # fullmatch: `$` alone would accept a trailing newline
-        raise ValueError(f"{what} {name!r} is not a plain name (letters, digits, underscore)")
-    return name
-
-
 def quote(name: str) -> str:
     """Backtick-quote a checked name for Cypher."""
     return f"`{check_name(name, 'name')}`"
-
-
-@dataclass(frozen=True)
-class GraphNaming:
-    """How SPOKE-style node types and fields are spelled in a Neo4j database."""
-
-    identifier_property: str = "identifier"
-    name_property: str = "name"
-    # node type -> Neo4j label, for servers whose labels differ from the types (default: same).
-    labels: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        check_name(self.identifier_property, "identifier property")
-        check_name(self.name_property, "name property")
-        for label in self.labels.values():
-            check_name(label, "label")
-
-    def label_of(self, node_type: str) -> str:
-        return check_name(self.labels.get(node_type, node_type), "label")
-
-
-@dataclass(frozen=True)
-class Neo4jSettings:
-    uri: str = DEFAULT_URI
-    user: str | None = None
-    password: str | None = field(default=None, repr=False)
-    database: str | None = None
-    naming: GraphNaming = field(default_factory=GraphNaming)
-
-    @classmethod
-    def from_env(
-        cls,
-        uri: str | None = None,
-        user: str | None = None,
-        password: str | None = None,
-        database: str | None = None,
-        naming: GraphNaming | None = None,
-        environ: dict[str, str] | None = None,
-    ) -> Neo4jSettings:
-        """Arguments win over the environment; empty strings count as not given."""
-        env = os.environ if environ is None else environ
-        return cls(
-            uri=uri or env.get(ENV_URI) or DEFAULT_URI,
-            user=user or env.get(ENV_USER) or None,
-            password=password or env.get(ENV_PASSWORD) or None,
-            database=database or env.get(ENV_DATABASE) or None,
-            naming=naming or GraphNaming(),
-        )
-
-    @property
-    def auth(self) -> tuple[str, str] | None:
-        """Basic auth when a user is set; None when the server runs with auth off."""
-        if self.user is None:
-            return None
-        return (self.user, self.password or "")
-
-    def describe(self) -> str:
-        """Where we connect, for messages: never the password."""
-        who = f" as {self.user}" if self.user else ""
-        db = f", database {self.database}" if self.database else ""
-        return f"{redact_uri(self.uri)}{who}{db}"
-
-    def __repr__(self) -> str:  # the dataclass repr already hides the password; keep it explicit
-        return f"Neo4jSettings({self.describe()})"
 
 
 def connect(

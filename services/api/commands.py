@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import click
 
+from pipeline.cli_options import build_id_option, results_dir_option
+
 
 @click.command()
 @click.option("--host", default=None, help="Bind address (default LITPATH_HOST or 127.0.0.1)")
 @click.option("--port", default=None, type=int, help="Port (default LITPATH_PORT or 8000)")
-@click.option(
-    "--results-dir", default=None, type=click.Path(file_okay=False), help="Folder with builds/ and latest"
-)
-@click.option("--build", "build_id", default=None, help="Build id to serve (default: latest complete build)")
+@results_dir_option("Folder with builds/ and latest")
+@build_id_option("Build id to serve (default: latest complete build)", old=("--build",))
 @click.option(
     "--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="uvicorn worker processes"
 )

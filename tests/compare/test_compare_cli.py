@@ -32,7 +32,7 @@ def run_compare(results_dir, neo4j_env, out, *extra, queries=None):
     """`litpath compare` with the session's Neo4j: its URI as --neo4j-uri, its credentials (as ever)
     from the environment."""
     args = [
-        "--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
+        "--build-dir", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
         "--queries", str(queries or results_dir / "queries.txt"), "--out", str(out),
         "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"], *extra,
     ]  # fmt: skip
@@ -210,7 +210,7 @@ def test_spoke_identifiers_in_the_query_map_to_cuis(spoke_driver, results_dir, n
 def test_unreachable_neo4j_is_a_cli_error(results_dir, tmp_path):
     result = CliRunner().invoke(
         compare,
-        ["--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.csv"),
+        ["--build-dir", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.csv"),
          "--queries", str(results_dir / "queries.txt"), "--out", str(tmp_path), "--neo4j-uri", "bolt://127.0.0.1:9"],
     )  # fmt: skip
     assert result.exit_code == 1 and "not reachable" in result.output
@@ -231,7 +231,7 @@ def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mon
     queries.write_text(f"{C1}\n{C4}\n")
     result = CliRunner().invoke(
         compare,
-        ["--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
+        ["--build-dir", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
          "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"],
          "--mongo-uri", mongo_uri, "--mongo-database", "litpath_compare_test"],
         env=neo4j_env,
@@ -262,7 +262,7 @@ def test_evidence_store_off_wins_over_the_environment(spoke_driver, results_dir,
     queries.write_text(f"{C1}\n{C4}\n")
     result = CliRunner().invoke(
         compare,
-        ["--build", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
+        ["--build-dir", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
          "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"],
          "--mongo-database", "litpath_compare_off", *off],
         env={**neo4j_env, "LITPATH_MONGO_URI": mongo_uri},
@@ -437,7 +437,7 @@ def test_comparison_runs_from_query_rows_when_the_plan_rules_dense_out(
     result = CliRunner().invoke(
         solve,
         ["--scope", "cooccurrence", "--input", str(build / "cooccurrence" / "graph.bp"),
-         "--output", str(build / "cooccurrence" / "distances.bp"), "--config", str(config),
+         "--distances", str(build / "cooccurrence" / "distances.bp"), "--config", str(config),
          "--summary", str(build / "cooccurrence" / "solve_summary.json"), "--sources", str(queries)],
         catch_exceptions=False,
     )  # fmt: skip

@@ -284,14 +284,14 @@ def test_build_graph_command(tables, tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("graph:\n  edge_kinds: [concept_concept]\n  min_support: 2\n")
     result = CliRunner().invoke(
-        build_graph_command, ["--tables", str(tables), "--out", str(tmp_path / "g"), "--config", str(config)]
+        build_graph_command, ["--tables-dir", str(tables), "--out", str(tmp_path / "g"), "--config", str(config)]
     )
     assert result.exit_code == 0, result.output
     assert "2 vertices" in result.output and "1 edges" in result.output
     assert "concept_pairs_below_min_support_removed=5" in result.output
     config.write_text("graph:\n  min_support: 0\n")
     result = CliRunner().invoke(
-        build_graph_command, ["--tables", str(tables), "--out", str(tmp_path / "g2"), "--config", str(config)]
+        build_graph_command, ["--tables-dir", str(tables), "--out", str(tmp_path / "g2"), "--config", str(config)]
     )
     assert result.exit_code == 2 and "min_support" in result.output
 
@@ -459,7 +459,7 @@ def test_cli_build_graph_keeps_to_the_configured_memory_budget(tmp_path):
         f"graph: {{min_support: 1}}\nresources: {{memory_gib: {40 / 2**20}, spill_dir: {tmp_path / 'spill'}}}\n"
     )
     result = CliRunner().invoke(
-        build_graph_command, ["--tables", str(tables), "--out", str(tmp_path / "g"), "--config", str(config)]
+        build_graph_command, ["--tables-dir", str(tables), "--out", str(tmp_path / "g"), "--config", str(config)]
     )
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / "g" / "graph_counts.json").read_text())

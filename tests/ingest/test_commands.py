@@ -26,7 +26,7 @@ def test_synth_ingest_merge_commands(tmp_path):
                 entry["kind"],
                 "--input",
                 str(tmp_path / "corpus" / entry["path"]),
-                "--out-dir",
+                "--out",
                 str(out),
             ],
         )
@@ -35,7 +35,7 @@ def test_synth_ingest_merge_commands(tmp_path):
         dirs.append(str(out))
     config = tmp_path / "config.yaml"
     config.write_text("ingest:\n  mention_source: predications\n")
-    result = runner.invoke(merge, ["--out-dir", str(tmp_path / "merged"), "--config", str(config), *dirs])
+    result = runner.invoke(merge, ["--out", str(tmp_path / "merged"), "--config", str(config), *dirs])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["tables"]["predications"] > 0
 
@@ -44,7 +44,7 @@ def test_ingest_command_reports_unreadable_file(tmp_path):
     bad = tmp_path / "pubmed25n0009.xml"
     bad.write_text((DATA / "pubmed" / "update_readd.xml").read_text()[:300])
     result = CliRunner().invoke(
-        ingest, ["--kind", "pubmed_xml", "--input", str(bad), "--out-dir", str(tmp_path / "out")]
+        ingest, ["--kind", "pubmed_xml", "--input", str(bad), "--out", str(tmp_path / "out")]
     )
     assert result.exit_code != 0
     assert "pubmed25n0009.xml: broken XML at line" in result.output

@@ -109,15 +109,15 @@ def test_load_mongo_command(mongo_uri, built, tmp_path):
     tables, graph_dir, _ = built
     database = f"litpath_test_{uuid.uuid4().hex[:8]}"
     args = [
-        "--uri",
+        "--mongo-uri",
         mongo_uri,
-        "--database",
+        "--mongo-database",
         database,
         "--build-id",
         "cli",
-        "--tables",
+        "--tables-dir",
         str(tables),
-        "--graph",
+        "--graph-dir",
         str(graph_dir),
     ]
     result = CliRunner().invoke(load_mongo_command, args)

@@ -66,6 +66,6 @@ rule compare:
         pairs=config["compare"]["pairs"],
         out=lambda wc, output: Path(output.paths).parent,
     shell:
-        "litpath compare --build {params.build_dir:q} --graph {params.graph:q} --mapping {input.mapping:q} "
+        "litpath compare --build-dir {params.build_dir:q} --graph {params.graph:q} --mapping {input.mapping:q} "
         "--queries {input.query_set:q} --hops {params.hops:q} --scenario4-max-hops {params.scenario4:q} "
         "--pairs {params.pairs:q} {params.mongo} --out {params.out:q} 2>&1 | tee {log:q} >&2"

@@ -15,7 +15,7 @@ rule build_config:
         checksums=RESULTS / ".checksums.json",
     shell:
         "litpath write-build-config --config {params.settings:q} --checksums {params.checksums:q} "
-        "--build-id {params.build:q} --out {output:q} > {log:q} 2>&1"
+        "--build-id {params.build:q} --config-out {output:q} > {log:q} 2>&1"
 
 
 rule build_graph:
@@ -42,7 +42,7 @@ rule build_graph:
         cooccurrence=lambda wc, output: Path(output.cooccurrence).parent,
         settings=RUN_CONFIG,
     shell:
-        "litpath build-graph --tables {params.tables:q} --out {params.out:q} "
+        "litpath build-graph --tables-dir {params.tables:q} --out {params.out:q} "
         "--cooccurrence-out {params.cooccurrence:q} --config {params.settings:q} 2>&1 | tee {log:q} >&2"
 
 
@@ -67,9 +67,9 @@ rule load_mongo:
         tables=lambda wc, input: Path(input.tables).parent,
         graph=lambda wc, input: Path(input.graph).parent,
     shell:
-        "litpath load-mongo --database {params.database:q} --build-id {params.build:q} "
-        "--tables {params.tables:q} --graph {params.graph:q} "
-        "--build-record {input.config:q} --out {output:q} 2>&1 | tee {log:q} >&2"
+        "litpath load-mongo --mongo-database {params.database:q} --build-id {params.build:q} "
+        "--tables-dir {params.tables:q} --graph-dir {params.graph:q} "
+        "--build-record {input.config:q} --report {output:q} 2>&1 | tee {log:q} >&2"
 
 
 rule build_record:

@@ -18,7 +18,7 @@ rule ingest_file:
         out_dir=lambda wc, output: Path(output[0]).parent,
     shell:
         "litpath ingest --kind {wildcards.kind:q} --input {input:q} "
-        "--out-dir {params.out_dir:q} 2>&1 | tee {log:q} >&2"
+        "--out {params.out_dir:q} 2>&1 | tee {log:q} >&2"
 
 
 rule merge_tables:
@@ -40,5 +40,5 @@ rule merge_tables:
         ingested=lambda wc, input: [Path(f).parent for f in input.files],
         settings=RUN_CONFIG,
     shell:
-        "litpath merge --out-dir {params.out_dir:q} --config {params.settings:q} "
+        "litpath merge --out {params.out_dir:q} --config {params.settings:q} "
         "{params.ingested:q} 2>&1 | tee {log:q} >&2"

@@ -40,7 +40,7 @@ rule solve:
         sources=row_sources_option,
         settings=RUN_CONFIG,
     shell:
-        "litpath solve --scope {params.scope:q} --input {input.graph:q} --output {params.distances:q} "
+        "litpath solve --scope {params.scope:q} --input {input.graph:q} --distances {params.distances:q} "
         "--config {params.settings:q} --summary {output.summary:q} --plan {output.plan:q} {params.sources} "
         "2>&1 | tee {log:q} >&2"
 
