@@ -41,7 +41,6 @@ import json
 import os
 import platform
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -56,12 +55,6 @@ sys.path[:0] = [str(REPO), str(REPO / "tests" / "services")]
 
 LOADAVG = (0.0, 0.0, 0.0)
 TARGETS = {"p50_ms": 5.0, "p99_ms": 25.0, "rps": 300.0, "neo4j_ratio_p50": 10.0}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def percentiles(samples_s: list[float]) -> dict:
@@ -94,30 +87,6 @@ def prepare_build(args) -> tuple[Path, list[str], object]:
     keys = pq.read_table(build_dir / "graph" / "vertices.parquet", columns=["key"]).column("key").to_pylist()
     adjacency, _ = adjacency_from_graph_bp(build_dir / "graph" / "graph.bp")
     return results, keys, adjacency
-
-
-def start_service(results: Path, workers: int) -> tuple[subprocess.Popen, str]:
-    import httpx
-
-    port = free_port()
-    cmd = [sys.executable, "-m", "services.api.commands", "--port", str(port), "--results-dir", str(results),
-           "--log-level", "warning", "--workers", str(workers)]  # fmt: skip
-    process = subprocess.Popen(
-        cmd, cwd=REPO, env={k: v for k, v in os.environ.items() if k != "LITPATH_API_KEY"}
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/v1/ready", timeout=2).status_code == 200:
-                return process, base
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.5)
-    process.kill()
-    raise SystemExit("path service did not become ready")
 
 
 def run_wrk(base: str, pairs: list[tuple[str, str]], connections: int, duration: int, threads: int) -> dict:
@@ -347,8 +316,14 @@ def main() -> None:
     pair_vids = rng.integers(0, adjacency.n, size=(args.pairs, 2))
     pairs = [(keys[s], keys[t]) for s, t in pair_vids]
 
-    process, base = start_service(results, args.workers)
-    try:
+    from serving import running_service
+
+    log_path = Path(tempfile.mkdtemp(prefix="litpath-bench-serve-")) / "serve.log"
+    with running_service(
+        results, log_path, unset=("LITPATH_API_KEY",), args=("--workers", str(args.workers)),
+        ready_path="/v1/ready", timeout_s=300,
+    ) as service:  # fmt: skip
+        base, process = service.base, service.process
         sequential = sequential_service(base, pairs, adjacency, keys)
         print("service, one client:", json.dumps(sequential), flush=True)
         floor = http_floor(base, len(pairs))
@@ -362,9 +337,6 @@ def main() -> None:
         # Server CPU per request: what throughput one idle core could sustain, whatever else runs here.
         loaded["server_cpu_ms_per_request"] = 1e3 * cpu_used / max(loaded["requests"], 1)
         print("service, wrk:", json.dumps(loaded), flush=True)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
     neo = None
     if not args.no_neo4j:
         with tempfile.TemporaryDirectory(prefix="litpath-bench-neo4j-") as data_dir:

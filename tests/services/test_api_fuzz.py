@@ -11,18 +11,16 @@ verifies is enforced.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from build_fixture import make_build
 from neo4j import GraphDatabase
+from serving import ServiceDidNotStart, running_service
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
@@ -35,12 +33,6 @@ pytestmark = [pytest.mark.servers, pytest.mark.timeout(900)]
 # A small SPOKE: (label, identifier) nodes joined in a chain, and the build's concepts mapped onto them.
 SPOKE_NODES = [("Disease", "FUZZ:D1"), ("Protein", "FUZZ:P1"), ("Protein", "FUZZ:P2"), ("Disease", "FUZZ:D2")]
 MAPPED = {f"C{i:07d}": SPOKE_NODES[(i // 2) % len(SPOKE_NODES)] for i in range(0, 24, 2)}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -74,31 +66,15 @@ def served_build(tmp_path_factory, neo4j_server):
 
 @pytest.fixture(scope="module")
 def service(served_build, neo4j_env, tmp_path_factory):
-    port = _free_port()
-    env = dict(os.environ, **neo4j_env, LITPATH_API_KEY=API_KEY, LITPATH_MONGO_URI="")
     log_path = tmp_path_factory.mktemp("fuzz-log") / "serve.log"
-    command = [sys.executable, "-m", "services.api.commands", "--port", str(port),
-               "--results-dir", str(served_build.results_dir), "--log-level", "warning"]  # fmt: skip
-    with log_path.open("w") as log:
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/v1/ready", headers={"X-API-Key": API_KEY}, timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"the service did not become ready: {log_path.read_text()[-3000:]}")
-        time.sleep(0.2)
-    yield base, log_path
-    process.terminate()
+    env = {**neo4j_env, "LITPATH_API_KEY": API_KEY, "LITPATH_MONGO_URI": ""}
     try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
+        with running_service(
+            served_build.results_dir, log_path, env=env, ready_path="/v1/ready", headers={"X-API-Key": API_KEY}
+        ) as running:
+            yield running.base, log_path
+    except ServiceDidNotStart as exc:
+        pytest.fail(str(exc))
 
 
 def test_openapi_contract_holds_under_fuzzing(service, tmp_path):

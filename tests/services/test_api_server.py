@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -15,14 +13,11 @@ import numpy as np
 import pytest
 from build_fixture import make_build
 from scipy.sparse.csgraph import dijkstra
+from serving import ServiceDidNotStart, running_service
+
+from pipeline.process import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -33,31 +28,13 @@ def fixture_build(tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(fixture_build, tmp_path_factory):
     """``python -m services.api.commands`` (the `litpath serve` command) on a free loopback port."""
-    port = _free_port()
-    env = dict(os.environ, LITPATH_BATCH_CAP="5", LITPATH_API_KEY="k3y")
-    log = (tmp_path_factory.mktemp("log") / "serve.log").open("w")
-    cmd = [sys.executable, "-m", "services.api.commands", "--port", str(port),
-           "--results-dir", str(fixture_build.results_dir), "--log-level", "warning"]  # fmt: skip
-    process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/v1/health", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"server did not start: {Path(log.name).read_text()[-2000:]}")
-        time.sleep(0.2)
-    yield base, process
-    process.terminate()
+    log_path = tmp_path_factory.mktemp("log") / "serve.log"
+    env = {"LITPATH_BATCH_CAP": "5", "LITPATH_API_KEY": "k3y"}
     try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
+        with running_service(fixture_build.results_dir, log_path, env=env) as service:
+            yield service.base, service.process
+    except ServiceDidNotStart as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +137,7 @@ def test_serve_refuses_a_rebound_host_header_over_http(server):
 
 def test_serve_beyond_loopback_needs_an_api_key(fixture_build):
     env = {k: v for k, v in os.environ.items() if k not in ("LITPATH_API_KEY", "LITPATH_HOST")}
-    cmd = [sys.executable, "-m", "services.api.commands", "--host", "0.0.0.0", "--port", str(_free_port()),
+    cmd = [sys.executable, "-m", "services.api.commands", "--host", "0.0.0.0", "--port", str(free_port()),
            "--results-dir", str(fixture_build.results_dir)]  # fmt: skip
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "set LITPATH_API_KEY" in done.stderr
