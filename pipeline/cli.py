@@ -8,10 +8,11 @@ through the entry-point group ``litpath.commands`` (declared in its pyproject.to
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 import click
@@ -81,27 +82,72 @@ def configure_logging(verbosity: int) -> None:
         logging.getLogger(name).setLevel(level)
 
 
+# Where each sub-command that lives next to its stage's code is defined ("module:attribute", the
+# shape of an entry point). A command's module is imported only when the command is used (or
+# `--help` lists them all): each workflow rule starts a `litpath` process, and importing every
+# stage's dependencies (Neo4j's driver, pandas, ...) for every one of them cost ~0.7 s each.
+AREA_COMMANDS: dict[str, str] = {
+    "ingest": "pipeline.ingest.commands:ingest",
+    "write-build-config": "pipeline.buildinfo:write_build_config_command",
+    "merge": "pipeline.ingest.commands:merge",
+    "build-graph": "pipeline.graph.commands:build_graph_command",
+    "load-mongo": "pipeline.store.commands:load_mongo_command",
+    "load-spoke": "pipeline.spoke.commands:load_spoke",
+    "build-mapping": "pipeline.spoke.commands:build_mapping",
+    "query-set": "pipeline.compare.commands:query_set_command",
+    "compare": "pipeline.compare.commands:compare",
+    "plan": "pipeline.plan.commands:plan_command",
+    "plan-calibrate": "pipeline.plan.commands:calibrate_command",
+    "plan-check": "pipeline.plan.commands:check_command",
+    "check-cluster": "pipeline.cluster:check_cluster_command",
+    "mpi-launcher": "pipeline.cluster:mpi_launcher_command",
+    "synth": "pipeline.ingest.commands:synth",
+}
+
+
+def _load_object(reference: str):
+    """The object a "module:attribute" reference names."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 class LitpathGroup(click.Group):
-    """The root group: its commands are registered on first use (the stages' own modules and
-    the plugins), and its help lists them by :data:`SECTIONS`."""
+    """The root group: its own commands, the stages' (:data:`AREA_COMMANDS`) and the plugins'
+    (entry-point group ``litpath.commands``), each loaded on first use; its help lists them by
+    :data:`SECTIONS`."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._registered = False
+        self._plugins: dict[str, EntryPoint] | None = None
 
-    def _register(self) -> None:
-        if not self._registered:
-            self._registered = True
-            _register_area_commands(self)
-            _register_plugin_commands(self)
+    def _plugin_entries(self) -> dict[str, EntryPoint]:
+        if self._plugins is None:
+            self._plugins = {
+                entry.name: entry
+                for entry in entry_points(group=COMMANDS_GROUP)
+                if entry.name not in self.commands and entry.name not in AREA_COMMANDS
+            }
+        return self._plugins
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        self._register()
-        return super().list_commands(ctx)
+        return sorted({*self.commands, *AREA_COMMANDS, *self._plugin_entries()})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        self._register()
-        return super().get_command(ctx, cmd_name)
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        if cmd_name in AREA_COMMANDS:
+            command = _load_object(AREA_COMMANDS[cmd_name])
+        elif cmd_name in self._plugin_entries():
+            entry = self._plugin_entries()[cmd_name]
+            try:
+                command = entry.load()
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not take the CLI down
+                click.echo(f"litpath: warning: command {cmd_name!r} ({entry.value}) left out: {exc}", err=True)
+                return None
+        else:
+            return None
+        self.add_command(command, cmd_name)
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         commands = {}
@@ -234,38 +280,6 @@ def schemas() -> None:
 
     written = write_documents()
     click.echo("\n".join(f"wrote {p}" for p in written) or "schemas are up to date")
-
-
-def _register_area_commands(group: click.Group) -> None:
-    """Sub-commands that live next to their stage's code."""
-    from pipeline.buildinfo import write_build_config_command
-    from pipeline.cluster import check_cluster_command, mpi_launcher_command
-    from pipeline.compare.commands import compare, query_set_command
-    from pipeline.graph.commands import build_graph_command
-    from pipeline.ingest.commands import ingest, merge, synth
-    from pipeline.plan.commands import calibrate_command, check_command, plan_command
-    from pipeline.spoke.commands import build_mapping, load_spoke
-    from pipeline.store.commands import load_mongo_command
-
-    commands = (ingest, merge, synth, build_graph_command, load_mongo_command, load_spoke, build_mapping)
-    stages = (*commands, compare, query_set_command, write_build_config_command)
-    for command in (*stages, check_cluster_command, mpi_launcher_command):
-        group.add_command(command)
-    group.add_command(plan_command, "plan")
-    group.add_command(calibrate_command, "plan-calibrate")
-    group.add_command(check_command, "plan-check")
-
-
-def _register_plugin_commands(group: click.Group) -> None:
-    """Commands other distributions declare under ``litpath.commands``, named by their entry
-    point. One that fails to load is reported and left out; the others still work."""
-    for entry in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
-        try:
-            command = entry.load()
-        except Exception as exc:  # noqa: BLE001 - a broken plugin must not take the CLI down
-            click.echo(f"litpath: warning: command {entry.name!r} ({entry.value}) left out: {exc}", err=True)
-            continue
-        group.add_command(command, entry.name)
 
 
 def main() -> None:

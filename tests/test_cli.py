@@ -74,15 +74,32 @@ def test_serve_comes_from_the_services_plugin() -> None:
     assert serve.callback.__module__ == "services.api.commands"
 
 
-def test_a_plugin_that_fails_to_load_is_left_out_with_a_warning(monkeypatch, capsys) -> None:
+def test_a_plugin_that_fails_to_load_is_left_out_with_a_warning(monkeypatch) -> None:
     broken = EntryPoint("broken", "no_such_module:command", cli_module.COMMANDS_GROUP)
     monkeypatch.setattr(cli_module, "entry_points", lambda group: [broken])
-    group = LitpathGroup(name="litpath")
-    names = group.list_commands(click.Context(group))
-    assert "broken" not in names and "ingest" in names
-    assert "command 'broken' (no_such_module:command) left out: No module named 'no_such_module'" in (
-        capsys.readouterr().err
+    monkeypatch.setattr(cli_module, "cli", LitpathGroup(name="litpath", commands=dict(cli.commands)))
+    warning = "command 'broken' (no_such_module:command) left out: No module named 'no_such_module'"
+
+    listed = CliRunner().invoke(cli_module.cli, ["--help"])
+    assert listed.exit_code == 0 and warning in listed.stderr
+    assert "ingest" in listed.stdout and "broken" not in listed.stdout
+
+    called = CliRunner().invoke(cli_module.cli, ["broken"])
+    assert called.exit_code == 2 and warning in called.stderr and "No such command 'broken'" in called.stderr
+
+
+def test_a_command_imports_its_own_stage_only() -> None:
+    """Every workflow rule starts a `litpath` process: `litpath ingest` must not pay for the
+    Neo4j driver, the service or the comparison (they are imported when their command runs)."""
+    probe = (
+        "import sys\n"
+        "from pipeline.cli import main\n"
+        "sys.argv = ['litpath', 'ingest', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('neo4j', 'fastapi', 'pipeline.compare.commands', 'pandas') if m in sys.modules))\n"
     )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -246,6 +245,8 @@ class _Merger:
             self.bump("deletions_announced", deletions.num_rows)
 
     def documents(self) -> pa.Table:
+        import pandas as pd  # here, not at the top: `litpath ingest` imports this module too
+
         frames = []
         for index, file_dir in enumerate(self.file_dirs):
             docs = _read(file_dir, "documents")
