@@ -51,9 +51,9 @@ def write_graph(path: Path, n: int, degree: int, seed: int) -> None:
 
 def distances_digest(path: Path) -> str:
     """sha256 of the `distance` values (BP5 data files hold the tiles in write order)."""
-    import adios2
+    from pipeline.store.adios import bp_reader
 
-    with adios2.FileReader(str(path)) as reader:
+    with bp_reader(path) as reader:
         var = reader.inquire_variable("distance")
         n = int(var.shape()[0])
         digest = hashlib.sha256()

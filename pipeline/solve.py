@@ -163,9 +163,9 @@ def vertex_count(input_path: str | Path) -> int:
                     rows, cols = (int(v) for v in line.split()[:2])
                     return max(rows, cols)
         raise SolverError(f"{path}: no size line")
-    import adios2
+    from pipeline.store.adios import bp_reader
 
-    with adios2.FileReader(str(path)) as reader:
+    with bp_reader(path) as reader:
         return int(reader.read("n"))
 
 

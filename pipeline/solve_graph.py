@@ -31,12 +31,10 @@ from pipeline.plan.methods import GraphPlan, PlanError, memory_available_bytes, 
 
 def graph_size(graph_bp: Path) -> tuple[int, int, str]:
     """``(n, arcs, digest)`` of a graph.bp from its attributes and ``row_ptr``'s last entry."""
-    import adios2
-
-    from pipeline.store.adios import GraphCorrupt, probe_opens
+    from pipeline.store.adios import GraphCorrupt, bp_reader, probe_opens
 
     probe_opens(Path(graph_bp), GraphCorrupt)
-    with adios2.FileReader(str(graph_bp)) as reader:
+    with bp_reader(graph_bp) as reader:
         n = int(reader.read("n"))
         attributes = reader.available_attributes()
         digest = str(reader.read_attribute("graph_digest")[0]) if "graph_digest" in attributes else ""

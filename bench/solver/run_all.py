@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from pipeline.solve import build_solver, find_solver, run_solver  # noqa: E402
-from pipeline.store.adios import write_graph_bp  # noqa: E402
+from pipeline.store.adios import bp_reader, write_graph_bp  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -124,9 +124,8 @@ def write_inputs(graph: dict, workdir: Path) -> tuple[Path, Path]:
 
 
 def read_rows(distances: Path, rows: np.ndarray, n: int) -> np.ndarray:
-    import adios2
 
-    with adios2.FileReader(str(distances)) as reader:
+    with bp_reader(distances) as reader:
         return np.stack(
             [np.asarray(reader.read("distance", start=[int(r), 0], count=[1, n])).reshape(n) for r in rows]
         )

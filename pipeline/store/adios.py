@@ -27,11 +27,14 @@ damaged file is never served.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,6 +55,35 @@ class RowNotStored(KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+def reader_profile_path(path: Path | str, pid: int | None = None) -> Path:
+    """Where ADIOS2's BP5 reader leaves its profile when it closes ``path``.
+
+    ADIOS2 2.12's BP5 reader writes ``/tmp/<file name>_<pid in hex>_profiling.json`` on every
+    close, whatever the engine's ``Profile`` parameter says (BP5Reader::FlushProfiler). Left
+    there, every litpath process that reads a BP file -- each stage, the service, every test --
+    adds one to a shared /tmp; :func:`bp_reader` removes it.
+    """
+    return Path("/tmp") / f"{Path(path).name}_{os.getpid() if pid is None else pid:x}_profiling.json"
+
+
+def close_bp_reader(reader: adios2.FileReader, path: Path | str) -> None:
+    """Close ``reader`` (of ``path``) and remove the profile ADIOS2 wrote for it in /tmp."""
+    try:
+        reader.close()
+    finally:
+        reader_profile_path(path).unlink(missing_ok=True)
+
+
+@contextmanager
+def bp_reader(path: Path | str) -> Iterator[adios2.FileReader]:
+    """``adios2.FileReader(path)`` that leaves nothing behind in /tmp (:func:`reader_profile_path`)."""
+    reader = adios2.FileReader(str(Path(path)))  # the name reader_profile_path expects
+    try:
+        yield reader
+    finally:
+        close_bp_reader(reader, path)
 
 
 def _attribute_value(value: Any) -> Any:
@@ -208,7 +240,7 @@ def read_graph_bp(path: Path | str) -> tuple[tuple[int, np.ndarray, np.ndarray, 
     if not path.exists():
         raise FileNotFoundError(f"graph file not found: {path}")
     probe_opens(path, GraphCorrupt)
-    with adios2.FileReader(str(path)) as reader:
+    with bp_reader(path) as reader:
         n = int(np.asarray(reader.read("n")).item())
         row_ptr = _read_1d(reader, "row_ptr", np.int64)
         col_idx = _read_1d(reader, "col_idx", np.int64)
@@ -299,12 +331,17 @@ class GraphCorrupt(ValueError):
 # damaged BP5 metadata (a truncated mmd.0, for one) instead of raising, and a crash there
 # must not take the service or the pipeline down with it.
 _PROBE = """
-import sys, adios2
-with adios2.FileReader(sys.argv[1]) as reader:
-    for name in reader.available_attributes():
-        reader.read_attribute(name)
-    for name in reader.available_variables():
-        reader.all_blocks_info(name)
+import os, sys, adios2
+try:
+    with adios2.FileReader(sys.argv[1]) as reader:
+        for name in reader.available_attributes():
+            reader.read_attribute(name)
+        for name in reader.available_variables():
+            reader.all_blocks_info(name)
+finally:  # what reader_profile_path names, for this process
+    profile = f"/tmp/{os.path.basename(sys.argv[1])}_{os.getpid():x}_profiling.json"
+    if os.path.exists(profile):
+        os.remove(profile)
 """
 
 
@@ -382,7 +419,7 @@ class DistanceMatrix:
             else:
                 self._load_sources()
         except BaseException:
-            self._reader.close()
+            close_bp_reader(self._reader, self.path)
             raise
 
     def _open_layout(self) -> None:
@@ -586,7 +623,7 @@ class DistanceMatrix:
 
     def close(self) -> None:
         with self._lock:
-            self._reader.close()
+            close_bp_reader(self._reader, self.path)
 
     def __enter__(self) -> DistanceMatrix:
         return self

@@ -2,11 +2,13 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/size_math.hpp"
 #include "io/sha256.hpp"
@@ -197,7 +199,7 @@ struct BpReader {
     adios2::ADIOS adios;
     adios2::IO io;
     adios2::Engine engine;
-    explicit BpReader(const std::string& path) : adios(MPI_COMM_SELF) {
+    explicit BpReader(const std::string& path) : adios(MPI_COMM_SELF), path_(path) {
         // Each rank opens its own reader: reads are independent selections,
         // and no rank can hang in a collective open when another failed.
         io = adios.DeclareIO("graph-input");
@@ -209,8 +211,20 @@ struct BpReader {
         }
     }
     ~BpReader() {
-        if (engine) engine.Close();
+        if (!engine) return;
+        engine.Close();
+        // ADIOS2 2.12's BP5 reader writes /tmp/<file name>_<pid in hex>_profiling.json on every
+        // Close, whatever the engine's Profile parameter says; each rank would leave one in a
+        // shared /tmp (pipeline/store/adios.py: reader_profile_path does the same for Python).
+        // The name is as ADIOS2 forms it: the text after the path's last '/'.
+        char pid[32];
+        std::snprintf(pid, sizeof pid, "%lx", static_cast<unsigned long>(::getpid()));
+        const auto name = path_.substr(path_.find_last_of('/') + 1);  // npos + 1 == 0: no '/'
+        std::remove(("/tmp/" + name + "_" + pid + "_profiling.json").c_str());
     }
+
+  private:
+    std::string path_;
 };
 
 std::string read_digest(adios2::IO& io) {

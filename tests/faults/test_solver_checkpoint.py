@@ -14,13 +14,13 @@ import subprocess
 import time
 from pathlib import Path
 
-import adios2
 import numpy as np
 import pytest
 from solver.conftest import random_graph
 
 from pipeline.process import session_processes
 from pipeline.solve import SolverError, mpirun_command, run_solver, stop_job
+from pipeline.store.adios import bp_reader
 
 pytestmark = [pytest.mark.faults, pytest.mark.mpi]
 
@@ -29,7 +29,7 @@ ITERATIONS = (N + TILE - 1) // TILE
 
 
 def read_matrix(path: Path) -> np.ndarray:
-    with adios2.FileReader(str(path)) as reader:
+    with bp_reader(path) as reader:
         var = reader.inquire_variable("distance")
         n = int(var.shape()[0])
         out = np.full((n, n), np.nan, dtype=np.float32)

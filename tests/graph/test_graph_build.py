@@ -6,7 +6,6 @@ import importlib.util
 import json
 from pathlib import Path
 
-import adios2
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -19,7 +18,7 @@ from pipeline.graph import weights
 from pipeline.graph.build import build_graph, graph_config
 from pipeline.graph.commands import build_graph_command
 from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
-from pipeline.store.adios import read_graph_bp
+from pipeline.store.adios import bp_reader, read_graph_bp
 from pipeline.tables import EDGES, MENTIONS, VERTICES
 
 _spec = importlib.util.spec_from_file_location("tiny_corpus", Path(__file__).with_name("tiny_corpus.py"))
@@ -219,7 +218,7 @@ def test_graph_bp_equals_parquet_edges_in_both_directions(tables, tmp_path):
     record = build_graph(tables, tmp_path / "g", {})
     edges = pq.read_table(tmp_path / "g" / "edges.parquet").to_pandas()
     n = record["counts"]["vertices"]
-    with adios2.FileReader(str(tmp_path / "g" / "graph.bp")) as reader:
+    with bp_reader(tmp_path / "g" / "graph.bp") as reader:
         assert int(reader.read("n")) == n
         row_ptr, col_idx, cost = reader.read("row_ptr"), reader.read("col_idx"), reader.read("cost")
         assert reader.read_attribute("graph_digest") == record["graph_digest"]

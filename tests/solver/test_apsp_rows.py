@@ -11,12 +11,11 @@ import json
 import zlib
 from pathlib import Path
 
-import adios2
 import numpy as np
 import pytest
 
 from pipeline.solve import run_solver, solver_arguments
-from pipeline.store.adios import DistanceMatrix
+from pipeline.store.adios import DistanceMatrix, bp_reader
 
 from .conftest import RandomGraph, random_graph
 
@@ -47,7 +46,7 @@ def write_sources(path: Path, ids) -> Path:
 
 def read_rows(path: Path) -> tuple[np.ndarray, np.ndarray, dict]:
     """(distance m x n read into a NaN-poisoned buffer, sources, attributes)."""
-    with adios2.FileReader(str(path)) as reader:
+    with bp_reader(path) as reader:
         attrs = {name: reader.read_attribute(name) for name in reader.available_attributes()}
         var = reader.inquire_variable("distance")
         assert var.type() == "float"

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-import adios2
-
 from pipeline import __version__
+from pipeline.store.adios import bp_reader
 from solver.conftest import random_graph
 
 
@@ -25,5 +24,5 @@ def test_summary_and_distances_carry_the_package_version(tmp_path, run_apsp) -> 
     run = run_apsp(1, "--input", graph, "--output", out, "--tile", "8", "--summary-json", summary)
     assert run.returncode == 0, run.stderr
     assert json.loads(summary.read_text())["solver_version"] == __version__
-    with adios2.FileReader(str(out)) as reader:
+    with bp_reader(out) as reader:
         assert reader.read_attribute("solver_version") == __version__

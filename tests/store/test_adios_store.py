@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
 import adios2
 import numpy as np
 import pytest
@@ -13,7 +16,9 @@ from pipeline.store.adios import (
     DistanceMatrix,
     DistancesCorrupt,
     RowNotStored,
+    bp_reader,
     read_graph_bp,
+    reader_profile_path,
     write_distance_rows_bp,
     write_distances_bp,
     write_graph_bp,
@@ -231,3 +236,58 @@ def test_distance_rows_written_by_apsp_fw(tmp_path):
         assert stored.value(12, 44) == pytest.approx(dense[44, 12], rel=1e-6)
         with pytest.raises(RowNotStored):
             stored.row(1)
+
+
+def _profiles_of(name: str) -> list[Path]:
+    return sorted(Path("/tmp").glob(f"{name}_*_profiling.json"))
+
+
+def test_readers_leave_no_profile_in_tmp(tmp_path):
+    """ADIOS2's BP5 reader drops /tmp/<name>_<pid>_profiling.json on every close; litpath's
+    readers (graph, distances, the crash probe in its child process) remove it."""
+    name = f"leftover-{uuid.uuid4().hex[:12]}.bp"
+    csr = _random_graph(30, 60, seed=4)
+    write_graph_bp(
+        tmp_path / name,
+        csr.n,
+        csr.row_ptr,
+        csr.col_idx,
+        csr.cost,
+        {"graph_digest": "e" * 64, "weight_scheme": "test", "edge_kinds": ["concept_concept"]},
+    )
+
+    with adios2.FileReader(str(tmp_path / name)) as raw:  # what this guards against
+        raw.read("n")
+    assert _profiles_of(name) == [reader_profile_path(tmp_path / name)]
+    reader_profile_path(tmp_path / name).unlink()
+
+    read_graph_bp(tmp_path / name)  # probe_opens in a child, then bp_reader here
+    with bp_reader(tmp_path / name) as reader:
+        assert int(reader.read("n")) == 30
+    assert _profiles_of(name) == []
+
+    dense_name = f"leftover-{uuid.uuid4().hex[:12]}.bp"
+    write_distances_bp(
+        tmp_path / dense_name, np.zeros((4, 4), np.float32), {"graph_digest": "f" * 64, "n": 4}
+    )
+    with DistanceMatrix(tmp_path / dense_name) as matrix:
+        assert matrix.value(1, 2) == 0.0
+    assert _profiles_of(dense_name) == []
+
+
+@pytest.mark.mpi
+def test_apsp_fw_leaves_no_profile_in_tmp(tmp_path):
+    from pipeline.solve import run_solver
+
+    name = f"leftover-{uuid.uuid4().hex[:12]}.bp"
+    csr = _random_graph(20, 40, seed=5)
+    write_graph_bp(
+        tmp_path / name,
+        csr.n,
+        csr.row_ptr,
+        csr.col_idx,
+        csr.cost,
+        {"graph_digest": "a" * 64, "weight_scheme": "test", "edge_kinds": ["concept_concept"]},
+    )
+    run_solver(tmp_path / name, tmp_path / "out.bp", ranks=2, threads=1, on_progress=lambda line: None)
+    assert _profiles_of(name) == []
