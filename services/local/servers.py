@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import ClassVar
@@ -69,8 +69,57 @@ LOG_TAIL_LINES = 25
 CREDENTIALS_FILE = "credentials.json"
 
 
+# A server opening this much stored data says so before it starts (mongo-java-server reads its
+# whole H2 store as it starts: 4.9 GB, the 10M-predication corpus, took over 3 minutes here).
+LARGE_STORE_BYTES = 1 << 30
+# However busy its log, a server that has not answered after this long has failed to start.
+MAX_START_S = 3600.0
+PROGRESS_EVERY_S = 30.0
+
+
 class ServerError(RuntimeError):
     """A local server could not be built, started or stopped; the message says why."""
+
+
+class StartupClock:
+    """When to give up on a starting server: after ``stall_s`` seconds in which its log did not
+    grow, or ``cap_s`` seconds in all. A server opening a large store writes a line now and then
+    (database opened, collection by collection) long after any fixed timeout would have fired;
+    one that writes nothing is stuck. Times are ``time.monotonic()`` unless ``now`` is given."""
+
+    def __init__(
+        self, stall_s: float, cap_s: float = MAX_START_S, started: float | None = None,
+        report_every_s: float = PROGRESS_EVERY_S,
+    ) -> None:  # fmt: skip
+        self.stall_s, self.cap_s, self.report_every_s = stall_s, max(cap_s, stall_s), report_every_s
+        self.started = time.monotonic() if started is None else started
+        self.last_activity = self.started
+        self.next_report = self.started + report_every_s
+        self.log_size: int | None = None
+        self._now = self.started
+
+    def expired(self, log_size: int, now: float | None = None) -> bool:
+        """Record the log's size at ``now``; True once the server has stalled or used up the cap."""
+        self._now = time.monotonic() if now is None else now
+        if self.log_size is not None and log_size > self.log_size:
+            self.last_activity = self._now
+        self.log_size = log_size
+        return self._now - self.last_activity >= self.stall_s or self._now - self.started >= self.cap_s
+
+    def due_report(self) -> bool:
+        """True every ``report_every_s`` seconds (for a "still starting" line)."""
+        if self._now < self.next_report:
+            return False
+        self.next_report = self._now + self.report_every_s
+        return True
+
+    def elapsed(self) -> float:
+        return self._now - self.started
+
+    def why(self) -> str:
+        if self._now - self.started >= self.cap_s:
+            return f"still not answering after {self.cap_s:.0f} s"
+        return f"its log was silent for {self._now - self.last_activity:.0f} s"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -267,6 +316,8 @@ class LocalServer:
         self._password = password
         self._process: subprocess.Popen[bytes] | None = None
         self.last_stop_forced = False  # True when the last stop needed SIGKILL
+        # Told what a long start is doing (large store, still starting); the CLI prints it.
+        self.on_progress: Callable[[str], None] | None = None
 
     # -- state files -----------------------------------------------------------------------
     @property
@@ -388,7 +439,8 @@ class LocalServer:
         return options
 
     def start(self, timeout: float = 120.0) -> LocalServer:
-        """Launch the server and return once it answers a query; raise ServerError otherwise."""
+        """Launch the server and return once it answers a query; raise ServerError once its log
+        has been silent for ``timeout`` seconds, or after :data:`MAX_START_S` (:class:`StartupClock`)."""
         jar = build_jar(self.name)
         return self._launch(jar, self.java_options(jar), timeout)
 
@@ -399,6 +451,12 @@ class LocalServer:
         self._save_credentials()
         command = [_java(), *java_options, "-jar", str(jar), *self._launcher_args(port)]
         started = time.monotonic()
+        big = self.stored_bytes()
+        if self.on_progress is not None and big >= LARGE_STORE_BYTES:
+            self.on_progress(
+                f"{self.name}: opening {big / 2**30:.1f} GiB of stored data in {self.data_dir}; "
+                "the server reads it as it starts, which takes minutes at this size"
+            )
         with open(self.log_path, "ab") as log:
             log_offset = log.tell()
             header = f"=== {time.strftime('%Y-%m-%dT%H:%M:%S%z')} starting: {shlex.join(command)}\n"
@@ -420,16 +478,16 @@ class LocalServer:
             + "\n"
         )
         try:
-            self._wait_ready(log_offset, started + timeout)
+            self._wait_ready(log_offset, StartupClock(stall_s=timeout, started=started))
         except ServerError:
             self._terminate(grace=5.0)
             raise
         return self
 
-    def _wait_ready(self, log_offset: int, deadline: float) -> None:
+    def _wait_ready(self, log_offset: int, clock: StartupClock) -> None:
         assert self._process is not None
         last_error = "no answer yet"
-        while time.monotonic() < deadline:
+        while not clock.expired(self._log_size()):
             exit_code = self._process.poll()
             if exit_code is not None:
                 raise ServerError(
@@ -439,15 +497,34 @@ class LocalServer:
             # Our launcher's READY line first, so a foreign server on the port cannot pass for ours.
             if self._launcher_said_ready(log_offset) and self.port is not None and port_open(self.port):
                 try:
-                    self._answer_query(timeout=max(1.0, min(10.0, deadline - time.monotonic())))
+                    self._answer_query(timeout=10.0)
                     return
                 except Exception as error:  # noqa: BLE001 - any failure means "not ready yet"
                     last_error = f"{type(error).__name__}: {error}"
+            if self.on_progress is not None and clock.due_report():
+                self.on_progress(
+                    f"{self.name}: still starting after {clock.elapsed():.0f} s (log {self.log_path})"
+                )
             time.sleep(0.2)
         raise ServerError(
-            f"{self.name} server did not become ready on port {self.port} ({last_error}); "
+            f"{self.name} server did not become ready on port {self.port} ({last_error}; {clock.why()}); "
             f"last lines of {self.log_path}:\n{log_tail(self.log_path, LOG_TAIL_LINES)}"
         )
+
+    def _log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def stored_bytes(self) -> int:
+        """Bytes of stored data the server opens as it starts (its data folder, logs excluded)."""
+        total = 0
+        for path in self.data_dir.rglob("*"):
+            if path.is_file() and not path.name.endswith(".log"):
+                with contextlib.suppress(OSError):
+                    total += path.stat().st_size
+        return total
 
     def _launcher_said_ready(self, log_offset: int) -> bool:
         with open(self.log_path, "rb") as log:
@@ -640,6 +717,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
         )
         return 0
     server.port = args.port if args.port is not None else default_port(args.server)
+    server.on_progress = lambda line: print(line, flush=True)
     started = time.monotonic()
     server.start(timeout=args.timeout)
     print(
@@ -703,7 +781,10 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("server", choices=sorted(SERVER_KINDS))
     start.add_argument("--data-dir", type=Path, help="state directory (default .local-servers/<server>)")
     start.add_argument("--port", type=int, help="port (default 27018 / 7688, or LITPATH_*_PORT)")
-    start.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for readiness")
+    start.add_argument(
+        "--timeout", type=float, default=180.0,
+        help="give up once the server's log has been silent this many seconds while it starts (an hour at most)",
+    )  # fmt: skip
     start.set_defaults(func=_cmd_start)
 
     stop = commands.add_parser("stop", help="stop a server started with 'start'")

@@ -20,7 +20,7 @@ from pymongo.errors import DuplicateKeyError, OperationFailure
 
 from pipeline.process import free_port
 from services.local import servers
-from services.local.servers import REPO_ROOT, MongoServer, Neo4jServer, ServerError, build_jars
+from services.local.servers import REPO_ROOT, MongoServer, Neo4jServer, ServerError, StartupClock, build_jars
 
 pytestmark = pytest.mark.servers
 
@@ -277,3 +277,27 @@ def test_cli_start_daemonizes_is_idempotent_and_stops(tmp_path: Path) -> None:
     assert stopped.returncode == 0, stopped.stderr
     assert "stopped" in stopped.stdout
     assert "was not running" in run_cli("stop", "mongo", "--data-dir", str(data_dir)).stdout
+
+
+def test_startup_clock_waits_while_the_log_grows_and_gives_up_when_it_is_silent() -> None:
+    """A server opening a large store logs a line now and then for minutes: keep waiting while
+    it does; give up after ``stall_s`` of silence, or at the cap however busy the log."""
+    clock = StartupClock(stall_s=60, cap_s=600, started=0.0, report_every_s=30)
+    assert not clock.expired(100, now=0.0)
+    for t, size in ((50.0, 100), (59.0, 180), (110.0, 180), (118.0, 260), (170.0, 260)):
+        assert not clock.expired(size, now=t), t  # never 60 s without a new log line
+    assert clock.expired(260, now=178.0) and "silent for 60 s" in clock.why()
+
+    busy = StartupClock(stall_s=60, cap_s=600, started=0.0)
+    size = 0
+    for t in range(0, 600, 30):
+        size += 10
+        assert not busy.expired(size, now=float(t))
+    assert busy.expired(size + 10, now=600.0) and "after 600 s" in busy.why()
+
+    reports = StartupClock(stall_s=60, started=0.0, report_every_s=30)
+    due = []
+    for t in range(0, 100, 5):
+        reports.expired(t, now=float(t))
+        due.append(reports.due_report())
+    assert sum(due) == 3  # at 30, 60 and 90 s
