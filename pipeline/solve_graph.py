@@ -31,7 +31,8 @@ from pipeline.plan.methods import GraphPlan, PlanError, memory_available_bytes, 
 
 def graph_size(graph_bp: Path) -> tuple[int, int, str]:
     """``(n, arcs, digest)`` of a graph.bp from its attributes and ``row_ptr``'s last entry."""
-    from pipeline.store.adios import GraphCorrupt, bp_reader, probe_opens
+    from pipeline.bpfiles import bp_reader
+    from pipeline.store.adios import GraphCorrupt, probe_opens
 
     probe_opens(Path(graph_bp), GraphCorrupt)
     with bp_reader(graph_bp) as reader:

@@ -27,20 +27,19 @@ damaged file is never served.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import adios2
 import numpy as np
+
+from pipeline.bpfiles import bp_reader, close_bp_reader
 
 GRAPH_ATTRIBUTES = ("graph_digest", "weight_scheme", "edge_kinds", "created", "n_vertices", "n_edges")
 DISTANCE_ATTRIBUTES = ("graph_digest", "n")
@@ -55,35 +54,6 @@ class RowNotStored(KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
-
-
-def reader_profile_path(path: Path | str, pid: int | None = None) -> Path:
-    """Where ADIOS2's BP5 reader leaves its profile when it closes ``path``.
-
-    ADIOS2 2.12's BP5 reader writes ``/tmp/<file name>_<pid in hex>_profiling.json`` on every
-    close, whatever the engine's ``Profile`` parameter says (BP5Reader::FlushProfiler). Left
-    there, every litpath process that reads a BP file -- each stage, the service, every test --
-    adds one to a shared /tmp; :func:`bp_reader` removes it.
-    """
-    return Path("/tmp") / f"{Path(path).name}_{os.getpid() if pid is None else pid:x}_profiling.json"
-
-
-def close_bp_reader(reader: adios2.FileReader, path: Path | str) -> None:
-    """Close ``reader`` (of ``path``) and remove the profile ADIOS2 wrote for it in /tmp."""
-    try:
-        reader.close()
-    finally:
-        reader_profile_path(path).unlink(missing_ok=True)
-
-
-@contextmanager
-def bp_reader(path: Path | str) -> Iterator[adios2.FileReader]:
-    """``adios2.FileReader(path)`` that leaves nothing behind in /tmp (:func:`reader_profile_path`)."""
-    reader = adios2.FileReader(str(Path(path)))  # the name reader_profile_path expects
-    try:
-        yield reader
-    finally:
-        close_bp_reader(reader, path)
 
 
 def _attribute_value(value: Any) -> Any:

@@ -14,11 +14,12 @@ import pytest
 import scipy.sparse
 from click.testing import CliRunner
 
+from pipeline.bpfiles import bp_reader
 from pipeline.graph import weights
 from pipeline.graph.build import build_graph, graph_config
 from pipeline.graph.commands import build_graph_command
 from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
-from pipeline.store.adios import bp_reader, read_graph_bp
+from pipeline.store.adios import read_graph_bp
 from pipeline.tables import EDGES, MENTIONS, VERTICES
 
 _spec = importlib.util.spec_from_file_location("tiny_corpus", Path(__file__).with_name("tiny_corpus.py"))

@@ -11,14 +11,13 @@ import pytest
 import scipy.sparse
 import scipy.sparse.csgraph
 
+from pipeline.bpfiles import bp_reader, reader_profile_path
 from pipeline.graph.csr import symmetric_csr
 from pipeline.store.adios import (
     DistanceMatrix,
     DistancesCorrupt,
     RowNotStored,
-    bp_reader,
     read_graph_bp,
-    reader_profile_path,
     write_distance_rows_bp,
     write_distances_bp,
     write_graph_bp,
