@@ -18,6 +18,7 @@ from pipeline.cli_options import (
     tables_dir_option,
 )
 from pipeline.connections import redact_uri, scrub
+from pipeline.resources import memory_budget_bytes, spill_parent
 from pipeline.store.mongo import load_build
 
 
@@ -87,6 +88,9 @@ def load_mongo_command(
 ) -> None:
     """Upsert one build into MongoDB (idempotent: a rerun leaves the same documents)."""
     record = _build_record(graph_dir, record_file)
+    # The build's config (the record itself, or its "config") sets the memory budget and the
+    # spill folder, as for the ingest, merge and graph stages.
+    config = record if "resources" in record else record.get("config")
     click.echo(f"loading build {build_id} into {redact_uri(mongo_uri)} database {mongo_database}", err=True)
     try:
         counts = load_build(
@@ -98,6 +102,8 @@ def load_mongo_command(
             record,
             batch_size=batch_size,
             progress=_progress_printer(),
+            budget_bytes=memory_budget_bytes(config),
+            spill_dir=spill_parent(config, graph_dir.parent),
         )
     except FileNotFoundError as error:
         raise click.ClickException(str(error)) from error

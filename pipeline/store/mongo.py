@@ -30,6 +30,7 @@ saying what was being written, and a rerun completes it without duplicates.
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure
 
 from pipeline.connections import redact_config, redact_uri
+from pipeline.resources import memory_budget_bytes
 from pipeline.store.evidence import evidence_id
 from pipeline.tables import table_path
 
@@ -250,56 +252,56 @@ def _concept_operations(rows: pa.Table, build_id: str) -> Iterator[ReplaceOne]:
             yield ReplaceOne({"_id": f"{build_id}:{row['cui']}"}, doc, upsert=True)
 
 
-def _evidence_table(tables_dir: Path, graph_dir: Path, batch_rows: int) -> pa.Table:
-    """Per concept--concept edge of the graph: distinct documents, sentence ids and predications."""
+# Memory the evidence grouping holds per predication row of a concept--concept edge (the rows,
+# Arrow's hash grouping and its distinct lists): about 200 bytes, from the 30M-predication
+# corpus, whose 30M rows took the load to 6.3 GB in one piece.
+EVIDENCE_BYTES_PER_ROW = 200
+_EVIDENCE_ROWS = pa.schema(
+    [("edge", pa.int32()), ("doc_id", pa.string()), ("sentence_id", pa.int64()), ("predication_id", pa.int64())]
+)
+
+
+def _concept_edge_keys(graph_dir: Path) -> pa.Array:
+    """"cui_a|cui_b" of every concept--concept edge of the graph, in edges.parquet's order."""
     edges = pq.read_table(graph_dir / "edges.parquet", columns=["src", "dst", "kind"])
     edges = edges.filter(pc.equal(edges["kind"], "concept_concept"))
-    empty = pa.table(
-        {
-            "cui_a": pa.array([], pa.string()),
-            "cui_b": pa.array([], pa.string()),
-            "documents": pa.array([], pa.list_(pa.string())),
-            "sentence_ids": pa.array([], pa.list_(pa.int64())),
-            "n_predications": pa.array([], pa.int64()),
-        }
-    )
-    if edges.num_rows == 0:
-        return empty
     keys = pq.read_table(graph_dir / "vertices.parquet", columns=["key"])["key"].combine_chunks()
     # vertex keys are sorted, so src < dst gives key(src) < key(dst) for two concepts
-    edge_keys = pc.binary_join_element_wise(pc.take(keys, edges["src"]), pc.take(keys, edges["dst"]), "|")
+    pairs = pc.binary_join_element_wise(pc.take(keys, edges["src"]), pc.take(keys, edges["dst"]), "|")
+    return pairs.combine_chunks() if isinstance(pairs, pa.ChunkedArray) else pairs
+
+
+def _evidence_rows(tables_dir: Path, edge_keys: pa.Array, batch_rows: int) -> Iterator[pa.Table]:
+    """Per batch of predications: the rows on a concept--concept edge, by edge index."""
     path = table_path(tables_dir, "predications")
     if path is None:
         raise FileNotFoundError(f"{tables_dir / 'predications.parquet'} not found (needed for evidence)")
-    parts = []
     columns = ["predication_id", "doc_id", "sentence_id", "subject_cui", "object_cui"]
     for batch in ds.dataset(str(path), format="parquet").to_batches(columns=columns, batch_size=batch_rows):
         s, o = batch.column("subject_cui"), batch.column("object_cui")
         first = pc.less(s, o)
-        cui_a, cui_b = pc.if_else(first, s, o), pc.if_else(first, o, s)
-        pair = pc.binary_join_element_wise(cui_a, cui_b, "|")
-        keep = pc.is_in(pair, value_set=edge_keys)
-        parts.append(
-            pa.table(
-                {
-                    "pair": pc.filter(pair, keep),
-                    "doc_id": pc.filter(batch.column("doc_id"), keep),
-                    "sentence_id": pc.filter(batch.column("sentence_id"), keep),
-                    "predication_id": pc.filter(batch.column("predication_id"), keep),
-                }
-            )
+        pair = pc.binary_join_element_wise(pc.if_else(first, s, o), pc.if_else(first, o, s), "|")
+        edge = pc.index_in(pair, value_set=edge_keys)
+        keep = pc.is_valid(edge)
+        yield pa.table(
+            [
+                pc.filter(edge, keep),
+                pc.filter(batch.column("doc_id"), keep),
+                pc.filter(batch.column("sentence_id"), keep),
+                pc.filter(batch.column("predication_id"), keep),
+            ],
+            schema=_EVIDENCE_ROWS,
         )
-    if not parts:
-        return empty
+
+
+def _group_evidence(rows: pa.Table, edge_keys: pa.Array) -> pa.Table:
+    """Per edge of ``rows``: distinct documents and sentence ids, distinct predications counted."""
     grouped = (
-        pa.concat_tables(parts)
-        .group_by("pair", use_threads=False)
-        .aggregate(
-            [("doc_id", "distinct"), ("sentence_id", "distinct"), ("predication_id", "count_distinct")]
-        )
-        .sort_by("pair")
+        rows.group_by("edge", use_threads=False)
+        .aggregate([("doc_id", "distinct"), ("sentence_id", "distinct"), ("predication_id", "count_distinct")])
+        .sort_by("edge")
     )
-    split = pc.split_pattern(grouped["pair"], "|", max_splits=1)
+    split = pc.split_pattern(pc.take(edge_keys, grouped["edge"]), "|", max_splits=1)
     return pa.table(
         {
             "cui_a": pc.list_element(split, 0),
@@ -309,6 +311,40 @@ def _evidence_table(tables_dir: Path, graph_dir: Path, batch_rows: int) -> pa.Ta
             "n_predications": grouped["predication_id_count_distinct"],
         }
     )
+
+
+def evidence_partitions(predication_rows: int, budget_bytes: int) -> int:
+    """How many partitions the evidence of ``predication_rows`` needs to be grouped within
+    ``budget_bytes`` (1: in memory, in one piece)."""
+    return max(1, -(-predication_rows * EVIDENCE_BYTES_PER_ROW // max(budget_bytes, 1)))
+
+
+def _evidence_tables(
+    tables_dir: Path, edge_keys: pa.Array, batch_rows: int, partitions: int, spill_parent: Path
+) -> Iterator[pa.Table]:
+    """The evidence of every concept--concept edge (:func:`_group_evidence`), in ``partitions``
+    pieces: with more than one, the rows are first spilled to Parquet files under
+    ``spill_parent``, edge index modulo ``partitions``, and grouped one file at a time, so the
+    memory held is a partition's, not the corpus's. Each edge is in exactly one piece."""
+    if partitions <= 1:
+        parts = list(_evidence_rows(tables_dir, edge_keys, batch_rows))
+        yield _group_evidence(pa.concat_tables(parts) if parts else _EVIDENCE_ROWS.empty_table(), edge_keys)
+        return
+    spill_parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".evidence-spill-", dir=spill_parent) as spill:
+        paths = [Path(spill) / f"part-{k:04d}.parquet" for k in range(partitions)]
+        writers = [pq.ParquetWriter(path, _EVIDENCE_ROWS) for path in paths]
+        try:
+            for rows in _evidence_rows(tables_dir, edge_keys, batch_rows):
+                part = rows.column("edge").to_numpy() % partitions
+                for k, writer in enumerate(writers):
+                    writer.write_table(rows.filter(pa.array(part == k)))
+        finally:
+            for writer in writers:
+                writer.close()
+        for path in paths:
+            yield _group_evidence(pq.read_table(path), edge_keys)
+            path.unlink()
 
 
 def _evidence_operations(
@@ -344,6 +380,8 @@ def load_build(
     max_evidence: int = 1_000,
     progress: Progress | None = None,
     retry: RetryPolicy | None = None,
+    budget_bytes: int | None = None,
+    spill_dir: Path | None = None,
 ) -> dict:
     """Upsert one build into MongoDB; return counts per collection (rows written, rows in the build).
 
@@ -351,8 +389,13 @@ def load_build(
     same documents. ``build_record`` is stored in ``builds`` as given (with ``status``).
     Every call is retried per ``retry`` (default :class:`RetryPolicy`); a server that stays
     away raises :class:`MongoUnavailable`, leaving the build's status at "loading".
+
+    The evidence is grouped within ``budget_bytes`` (default: :func:`memory_budget_bytes`, the
+    stages' budget): beyond it, in partitions spilled under ``spill_dir`` (default: the build
+    folder, ``graph_dir``'s parent) and loaded one at a time; ``counts["evidence_partitions"]``.
     """
     policy = retry or RetryPolicy()
+    budget = memory_budget_bytes(None) if budget_bytes is None else budget_bytes
 
     def retried(call: Callable[[], T], what: str) -> T:
         return _with_retry(call, what, uri, policy)
@@ -406,15 +449,22 @@ def load_build(
         timings["concepts"] = round(time.perf_counter() - clock, 3)
 
         clock = time.perf_counter()
-        evidence = _evidence_table(tables_dir, graph_dir, max(batch_size, 1 << 18))
+        edge_keys = _concept_edge_keys(graph_dir)
+        partitions = evidence_partitions(_row_count(tables_dir, "predications") or 0, budget)
         truncated = [0]
         evidence_written = _write(
             db,
             "evidence",
-            _evidence_operations(evidence, build_id, max_evidence, truncated),
+            (
+                operation
+                for piece in _evidence_tables(
+                    tables_dir, edge_keys, max(batch_size, 1 << 18), partitions, spill_dir or graph_dir.parent
+                )
+                for operation in _evidence_operations(piece, build_id, max_evidence, truncated)
+            ),
             batch_size,
             progress,
-            evidence.num_rows,
+            len(edge_keys),
             retried,
         )
         timings["evidence"] = round(time.perf_counter() - clock, 3)
@@ -428,6 +478,7 @@ def load_build(
             "concepts_written": concepts_written,
             "evidence_written": evidence_written,
             "evidence_truncated": truncated[0],
+            "evidence_partitions": partitions,
         }
         for collection, field in (("documents", "builds"), ("concepts", "build"), ("evidence", "build")):
             size = retried(lambda c=collection: db[c].estimated_document_count(), f"sizing {collection}")
