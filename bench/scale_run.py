@@ -73,6 +73,24 @@ def time_report(path: Path | None) -> dict:
     return out
 
 
+def rule_peaks(build: Path) -> dict[str, float]:
+    """Peak RSS (MiB) per rule from the workflow's ``benchmark:`` files (results/logs/<build>/):
+    Snakemake samples the job's process tree (the shell, ``tee`` and ``litpath``), so a short
+    peak between two samples can be missed; ``/usr/bin/time -v`` gives the exact largest one."""
+    logs = build.parents[1] / "logs" / build.name
+    peaks = {}
+    for path in sorted(logs.glob("*.benchmark.tsv")):
+        rows = path.read_text().splitlines()
+        header = rows[0].split("\t")
+        if "max_rss" not in header:
+            continue
+        values = [row.split("\t")[header.index("max_rss")] for row in rows[1:]]
+        numbers = [float(v) for v in values if v not in ("", "NA", "-")]
+        if numbers:
+            peaks[path.name.removesuffix(".benchmark.tsv")] = max(numbers)
+    return peaks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--log", action="append", required=True, help="Snakemake log (repeatable)")
@@ -110,6 +128,7 @@ def main() -> None:
         "build": build.name,
         "jobs_seconds": {rule: round(sum(times), 1) for rule, times in by_rule.items()},
         "jobs_count": {rule: len(times) for rule, times in by_rule.items()},
+        "rule_peak_rss_mib": rule_peaks(build),
         "span_s": (last - first).total_seconds(),
         "time_reports": reports,
         "graph": {k: counts[k] for k in ("vertices", "concept_vertices", "abstract_vertices", "edges")},
@@ -122,11 +141,13 @@ def main() -> None:
         f"{counts['edges']:,} edges. First job to last: {record['span_s'] / 60:.1f} min."
         + (f" {args.note}" if args.note else ""),
         "",
-        "| stage (rule) | jobs | seconds (sum over its jobs) |",
-        "|---|---:|---:|",
+        "| stage (rule) | jobs | seconds (sum over its jobs) | peak RSS MiB (Snakemake's sampling) |",
+        "|---|---:|---:|---:|",
     ]
+    peaks = record["rule_peak_rss_mib"]
     for rule, seconds in sorted(record["jobs_seconds"].items(), key=lambda item: -item[1]):
-        lines.append(f"| {rule} | {record['jobs_count'][rule]} | {seconds:,.1f} |")
+        peak = f"{peaks[rule]:,.0f}" if rule in peaks else "--"
+        lines.append(f"| {rule} | {record['jobs_count'][rule]} | {seconds:,.1f} | {peak} |")
     lines += ["", "| graph | n | edges | plan | why | dense predicted | solve measured |", "|---|---:|---:|---|---|---:|---:|"]
     for scope, plan in plans.items():
         measured = f"{plan['measured_solve_s']:.1f} s" if plan["measured_solve_s"] is not None else "--"
