@@ -35,10 +35,11 @@ The rules, applied in this order:
 5. **Predications** streamed through (filtered and remapped), **citations** deduplicated,
    **concepts** deduplicated: first non-null name in file order, union of semantic types.
 
-Memory is proportional to the output tables (documents, aggregated mentions, citations,
-concepts), with two exceptions: ENTITY mentions are joined to their papers one ENTITY file at
-a time, and ``"both"`` holds the distinct (paper, sentence, concept) keys of both sources.
-Predications are streamed batch by batch.
+Memory follows ``resources.memory_gib``: the document records and the mentions are merged in
+memory when they fit it, else in doc_id-range partitions spilled to disk (the same tables,
+bit for bit). Citations and concepts are held whole (they are small beside the rest); ENTITY
+mentions are joined to their papers one ENTITY file at a time; predications are streamed
+batch by batch.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ MERGE_BYTES_PER_MENTION = 120
 # Rows read at a time where the merge streams a file instead of holding it (the partitioned
 # mention sum, the sample that places its partition bounds).
 MERGE_STREAM_ROWS = 1 << 20
+# Peak bytes per byte of document records (their decoded Parquet size) when pandas merges them:
+# 15.2 GiB for the 1.95 GiB of the 30M-predication corpus (17M records with titles and abstracts).
+MERGE_BYTES_PER_DOCUMENT_BYTE = 8
 
 
 _CODES = pa.dictionary(pa.int32(), pa.string())
@@ -195,6 +199,38 @@ def _remap(column: pa.ChunkedArray | pa.Array, mapping: dict[str, str]) -> pa.Ar
     return pc.if_else(pc.is_null(position), column, pc.take(values, position))
 
 
+def _uncompressed_bytes(path: Path) -> int:
+    """The size of a Parquet file's data once decoded (from its metadata; 0 when absent)."""
+    if not path.exists():
+        return 0
+    metadata = pq.ParquetFile(path).metadata
+    return sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+
+
+def _merged_documents(records: pa.Table) -> pa.Table:
+    """One row per doc_id from its records (``_file`` = the file's position): per column the
+    first value that is not null, taking records by source rank (PubMed, CORD-19, SemMedDB)
+    and then the latest file first; ``source`` and ``source_file`` from the top record itself;
+    ``pmid`` from the doc_id. Sorted by doc_id."""
+    import pandas as pd  # here, not at the top: `litpath ingest` imports this module too
+
+    if records.num_rows == 0:
+        return tables.DOCUMENTS.empty_table()
+    frame = records.to_pandas()
+    frame["_rank"] = frame["source"].map(SOURCE_RANK).fillna(len(SOURCE_RANK))
+    frame = frame.sort_values(["doc_id", "_rank", "_file"], ascending=[True, True, False], kind="stable")
+    merged = frame.groupby("doc_id", sort=True, as_index=False).first()
+    # first() skips nulls per column; source/source_file must come from the top record
+    top = frame.drop_duplicates("doc_id").set_index("doc_id")
+    merged["source"] = merged["doc_id"].map(top["source"])
+    merged["source_file"] = merged["doc_id"].map(top["source_file"])
+    merged["pmid"] = pd.array(
+        [int(d[5:]) if d.startswith("PMID:") else None for d in merged["doc_id"]], dtype="Int64"
+    )
+    merged = merged.astype({"year": "Int32"})
+    return pa.Table.from_pandas(merged[tables.DOCUMENTS.names], schema=tables.DOCUMENTS, preserve_index=False)
+
+
 def _deleted_mask(
     column: pa.ChunkedArray | pa.Array, file_index: int, last_deleted: dict[str, int]
 ) -> pa.Array:
@@ -244,53 +280,131 @@ class _Merger:
                 self.last_deleted[doc_id] = index
             self.bump("deletions_announced", deletions.num_rows)
 
-    def documents(self) -> pa.Table:
-        import pandas as pd  # here, not at the top: `litpath ingest` imports this module too
+    def write_documents(self, path: Path) -> int:
+        """The documents table (one row per paper, sorted by doc_id) written to ``path``; its rows.
 
-        frames = []
+        First the DOI match of CORD-19 papers to PubMed ids (:meth:`_match_dois`, from the key
+        columns only); then each paper's records merged (:func:`_merged_documents`). When the
+        records would not fit the memory budget (titles and abstracts held by pandas take about
+        MERGE_BYTES_PER_DOCUMENT_BYTE times their size in Parquet), they are split by doc_id
+        range into partitions on disk and merged one partition at a time, which gives the same
+        table in the same order.
+        """
+        self._match_dois()
+        record_bytes = sum(_uncompressed_bytes(d / "documents.parquet") for d in self.file_dirs)
+        partitions = max(1, math.ceil(record_bytes * MERGE_BYTES_PER_DOCUMENT_BYTE / (0.5 * self.budget_bytes)))
+        deleted = pa.array(sorted(self.last_deleted), pa.string())
+        still_there = np.zeros(len(deleted), dtype=bool)  # deleted by an earlier file, re-added by a later one
+        written = 0
+        with pq.ParquetWriter(path, tables.DOCUMENTS) as writer:
+            if partitions == 1:
+                parts = list(self._document_records())
+                pieces = [pa.concat_tables(parts)] if parts else []
+            else:
+                self.bump("document_partitions", partitions)
+                pieces = self._partitioned_records(partitions)
+            for records in pieces:
+                merged = _merged_documents(records)
+                self.bump("documents_deduplicated", records.num_rows - merged.num_rows)
+                still_there |= pc.is_in(deleted, value_set=merged.column("doc_id")).to_numpy(zero_copy_only=False)
+                if merged.num_rows:
+                    writer.write_table(merged)
+                    written += merged.num_rows
+        self.final_deleted = set(deleted.filter(pa.array(~still_there)).to_pylist())
+        self.bump("documents_deleted_final", len(self.final_deleted))
+        return written
+
+    def _match_dois(self) -> None:
+        """``self.remap``: each CORD-19 paper whose DOI a PubMed record also has -> that paper's
+        doc_id (the smallest PMID with the DOI); rules 1-2 applied first. Reads the key columns only."""
+        pubmed, cord = [], []
         for index, file_dir in enumerate(self.file_dirs):
-            docs = _read(file_dir, "documents")
-            if docs is None or docs.num_rows == 0:
+            path = file_dir / "documents.parquet"
+            if not path.exists():
                 continue
+            docs = pq.read_table(path, columns=["doc_id", "doi", "pmid"])
             doomed = _deleted_mask(docs.column("doc_id"), index, self.last_deleted)
             self.bump("documents_removed_by_deletion", pc.sum(doomed).as_py() or 0)
             docs = docs.filter(pc.invert(doomed))
-            frame = docs.to_pandas()
-            frame["_file"] = index
-            frames.append(frame)
-        if not frames:
-            self.final_deleted = set(self.last_deleted)
-            return tables.DOCUMENTS.empty_table()
-        frame = pd.concat(frames, ignore_index=True)
-        self.bump("document_records", len(frame))
-
-        pubmed_doi = frame[frame["doc_id"].str.startswith("PMID:") & frame["doi"].notna()]
-        doi_to_pmid = (
-            pubmed_doi.sort_values("pmid").drop_duplicates("doi").set_index("doi")["doc_id"].to_dict()
-            if len(pubmed_doi)
-            else {}
+            self.bump("document_records", docs.num_rows)
+            docs = docs.filter(pc.is_valid(docs.column("doi")))
+            pubmed.append(docs.filter(pc.starts_with(docs.column("doc_id"), "PMID:")))
+            cord.append(docs.filter(pc.starts_with(docs.column("doc_id"), "CORD:")).select(["doc_id", "doi"]))
+        self.remap = {}
+        if not pubmed or not cord:
+            self.bump("cord_papers_matched_by_doi", 0)
+            return
+        pubmed_doi = pa.concat_tables(pubmed)
+        pubmed_doi = pubmed_doi.take(
+            pc.sort_indices(pubmed_doi, [("doi", "ascending", "at_end"), ("pmid", "ascending", "at_end")])
         )
-        cord = frame[frame["doc_id"].str.startswith("CORD:") & frame["doi"].isin(doi_to_pmid.keys())]
-        self.remap = {doc: doi_to_pmid[doi] for doc, doi in zip(cord["doc_id"], cord["doi"], strict=True)}
+        doi = pubmed_doi.column("doi").combine_chunks()
+        first = np.ones(len(doi), dtype=bool)  # the smallest PMID of each DOI
+        if len(doi) > 1:
+            first[1:] = pc.not_equal(doi[1:], doi[:-1]).to_numpy(zero_copy_only=False)
+        dois, targets = doi.filter(pa.array(first)), pubmed_doi.column("doc_id").combine_chunks().filter(pa.array(first))
+        for part in cord:  # in file order: a paper listed twice takes its last record's DOI
+            position = pc.index_in(part.column("doi"), value_set=dois)
+            matched = pc.is_valid(position)
+            for doc_id, target in zip(
+                part.column("doc_id").filter(matched).to_pylist(),
+                pc.take(targets, position.filter(matched)).to_pylist(),
+                strict=True,
+            ):
+                self.remap[doc_id] = target
         self.bump("cord_papers_matched_by_doi", len(self.remap))
-        if self.remap:
-            frame["doc_id"] = frame["doc_id"].map(lambda d: self.remap.get(d, d))
 
-        frame["_rank"] = frame["source"].map(SOURCE_RANK).fillna(len(SOURCE_RANK))
-        frame = frame.sort_values(["doc_id", "_rank", "_file"], ascending=[True, True, False], kind="stable")
-        merged = frame.groupby("doc_id", sort=True, as_index=False).first()
-        # first() skips nulls per column; source/source_file must come from the top record
-        top = frame.drop_duplicates("doc_id").set_index("doc_id")
-        merged["source"] = merged["doc_id"].map(top["source"])
-        merged["source_file"] = merged["doc_id"].map(top["source_file"])
-        merged["pmid"] = merged["doc_id"].map(lambda d: int(d[5:]) if d.startswith("PMID:") else None)
-        self.bump("documents_deduplicated", len(frame) - len(merged))
-        self.final_deleted = set(self.last_deleted) - set(merged["doc_id"])
-        self.bump("documents_deleted_final", len(self.final_deleted))
-        merged = merged.astype({"pmid": "Int64", "year": "Int32"})
-        return pa.Table.from_pandas(
-            merged[tables.DOCUMENTS.names], schema=tables.DOCUMENTS, preserve_index=False
-        )
+    def _document_records(self, batch_rows: int | None = None) -> Iterator[pa.Table]:
+        """Every file's document records, rules 1-2 applied, DOI matches remapped, with the
+        file's position (``_file``); in parts of at most ``batch_rows`` rows when given."""
+        for index, file_dir in enumerate(self.file_dirs):
+            path = file_dir / "documents.parquet"
+            if not path.exists():
+                continue
+            parquet = pq.ParquetFile(path)
+            batches = parquet.iter_batches(batch_size=batch_rows) if batch_rows else [parquet.read()]
+            for batch in batches:
+                docs = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+                if docs.num_rows == 0:
+                    continue
+                docs = docs.filter(pc.invert(_deleted_mask(docs.column("doc_id"), index, self.last_deleted)))
+                docs = docs.select(tables.DOCUMENTS.names).cast(tables.DOCUMENTS)  # one schema for every file
+                docs = docs.set_column(0, "doc_id", _remap(docs.column("doc_id"), self.remap))
+                yield docs.append_column("_file", pa.array(np.full(docs.num_rows, index, np.int64)))
+
+    def _partitioned_records(self, partitions: int) -> Iterator[pa.Table]:
+        """The document records split by doc_id range into ``partitions`` files on disk, then
+        read back one range at a time, in doc_id order."""
+        with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
+            spilled = _DocPartitions(folder, self._document_splits(partitions))
+            for part in self._document_records(batch_rows=MERGE_STREAM_ROWS):
+                spilled.add("documents", part)
+            spilled.close()
+            for k in range(spilled.k):
+                records = spilled.read("documents", k)
+                if records is not None:
+                    yield records
+
+    def _document_splits(self, partitions: int) -> list[str]:
+        """``partitions - 1`` doc_id values (after the DOI matches) splitting the records into
+        ranges of similar size, from a strided sample of every documents file."""
+        sample = []
+        for file_dir in self.file_dirs:
+            path = file_dir / "documents.parquet"
+            if not path.exists():
+                continue
+            parquet = pq.ParquetFile(path)
+            step = max(1, parquet.metadata.num_rows // 20_000)
+            position = 0
+            for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS, columns=["doc_id"]):
+                first = (-position) % step
+                sample.append(pc.take(batch.column(0), pa.array(np.arange(first, batch.num_rows, step))))
+                position += batch.num_rows
+        if not sample:
+            return []
+        values = pc.unique(_remap(pa.chunked_array(sample, pa.string()).combine_chunks(), self.remap))
+        values = pc.take(values, pc.sort_indices(values)).to_pylist()
+        return [values[(i * len(values)) // partitions] for i in range(1, partitions) if values]
 
     def _clean(self, table: pa.Table, index: int, doc_column: str, label: str | None) -> pa.Table:
         """Rules 1-2 on the rows of file ``index``; rows removed are counted under ``label``."""
@@ -729,9 +843,7 @@ def merge_ingested(
     progress = Progress("litpath merge", sum(stage_rows.values()), "rows")
     written: dict[str, int] = {}
     progress.stage("documents")
-    documents = merger.documents()
-    pq.write_table(documents, out_dir / "documents.parquet")
-    written["documents"] = documents.num_rows
+    written["documents"] = merger.write_documents(out_dir / "documents.parquet")
     progress.advance(stage_rows["documents"])
     progress.stage("mentions")
     written["mentions"] = merger.write_mentions(out_dir / "mentions.parquet")

@@ -1,5 +1,5 @@
-"""The merge over its memory budget: mentions summed in doc_id-range partitions on disk give the
-same table, bit for bit, as the in-memory sum, for every mention source."""
+"""The merge over its memory budget: mentions summed, and document records merged, in doc_id-range
+partitions on disk give the same tables, bit for bit, as in memory, for every mention source."""
 
 from __future__ import annotations
 
@@ -42,12 +42,15 @@ def test_partitioned_mentions_equal_the_in_memory_sum(ingested, tmp_path, monkey
          "resources": {"memory_gib": 256 / 2**20, "spill_dir": str(tmp_path / "spill")}},
     )  # fmt: skip
     assert spilled["merge"].pop("mention_partitions") > 2
-    assert "mention_partitions" not in reference["merge"]
+    assert spilled["merge"].pop("document_partitions") > 2
+    assert "mention_partitions" not in reference["merge"] and "document_partitions" not in reference["merge"]
     assert spilled["merge"] == reference["merge"]
     assert spilled["tables"] == reference["tables"]
     memory = pq.read_table(tmp_path / "memory" / "mentions.parquet")
     disk = pq.read_table(tmp_path / "disk" / "mentions.parquet")
     assert memory.num_rows > 1000 and disk.equals(memory)
+    documents = [pq.read_table(tmp_path / where / "documents.parquet") for where in ("memory", "disk")]
+    assert documents[0].num_rows > 500 and documents[1].equals(documents[0])
     assert not any((tmp_path / "spill").iterdir())  # partitions removed
     on_disk = json.loads((tmp_path / "disk" / "counts.json").read_text())
     assert on_disk["merge"]["mentions_counted"] == reference["merge"]["mentions_counted"]
