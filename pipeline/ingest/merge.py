@@ -363,11 +363,13 @@ class _Merger:
                 continue
             parquet = pq.ParquetFile(path)
             batches = parquet.iter_batches(batch_size=batch_rows) if batch_rows else [parquet.read()]
+            doomed = pa.array([doc for doc, at in self.last_deleted.items() if at >= index], pa.string())
             for batch in batches:
                 docs = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
                 if docs.num_rows == 0:
                     continue
-                docs = docs.filter(pc.invert(_deleted_mask(docs.column("doc_id"), index, self.last_deleted)))
+                if len(doomed):  # rule 1, as _deleted_mask, with the file's set built once
+                    docs = docs.filter(pc.invert(pc.fill_null(pc.is_in(docs.column("doc_id"), value_set=doomed), False)))
                 docs = docs.select(tables.DOCUMENTS.names).cast(tables.DOCUMENTS)  # one schema for every file
                 docs = docs.set_column(0, "doc_id", _remap(docs.column("doc_id"), self.remap))
                 yield docs.append_column("_file", pa.array(np.full(docs.num_rows, index, np.int64)))
@@ -387,24 +389,36 @@ class _Merger:
 
     def _document_splits(self, partitions: int) -> list[str]:
         """``partitions - 1`` doc_id values (after the DOI matches) splitting the records into
-        ranges of similar size, from a strided sample of every documents file."""
-        sample = []
+        ranges of similar size in bytes, from a strided sample of every documents file, each
+        sampled record weighted by its file's bytes per record (a PubMed record, with its
+        abstract, weighs many SemMedDB ones)."""
+        values, weights = [], []
         for file_dir in self.file_dirs:
             path = file_dir / "documents.parquet"
             if not path.exists():
                 continue
             parquet = pq.ParquetFile(path)
-            step = max(1, parquet.metadata.num_rows // 20_000)
+            rows = parquet.metadata.num_rows
+            step = max(1, rows // 20_000)
+            per_record = _uncompressed_bytes(path) / max(rows, 1)
             position = 0
             for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS, columns=["doc_id"]):
                 first = (-position) % step
-                sample.append(pc.take(batch.column(0), pa.array(np.arange(first, batch.num_rows, step))))
+                taken = pc.take(batch.column(0), pa.array(np.arange(first, batch.num_rows, step)))
+                values.append(taken)
+                weights.append(np.full(len(taken), step * per_record))
                 position += batch.num_rows
-        if not sample:
+        if not values:
             return []
-        values = pc.unique(_remap(pa.chunked_array(sample, pa.string()).combine_chunks(), self.remap))
-        values = pc.take(values, pc.sort_indices(values)).to_pylist()
-        return [values[(i * len(values)) // partitions] for i in range(1, partitions) if values]
+        doc_ids = _remap(pa.chunked_array(values, pa.string()).combine_chunks(), self.remap)
+        weight = np.concatenate(weights)
+        order = pc.sort_indices(doc_ids).to_numpy()
+        doc_ids, cumulative = doc_ids.take(pa.array(order)), np.cumsum(weight[order])
+        # the first doc_id past each i/partitions of the bytes (a doc_id is never split: ranges
+        # are [split_i, split_i+1), so one doc_id's records all fall in one range)
+        at = np.searchsorted(cumulative, cumulative[-1] * np.arange(1, partitions) / partitions, side="right")
+        splits = sorted(set(doc_ids.take(pa.array(np.minimum(at, len(doc_ids) - 1))).to_pylist()))
+        return splits
 
     def _clean(self, table: pa.Table, index: int, doc_column: str, label: str | None) -> pa.Table:
         """Rules 1-2 on the rows of file ``index``; rows removed are counted under ``label``."""
