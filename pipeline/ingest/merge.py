@@ -224,11 +224,13 @@ def _merged_documents(records: pa.Table) -> pa.Table:
     top = frame.drop_duplicates("doc_id").set_index("doc_id")
     merged["source"] = merged["doc_id"].map(top["source"])
     merged["source_file"] = merged["doc_id"].map(top["source_file"])
-    merged["pmid"] = pd.array(
-        [int(d[5:]) if d.startswith("PMID:") else None for d in merged["doc_id"]], dtype="Int64"
-    )
+    merged["pmid"] = pd.array([None] * len(merged), dtype="Int64")  # set from doc_id below
     merged = merged.astype({"year": "Int32"})
-    return pa.Table.from_pandas(merged[tables.DOCUMENTS.names], schema=tables.DOCUMENTS, preserve_index=False)
+    table = pa.Table.from_pandas(merged[tables.DOCUMENTS.names], schema=tables.DOCUMENTS, preserve_index=False)
+    doc_id = table.column("doc_id")
+    pubmed = pc.starts_with(doc_id, "PMID:")
+    digits = pc.if_else(pubmed, pc.utf8_slice_codeunits(doc_id, 5), pa.scalar(None, pa.string()))
+    return table.set_column(1, "pmid", pc.cast(digits, pa.int64()))
 
 
 def _deleted_mask(
