@@ -233,14 +233,11 @@ def _merged_documents(records: pa.Table) -> pa.Table:
     return table.set_column(1, "pmid", pc.cast(digits, pa.int64()))
 
 
-def _deleted_mask(
-    column: pa.ChunkedArray | pa.Array, file_index: int, last_deleted: dict[str, int]
-) -> pa.Array:
-    """True where the row's doc was deleted by this file or a later one."""
-    doomed = [doc for doc, at in last_deleted.items() if at >= file_index]
-    if not doomed:
+def _deleted_mask(column: pa.ChunkedArray | pa.Array, doomed: pa.Array) -> pa.Array:
+    """True where the row's doc_id is among ``doomed`` (:meth:`_Merger._doomed`)."""
+    if not len(doomed):
         return pa.array(np.zeros(len(column), dtype=bool))
-    return pc.fill_null(pc.is_in(column, value_set=pa.array(doomed, pa.string())), False)
+    return pc.fill_null(pc.is_in(column, value_set=doomed), False)
 
 
 class _Merger:
@@ -254,6 +251,7 @@ class _Merger:
         self.stats: dict[str, int] = {}
         self.file_counts: list[dict[str, Any]] = []
         self.last_deleted: dict[str, int] = {}
+        self._doomed_by_file: dict[int, pa.Array] = {}
         self.remap: dict[str, str] = {}
         self.final_deleted: set[str] = set()
         self.merge_quarantine: list[dict[str, Any]] = []
@@ -272,6 +270,14 @@ class _Merger:
         self.mention_source, self.mention_source_reason = mention_source_for(
             self.mention_source_requested, self.file_counts
         )
+
+    def _doomed(self, index: int) -> pa.Array:
+        """The doc_ids that file ``index`` or a later one deletes (rule 1), built once per file."""
+        doomed = self._doomed_by_file.get(index)
+        if doomed is None:
+            doomed = pa.array([doc for doc, at in self.last_deleted.items() if at >= index], pa.string())
+            self._doomed_by_file[index] = doomed
+        return doomed
 
     def load_deletions(self) -> None:
         for index, file_dir in enumerate(self.file_dirs):
@@ -325,7 +331,7 @@ class _Merger:
             if not path.exists():
                 continue
             docs = pq.read_table(path, columns=["doc_id", "doi", "pmid"])
-            doomed = _deleted_mask(docs.column("doc_id"), index, self.last_deleted)
+            doomed = _deleted_mask(docs.column("doc_id"), self._doomed(index))
             self.bump("documents_removed_by_deletion", pc.sum(doomed).as_py() or 0)
             docs = docs.filter(pc.invert(doomed))
             self.bump("document_records", docs.num_rows)
@@ -365,13 +371,12 @@ class _Merger:
                 continue
             parquet = pq.ParquetFile(path)
             batches = parquet.iter_batches(batch_size=batch_rows) if batch_rows else [parquet.read()]
-            doomed = pa.array([doc for doc, at in self.last_deleted.items() if at >= index], pa.string())
+            doomed = self._doomed(index)
             for batch in batches:
                 docs = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
                 if docs.num_rows == 0:
                     continue
-                if len(doomed):  # rule 1, as _deleted_mask, with the file's set built once
-                    docs = docs.filter(pc.invert(pc.fill_null(pc.is_in(docs.column("doc_id"), value_set=doomed), False)))
+                docs = docs.filter(pc.invert(_deleted_mask(docs.column("doc_id"), doomed)))
                 docs = docs.select(tables.DOCUMENTS.names).cast(tables.DOCUMENTS)  # one schema for every file
                 docs = docs.set_column(0, "doc_id", _remap(docs.column("doc_id"), self.remap))
                 yield docs.append_column("_file", pa.array(np.full(docs.num_rows, index, np.int64)))
@@ -426,7 +431,7 @@ class _Merger:
         """Rules 1-2 on the rows of file ``index``; rows removed are counted under ``label``."""
         if self._untouched(index):
             return table
-        doomed = _deleted_mask(table.column(doc_column), index, self.last_deleted)
+        doomed = _deleted_mask(table.column(doc_column), self._doomed(index))
         removed = pc.sum(doomed).as_py() or 0
         if removed:
             if label:

@@ -237,6 +237,15 @@ def test_distance_rows_written_by_apsp_fw(tmp_path):
             stored.row(1)
 
 
+def _graph_file_named_once(folder: Path, n: int, m: int, seed: int) -> str:
+    """A graph.bp under a name no other test uses (the profile ADIOS2 leaves is named after it)."""
+    name = f"leftover-{uuid.uuid4().hex[:12]}.bp"
+    csr = _random_graph(n, m, seed=seed)
+    attrs = {"graph_digest": "e" * 64, "weight_scheme": "test", "edge_kinds": ["concept_concept"]}
+    write_graph_bp(folder / name, csr.n, csr.row_ptr, csr.col_idx, csr.cost, attrs)
+    return name
+
+
 def _profiles_of(name: str) -> list[Path]:
     return sorted(Path("/tmp").glob(f"{name}_*_profiling.json"))
 
@@ -244,16 +253,7 @@ def _profiles_of(name: str) -> list[Path]:
 def test_readers_leave_no_profile_in_tmp(tmp_path):
     """ADIOS2's BP5 reader drops /tmp/<name>_<pid>_profiling.json on every close; litpath's
     readers (graph, distances, the crash probe in its child process) remove it."""
-    name = f"leftover-{uuid.uuid4().hex[:12]}.bp"
-    csr = _random_graph(30, 60, seed=4)
-    write_graph_bp(
-        tmp_path / name,
-        csr.n,
-        csr.row_ptr,
-        csr.col_idx,
-        csr.cost,
-        {"graph_digest": "e" * 64, "weight_scheme": "test", "edge_kinds": ["concept_concept"]},
-    )
+    name = _graph_file_named_once(tmp_path, n=30, m=60, seed=4)
 
     with adios2.FileReader(str(tmp_path / name)) as raw:  # what this guards against
         raw.read("n")
@@ -278,15 +278,6 @@ def test_readers_leave_no_profile_in_tmp(tmp_path):
 def test_apsp_fw_leaves_no_profile_in_tmp(tmp_path):
     from pipeline.solve import run_solver
 
-    name = f"leftover-{uuid.uuid4().hex[:12]}.bp"
-    csr = _random_graph(20, 40, seed=5)
-    write_graph_bp(
-        tmp_path / name,
-        csr.n,
-        csr.row_ptr,
-        csr.col_idx,
-        csr.cost,
-        {"graph_digest": "a" * 64, "weight_scheme": "test", "edge_kinds": ["concept_concept"]},
-    )
+    name = _graph_file_named_once(tmp_path, n=20, m=40, seed=5)
     run_solver(tmp_path / name, tmp_path / "out.bp", ranks=2, threads=1, on_progress=lambda line: None)
     assert _profiles_of(name) == []
