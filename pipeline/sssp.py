@@ -60,6 +60,8 @@ _SIGNATURES = {
     "litpath_sssp_check_csr": (ctypes.c_int, _CSR),
     # ..., sources, count, threads, rows_out
     "litpath_sssp_rows": (ctypes.c_int, [*_CSR, _i64p, ctypes.c_int64, ctypes.c_int, _f32p]),
+    # n, edges, rows, threads
+    "litpath_sssp_rows_workspace_bytes": (ctypes.c_int64, [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int]),
     # ..., reverse row_ptr/col_idx/cost, source, target, distance_out, path_out, capacity, length_out
     "litpath_sssp_shortest_path": (
         ctypes.c_int,

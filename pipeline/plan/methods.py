@@ -38,7 +38,22 @@ MEMORY_HEADROOM = 0.9  # plan to use at most this share of the memory available
 # Without a calibrated Dijkstra model: seconds per (arc + vertex) of one search, a cautious
 # figure for a large graph that no longer fits in cache (measured 10-40 ns on x86 servers).
 UNCALIBRATED_SECONDS_PER_UNIT = 40e-9
-SEARCHES_PER_THREAD = 4
+
+
+def rows_workspace_bytes(n: int, arcs: int, rows: int, threads: int) -> int:
+    """Bytes ``apsp-fw --sources`` needs besides the CSR and its rows: the packed, renumbered
+    copy of the graph and one bucket search a thread (mirrors ``distance_rows_workspace_bytes``
+    in solver/core/distance_rows.cpp: distances, bins of 4 candidates a vertex within
+    [2^16, 2^23], bucket entries counted at 3 a vertex; 4-byte vertex ids below 2^32)."""
+    if rows <= 0 or n <= 0:
+        return 0
+    id_bytes = 4 if n <= 2**32 - 1 else 8
+    labelled = id_bytes + 8
+    packed = (8 if id_bytes == 4 else 16) * arcs + 8 * (n + 1) + 2 * id_bytes * n
+    blocks = (n - 1) // 65536 + 1
+    bin_slots = blocks * max(min(max(4 * n, 1 << 16), 1 << 23) // blocks, 256)
+    search = 8 * n + labelled * bin_slots + labelled * 3 * n
+    return packed + min(max(threads, 1), rows) * search
 
 
 class PlanError(RuntimeError):
@@ -269,9 +284,8 @@ def plan_graph(
     if sources:
         per_rank_sources = math.ceil(sources / ranks)
         rows_seconds = per_rank_sources * search / max(1.0, min(speedup, threads))
-        # CSR, the rank's rows (float32) and the searches' state: apsp-fw runs up to
-        # SEARCHES_PER_THREAD interleaved searches a thread (solver/core/sssp.cpp).
-        rows_memory = csr + per_rank_sources * n * 4 + threads * SEARCHES_PER_THREAD * 24 * n
+        # CSR, the rank's rows (float32) and the searches' state.
+        rows_memory = csr + per_rank_sources * n * 4 + rows_workspace_bytes(n, arcs, per_rank_sources, threads)
         rows = {
             "sources": int(sources),
             "seconds": rows_seconds,

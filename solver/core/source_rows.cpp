@@ -71,7 +71,7 @@ RowsMemory rows_memory_per_rank(std::int64_t n, std::int64_t edges, std::int64_t
     m.graph = saturating_add(saturating_mul(saturating_add(n, 1), static_cast<std::int64_t>(sizeof(std::int64_t))),
                              saturating_mul(edges, static_cast<std::int64_t>(sizeof(std::int64_t) + sizeof(float))));
     m.rows = saturating_mul(saturating_mul(rows_on_rank, n), static_cast<std::int64_t>(sizeof(float)));
-    m.workspace = sssp::distance_rows_workspace_bytes(n, rows_on_rank, threads);
+    m.workspace = sssp::distance_rows_workspace_bytes(n, edges, rows_on_rank, threads);
     m.reading = reading_bytes;
     return m;
 }

@@ -1,13 +1,8 @@
 #include "core/sssp.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -88,13 +83,6 @@ void SearchSpace::reset() {
     heap.clear();
 }
 
-std::int64_t SearchSpace::bytes_for(std::int64_t n, bool with_parents) {
-    const std::int64_t per_vertex = static_cast<std::int64_t>(sizeof(double) + sizeof(std::int64_t) +
-                                                              2 * sizeof(RadixHeap::Entry)) +
-                                    (with_parents ? static_cast<std::int64_t>(sizeof(std::int64_t)) : 0);
-    return per_vertex * std::max<std::int64_t>(n, 0);
-}
-
 namespace {
 
 // Reaches `source` at distance 0 (the search space must be reset).
@@ -116,22 +104,15 @@ bool clean_top(SearchSpace& space) {
     return false;
 }
 
-// How far ahead along a row neighbours' distances are prefetched (and how many
-// of a row's first neighbours InterleavedSearches prefetches before relaxing).
-constexpr std::int64_t kPrefetchDistance = 32;
-
 // Relaxes the edges of the settled vertex u (distance du): every neighbour v
 // reached more cheaply through u gets the new distance (and parent), is pushed,
-// and is passed to on_improved(v, new distance). With kPrefetchAhead, the
-// distance of the neighbour kPrefetchDistance edges ahead is prefetched.
-template <bool kWithParents, bool kPrefetchAhead = false, typename OnImproved>
+// and is passed to on_improved(v, new distance).
+template <bool kWithParents, typename OnImproved>
 inline void relax_edges(const CsrGraph& graph, SearchSpace& space, std::int64_t u, double du,
                         OnImproved&& on_improved) {
     const std::int64_t end = graph.row_ptr[u + 1];
     double* distance = space.distance.data();
     for (std::int64_t e = graph.row_ptr[u]; e < end; ++e) {
-        if constexpr (kPrefetchAhead)
-            if (e + kPrefetchDistance < end) __builtin_prefetch(distance + graph.col_idx[e + kPrefetchDistance]);
         const std::int64_t v = graph.col_idx[e];
         const double through = du + static_cast<double>(graph.cost[e]);
         if (through < distance[v]) {
@@ -194,169 +175,6 @@ void distances_from(const CsrGraph& graph, std::int64_t source, SearchSpace& spa
     start_search(space, source);
     run_to_completion(graph, space);
     write_row_and_reset(space, row);
-}
-
-namespace {
-
-// Searches one thread of distance_rows advances in turn (at most).
-constexpr int kSearchesPerThread = 4;
-
-// Searches per thread when `threads` threads share `rows` rows: no more than
-// there are rows for (each search holds O(n) memory).
-int searches_per_thread(std::int64_t rows, int threads) {
-    const std::int64_t rows_per_thread = (rows + threads - 1) / std::max(threads, 1);
-    return static_cast<int>(std::clamp<std::int64_t>(rows_per_thread, 1, kSearchesPerThread));
-}
-
-// Several single-source searches advanced in turn by one thread.
-//
-// Why: settling a vertex is a chain of dependent cache misses on a large graph
-// (heap entry -> row_ptr[u] -> u's columns and costs -> each neighbour's
-// distance), and one search cannot start the next link before the last one
-// arrives. Here each search moves one step at a time -- settle (pop), check,
-// prefetch the neighbours' distances, relax -- and every step first prefetches
-// what the next step of the same search will read, so while one search waits
-// for memory the others work. Measured 1.2-1.45x over one search at a time on
-// random graphs of 0.2M and 2M vertices, 4 searches per thread (8 gained
-// nothing more); the price is one SearchSpace per search.
-class InterleavedSearches {
-public:
-    InterleavedSearches(const CsrGraph& graph, int searches, float* rows) : graph_(graph), rows_(rows) {
-        lanes_.reserve(static_cast<std::size_t>(searches));
-        for (int i = 0; i < searches; ++i) lanes_.emplace_back(graph.n);
-    }
-
-    // Runs a search for every row index claim_row() hands out (until it returns
-    // -1), from sources[row], into rows + row * n; row_done() after each.
-    void run(const std::int64_t* sources, const std::function<std::int64_t()>& claim_row,
-             const std::function<void()>& row_done) {
-        bool claiming = true;
-        for (;;) {
-            int active = 0;
-            for (Lane& lane : lanes_) {
-                if (lane.row < 0 && claiming) {
-                    lane.row = claim_row();
-                    if (lane.row < 0) claiming = false;
-                    else start(lane, sources[lane.row]);
-                }
-                if (lane.row < 0) continue;
-                ++active;
-                if (step(lane)) {
-                    write_row_and_reset(lane.space, rows_ + static_cast<std::size_t>(lane.row) *
-                                                                static_cast<std::size_t>(graph_.n));
-                    lane.row = -1;
-                    row_done();
-                }
-            }
-            if (active == 0 && !claiming) return;
-        }
-    }
-
-private:
-    enum class Step { settle, check, prefetch_neighbours, relax };
-    struct Lane {
-        explicit Lane(std::int64_t n) : space(n) {}
-        SearchSpace space;
-        std::int64_t row = -1;  // the row being computed; -1 when idle
-        Step next = Step::settle;
-        std::int64_t u = 0;  // the vertex being settled, at distance du
-        double du = 0;
-    };
-
-    void start(Lane& lane, std::int64_t source) {
-        start_search(lane.space, source);
-        lane.next = Step::settle;
-    }
-
-    // One step of the lane's search; true when the search is complete.
-    bool step(Lane& lane) {
-        SearchSpace& space = lane.space;
-        double* distance = space.distance.data();
-        switch (lane.next) {
-            case Step::settle: {
-                if (space.heap.empty()) return true;
-                const auto entry = space.heap.pop();
-                lane.u = entry.vertex;
-                lane.du = entry.distance;
-                __builtin_prefetch(distance + lane.u);
-                __builtin_prefetch(graph_.row_ptr + lane.u);
-                lane.next = Step::check;
-                return false;
-            }
-            case Step::check: {
-                if (lane.du > distance[lane.u]) {  // outdated entry: settled closer already
-                    lane.next = Step::settle;
-                    return false;
-                }
-                const std::int64_t begin = graph_.row_ptr[lane.u];
-                __builtin_prefetch(graph_.col_idx + begin);
-                __builtin_prefetch(graph_.cost + begin);
-                lane.next = Step::prefetch_neighbours;
-                return false;
-            }
-            case Step::prefetch_neighbours: {
-                const std::int64_t begin = graph_.row_ptr[lane.u];
-                const std::int64_t end = std::min(graph_.row_ptr[lane.u + 1], begin + kPrefetchDistance);
-                for (std::int64_t e = begin; e < end; ++e) __builtin_prefetch(distance + graph_.col_idx[e]);
-                lane.next = Step::relax;
-                return false;
-            }
-            case Step::relax:
-                relax_edges<false, true>(graph_, space, lane.u, lane.du, [](std::int64_t, double) {});
-                lane.next = Step::settle;
-                return false;
-        }
-        return false;
-    }
-
-    const CsrGraph& graph_;
-    float* rows_;
-    std::vector<Lane> lanes_;
-};
-
-}  // namespace
-
-void distance_rows(const CsrGraph& graph, const std::int64_t* sources, std::int64_t count, float* rows, int threads,
-                   const std::function<void(std::int64_t)>& on_row_done) {
-    if (count <= 0) return;
-    for (std::int64_t i = 0; i < count; ++i) check_vertex(graph, sources[i], "source");
-    int team = threads > 0 ? threads : omp_get_max_threads();
-    team = static_cast<int>(std::min<std::int64_t>(team, count));
-    std::mutex mutex;  // guards `done`, `failure` and on_row_done
-    std::int64_t done = 0;
-    std::exception_ptr failure;
-    std::atomic<bool> failed{false};  // a thread failed: hand out no more rows
-    std::atomic<std::int64_t> next_row{0};
-    // Rows are handed out one at a time to whichever search is free (a dynamic
-    // schedule: rows of a small component finish quickly).
-    const auto claim_row = [&]() -> std::int64_t {
-        if (failed) return -1;
-        const std::int64_t row = next_row.fetch_add(1);
-        return row < count ? row : -1;
-    };
-    const auto row_done = [&] {
-        std::lock_guard<std::mutex> lock(mutex);
-        ++done;
-        if (on_row_done) on_row_done(done);
-    };
-#pragma omp parallel num_threads(team)
-    {
-        try {
-            InterleavedSearches searches(graph, searches_per_thread(count, team), rows);
-            searches.run(sources, claim_row, row_done);
-        } catch (...) {
-            failed = true;
-            std::lock_guard<std::mutex> lock(mutex);
-            if (!failure) failure = std::current_exception();
-        }
-    }
-    if (failure) std::rethrow_exception(failure);
-}
-
-std::int64_t distance_rows_workspace_bytes(std::int64_t n, std::int64_t rows, int threads) {
-    if (rows <= 0) return 0;
-    const int team = static_cast<int>(std::min<std::int64_t>(std::max(threads, 1), rows));
-    return SearchSpace::bytes_for(n, false) * searches_per_thread(rows, team) * team;
 }
 
 // ------------------------------------------------------------ shortest path --

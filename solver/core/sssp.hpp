@@ -113,10 +113,6 @@ struct SearchSpace {
     // Back to "nothing reached"; O(vertices reached since the last reset).
     void reset();
 
-    // Bytes a SearchSpace for n vertices holds when a search reaches them all
-    // (the lazy heap holds about two entries per vertex on the graphs measured;
-    // it is counted at that).
-    static std::int64_t bytes_for(std::int64_t n, bool with_parents);
 
     std::vector<double> distance;      // +inf until reached
     // Predecessor on the search tree (paths only). Left uninitialised: a
@@ -131,19 +127,30 @@ struct SearchSpace {
 void distances_from(const CsrGraph& graph, std::int64_t source, SearchSpace& space, float* row);
 
 // rows[i * n + v] = distance from sources[i] to v, for i < count (a row-major
-// count x n float32 matrix owned by the caller). OpenMP threads take sources one
-// at a time (a dynamic schedule: rows in a small component finish quickly); each
-// thread advances a few searches in turn to overlap their cache misses, each
-// with its own SearchSpace (see distance_rows_workspace_bytes). threads <= 0:
+// count x n float32 matrix owned by the caller). Not the heap search above: each
+// row is a Dijkstra by distance buckets, whose relaxations are binned by the
+// block of the vertex they update and applied a block at a time (see
+// core/distance_rows.cpp for why and what it gains); the distances are the same
+// (exact, accumulated in double). OpenMP threads take sources one at a time (a
+// dynamic schedule: rows in a small component finish quickly). threads <= 0:
 // OpenMP's default. on_row_done(done) is called after each row, from the thread
 // that finished it, one call at a time (a mutex serialises them); `done` counts
 // this call's finished rows. Results do not depend on the threads.
 void distance_rows(const CsrGraph& graph, const std::int64_t* sources, std::int64_t count, float* rows,
                    int threads, const std::function<void(std::int64_t done)>& on_row_done = {});
 
-// Bytes distance_rows needs besides the graph and the rows (its search spaces)
-// for `rows` rows of an n-vertex graph on `threads` threads.
-std::int64_t distance_rows_workspace_bytes(std::int64_t n, std::int64_t rows, int threads);
+// Bytes distance_rows needs besides the graph and the rows, for `rows` rows of
+// a graph of n vertices and `edges` arcs on `threads` threads: the packed copy
+// of the edges (8 bytes an arc) and each thread's search (about 32 bytes a
+// vertex plus its bins, at most 96 MB).
+std::int64_t distance_rows_workspace_bytes(std::int64_t n, std::int64_t edges, std::int64_t rows, int threads);
+
+namespace detail {
+// distance_rows with 8-byte vertex ids, which it uses only past 2^32 - 1
+// vertices: for the tests, which check this path on small graphs.
+void distance_rows_wide_ids(const CsrGraph& graph, const std::int64_t* sources, std::int64_t count, float* rows,
+                            int threads);
+}  // namespace detail
 
 struct PathResult {
     // Shortest distance from source to target; +inf when target is unreachable.

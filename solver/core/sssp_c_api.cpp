@@ -95,6 +95,10 @@ LITPATH_SSSP_EXPORT int litpath_sssp_rows(int64_t n, const int64_t* row_ptr, con
     });
 }
 
+LITPATH_SSSP_EXPORT int64_t litpath_sssp_rows_workspace_bytes(int64_t n, int64_t edges, int64_t rows, int threads) {
+    return litpath::sssp::distance_rows_workspace_bytes(n, edges, rows, threads);
+}
+
 LITPATH_SSSP_EXPORT int litpath_sssp_shortest_path(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
                                                    const float* cost, const int64_t* rev_row_ptr,
                                                    const int64_t* rev_col_idx, const float* rev_cost, int64_t source,

@@ -53,6 +53,11 @@ int litpath_sssp_check_csr(int64_t n, const int64_t* row_ptr, const int64_t* col
 int litpath_sssp_rows(int64_t n, const int64_t* row_ptr, const int64_t* col_idx, const float* cost,
                       const int64_t* sources, int64_t count, int threads, float* rows_out);
 
+/* Bytes litpath_sssp_rows (and apsp-fw --sources) needs besides the CSR and the
+ * rows, for `rows` rows of a graph of n vertices and `edges` arcs on `threads`
+ * threads (the planner's estimate is checked against this). */
+int64_t litpath_sssp_rows_workspace_bytes(int64_t n, int64_t edges, int64_t rows, int threads);
+
 /* A shortest source -> target path by bidirectional Dijkstra. The reverse CSR
  * (rev_*: the transpose, row v lists the u with an edge u -> v) is searched
  * backward from the target; pass three NULLs when the graph is symmetric and

@@ -263,6 +263,10 @@ TEST_P(RandomGraphs, RowsPathsAndNearestMatchTheReference) {
             for (std::int64_t v = 0; v < n; ++v)
                 ASSERT_EQ(rows[i * n + v], static_cast<float>(want[i][v]))
                     << "threads " << threads << " source " << sources[i] << " vertex " << v;
+        // The 8-byte vertex id path (used past 2^32 - 1 vertices) gives the same rows.
+        std::vector<float> wide(rows.size(), -1.0f);
+        detail::distance_rows_wide_ids(graph, sources.data(), m, wide.data(), threads);
+        EXPECT_EQ(wide, rows) << "threads " << threads;
     }
 
     PathSpaces spaces(n);
@@ -342,4 +346,83 @@ TEST(Sssp, RowsRefuseOutOfRangeSources) {
     const std::vector<std::int64_t> sources = {0, 6};
     std::vector<float> rows(12);
     EXPECT_THROW(distance_rows(csr.view(), sources.data(), 2, rows.data(), 2), std::invalid_argument);
+}
+
+namespace {
+
+// Rows of `sources` by distance_rows (narrow and wide vertex ids) against one
+// heap-ordered Dijkstra per source (distances_from: the radix-heap search,
+// itself checked against Bellman-Ford above) on a graph too large for the
+// Bellman-Ford reference.
+void expect_rows_match_heap_search(const OwnedCsr& csr, const std::vector<std::int64_t>& sources) {
+    const CsrGraph graph = csr.view();
+    const std::int64_t n = csr.n;
+    const auto m = static_cast<std::int64_t>(sources.size());
+    std::vector<float> want(static_cast<std::size_t>(m * n));
+    SearchSpace space(n);
+    for (std::int64_t i = 0; i < m; ++i) distances_from(graph, sources[i], space, want.data() + i * n);
+    std::vector<float> rows(want.size(), -1.0f), wide(want.size(), -1.0f);
+    distance_rows(graph, sources.data(), m, rows.data(), 2);
+    detail::distance_rows_wide_ids(graph, sources.data(), m, wide.data(), 2);
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t v = 0; v < n; ++v) {
+            ASSERT_EQ(rows[i * n + v], want[i * n + v]) << "source " << sources[i] << " vertex " << v;
+            ASSERT_EQ(wide[i * n + v], want[i * n + v]) << "wide ids, source " << sources[i] << " vertex " << v;
+        }
+}
+
+}  // namespace
+
+TEST(Sssp, RowsOverSeveralVertexBlocksWithFullBinsMatchTheHeapSearch) {
+    // 150,000 vertices: three blocks of 65,536, so candidates cross blocks. Costs
+    // of 0 and 1 put most vertices in a few buckets, whose candidates (16 arcs a
+    // vertex) overflow the bins (4 candidates a vertex) and are applied
+    // mid-bucket; a hub of 60,000 arcs, and a part unreachable from the sources.
+    const std::int64_t n = 150000;
+    std::mt19937_64 rng(7);
+    std::uniform_int_distribution<std::int64_t> vertex(0, 139999);
+    std::uniform_int_distribution<int> cost(0, 3);  // a quarter zero costs
+    std::vector<Arc> arcs;
+    for (std::int64_t i = 0; i < 8 * n; ++i) arcs.push_back(Arc{vertex(rng), vertex(rng), cost(rng) == 0 ? 0.0f : 1.0f});
+    for (std::int64_t i = 0; i < 60000; ++i) arcs.push_back(Arc{5, vertex(rng), 1.0f});
+    for (std::int64_t v = 140000; v + 1 < n; ++v) arcs.push_back(Arc{v, v + 1, 0.5f});  // a separate chain
+    const OwnedCsr csr(n, symmetrised(arcs));
+    expect_rows_match_heap_search(csr, {0, 5, 77777, 139999, 140000, n - 1});
+}
+
+TEST(Sssp, RowsWithAHugeCostRangeOrOnlyZeroCostsMatchTheReference) {
+    // Costs from 1e-7 to 1e4: the bucket width is raised to 1e4 / 4096, so most
+    // edges are cheaper than a bucket and vertices are expanded again within it.
+    std::mt19937_64 rng(11);
+    const std::vector<float> costs = {0.0f, 1e-7f, 3e-4f, 0.5f, 2.0f, 700.0f, 1e4f};
+    std::uniform_int_distribution<std::int64_t> vertex(0, 199);
+    std::uniform_int_distribution<std::size_t> pick(0, costs.size() - 1);
+    std::vector<Arc> arcs, zero;
+    for (int i = 0; i < 700; ++i) {
+        arcs.push_back(Arc{vertex(rng), vertex(rng), costs[pick(rng)]});
+        zero.push_back(Arc{vertex(rng), vertex(rng), 0.0f});
+    }
+    for (const auto& graph_arcs : {arcs, zero}) {
+        const OwnedCsr csr(200, graph_arcs);
+        const std::vector<std::int64_t> sources = {0, 13, 199};
+        std::vector<float> rows(3 * 200, -1.0f);
+        distance_rows(csr.view(), sources.data(), 3, rows.data(), 2);
+        for (std::size_t i = 0; i < sources.size(); ++i) {
+            const auto want = reference_distances(200, graph_arcs, sources[i]);
+            for (std::int64_t v = 0; v < 200; ++v)
+                ASSERT_EQ(rows[i * 200 + v], static_cast<float>(want[v])) << "source " << sources[i] << " vertex " << v;
+        }
+    }
+}
+
+TEST(Sssp, RowsWorkspaceCountsThePackedEdgesAndEachThreadsSearch) {
+    const std::int64_t n = 2000000, edges = 56000000;
+    const std::int64_t one = distance_rows_workspace_bytes(n, edges, 64, 1);
+    const std::int64_t two = distance_rows_workspace_bytes(n, edges, 64, 2);
+    // Shared: the packed edges (8 bytes), row_ptr and the renumbering (4-byte ids).
+    const std::int64_t shared = 8 * edges + 8 * (n + 1) + 2 * 4 * n;
+    EXPECT_GE(one - shared, 8 * n);           // a search holds a distance array at least
+    EXPECT_EQ(two - one, one - shared);       // one more search for the second thread
+    EXPECT_EQ(distance_rows_workspace_bytes(n, edges, 1, 2), one);  // one row: one thread works
+    EXPECT_EQ(distance_rows_workspace_bytes(n, edges, 0, 2), 0);
 }

@@ -8,7 +8,14 @@ import pytest
 
 from pipeline.plan import host
 from pipeline.plan.machine import Machine
-from pipeline.plan.methods import PlanError, SsspModel, graph_bytes, nodes_for_dense, plan_graph
+from pipeline.plan.methods import (
+    PlanError,
+    SsspModel,
+    graph_bytes,
+    nodes_for_dense,
+    plan_graph,
+    rows_workspace_bytes,
+)
 
 SOLVER = {"ranks": 1, "threads": 2, "grid": "auto", "tile": "auto", "broadcast": "auto", "lookahead": "auto"}
 
@@ -38,7 +45,7 @@ def test_graph_too_large_for_memory_falls_back(toy_machine):
     assert with_rows.method == "rows"
     # 64 sources x (arcs + n) x 10 ns on one thread, 2x faster on the two threads
     assert with_rows.rows["seconds"] == pytest.approx(64 * (arcs + n) * 1e-8 / 2.0)
-    assert with_rows.rows["memory_per_rank_bytes"] == graph_bytes(n, arcs) + 64 * n * 4 + 2 * 4 * 24 * n
+    assert with_rows.rows["memory_per_rank_bytes"] == graph_bytes(n, arcs) + 64 * n * 4 + rows_workspace_bytes(n, arcs, 64, 2)
     assert plan.on_demand["worst_query_seconds"] == pytest.approx((arcs + n) * 1e-8)
 
 
@@ -145,3 +152,16 @@ def test_an_explicit_machine_file_is_used_but_a_mismatch_is_said(toy_machine, tm
     machine, note = host.machine_for_planning(str(path), log=logged.append, calibrate=None)
     assert machine.description["cpu_model"] == "cluster CPU"
     assert "chosen explicitly but does not describe this machine" in note and logged
+
+
+@pytest.mark.parametrize(
+    "n, arcs, rows, threads",
+    [(1, 0, 1, 1), (100, 400, 3, 2), (200_000, 2_000_000, 64, 2), (2_020_722, 56_110_728, 64, 2), (10**8, 10**9, 1, 8)],
+)
+def test_rows_workspace_is_the_solvers_own_figure(n, arcs, rows, threads):
+    """The planner's rows memory uses the solver's workspace formula (solver/core/distance_rows.cpp),
+    asked of the built library itself."""
+    from pipeline import sssp
+
+    solver = sssp.library().litpath_sssp_rows_workspace_bytes(n, arcs, rows, threads)
+    assert rows_workspace_bytes(n, arcs, rows, threads) == solver
