@@ -2,7 +2,7 @@
 
 What is measured (one run, one machine, one graph):
 
-1. **Distance rows** -- ``apsp-fw --sources`` (solver/core/sssp.cpp: Dijkstra, radix heap)
+1. **Distance rows** -- ``apsp-fw --sources`` (solver/core/distance_rows.cpp: Dijkstra by buckets)
    for ``--sources`` random source vertices (seeded) on 1 MPI rank x 2 OpenMP threads,
    through ``pipeline.solve.run_solver``: the solver's own solve seconds (its JSON summary)
    and the wall time of the whole run (mpirun start, reading the graph, writing
