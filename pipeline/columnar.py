@@ -6,7 +6,54 @@ use these without importing one another.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
+
+# From this many values a sort is split over two threads (below it, the split costs about
+# what it saves).
+TWO_THREAD_SORT_MIN = 1 << 22
+
+
+def sort_in_place(values: np.ndarray) -> None:
+    """Sort ``values`` ascending in place, choosing the sort by the data, on two cores when it helps.
+
+    numpy sorts on one core (releasing the GIL), and the build stages spend much of their time
+    in sorts of tens of millions of int64 keys. Two cases, measured on 22M keys (AMD EPYC,
+    2 cores):
+
+    * keys made of long ascending runs (the keys of rows already sorted by another column,
+      such as the destinations of edges sorted by source): timsort (``kind="stable"``) merges
+      the runs, 0.8 s against 2.0 s for numpy's default introsort;
+    * other keys: an in-place ``partition`` at the middle (one O(n) pass) leaves every value
+      of the lower half <= every value of the upper half, and the halves are sorted in two
+      threads, 1.5 s -> 1.0 s, with no extra memory.
+    """
+    n = len(values)
+    if n < TWO_THREAD_SORT_MIN:
+        values.sort()
+    elif _mostly_ascending(values):
+        values.sort(kind="stable")
+    elif (os.cpu_count() or 1) < 2:
+        values.sort()
+    else:
+        middle = n // 2
+        values.partition(middle)
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="sort") as pool:
+            for done in [pool.submit(half.sort) for half in (values[:middle], values[middle:])]:
+                done.result()
+
+
+def _mostly_ascending(values: np.ndarray, windows: int = 16, width: int = 1 << 14) -> bool:
+    """True when fewer than 5% of neighbouring pairs descend, in ``windows`` evenly spaced
+    samples of ``width`` values: the array is long ascending runs, which timsort merges."""
+    starts = np.linspace(0, len(values) - width, windows).astype(np.int64)
+    descents = sum(
+        int(np.count_nonzero(values[start + 1 : start + width] < values[start : start + width - 1]))
+        for start in starts
+    )
+    return descents < 0.05 * windows * (width - 1)
 
 
 def argsort_keys(keys: np.ndarray, unique: bool = False) -> np.ndarray:
@@ -30,7 +77,7 @@ def argsort_keys(keys: np.ndarray, unique: bool = False) -> np.ndarray:
     if low >= 0 and high.bit_length() + index_bits <= 63:
         packed = keys.astype(np.int64) << index_bits
         packed |= np.arange(n, dtype=np.int64)
-        packed.sort()
+        sort_in_place(packed)
         packed &= (1 << index_bits) - 1
         return packed
     return np.argsort(keys) if unique else np.argsort(keys, kind="stable")
@@ -43,7 +90,8 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.n
     than a hash aggregation, and it needs no threads.
     """
     if counts is None:
-        keys = np.sort(keys)
+        keys = keys.copy()
+        sort_in_place(keys)
         if not len(keys):
             return keys, np.zeros(0, np.int64)
         start = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])

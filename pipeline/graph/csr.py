@@ -76,20 +76,21 @@ def symmetric_csr(n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarray) ->
     np.cumsum(out_degree + in_degree, out=row_ptr[1:])
     col_idx = np.empty(2 * m, dtype=np.int64)
     costs = np.empty(2 * m, dtype=np.float32)
+    # Edge i is the k-th of its group (its source, or in the reverse direction its
+    # destination); its slot is the group's first slot in its row plus k. Groups are runs of
+    # the edge order (forward) or of the destination order, so each slot is i plus a per-row
+    # shift, spread over the run with np.repeat (sequential) rather than gathered per edge.
+    first_out = np.cumsum(out_degree) - out_degree  # first edge of each source's run
+    first_in = np.cumsum(in_degree) - in_degree  # first position of each destination's run
     # forward entries (src -> dst): after the row's reverse entries, in dst order
     slot = np.arange(m, dtype=np.int64)
-    slot -= (np.cumsum(out_degree) - out_degree)[src]
-    slot += row_ptr[src]
-    slot += in_degree[src]
+    slot += np.repeat(row_ptr[:-1] + in_degree - first_out, out_degree)
     col_idx[slot] = dst
     costs[slot] = cost
-    # reverse entries (dst -> src): stable by dst keeps src ascending within a row
+    # reverse entries (dst -> src), first in their row: stable by dst keeps src ascending
     by_dst = argsort_keys(dst)
-    rows = dst[by_dst]
     slot = np.arange(m, dtype=np.int64)
-    slot -= (np.cumsum(in_degree) - in_degree)[rows]
-    slot += row_ptr[rows]
-    del rows
+    slot += np.repeat(row_ptr[:-1] - first_in, in_degree)
     col_idx[slot] = src[by_dst]
     costs[slot] = cost[by_dst]
     del slot, by_dst

@@ -6,13 +6,31 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.columnar import argsort_keys, sum_by_key
+from pipeline.columnar import TWO_THREAD_SORT_MIN, _mostly_ascending, argsort_keys, sort_in_place, sum_by_key
 from pipeline.graph.csr import symmetric_csr
 
 
 @pytest.mark.parametrize("high", [1, 7, 1 << 20, 1 << 40, 1 << 62])
 def test_argsort_keys_is_a_stable_argsort(high):
     keys = np.random.default_rng(high % 1000).integers(0, high, 5000, dtype=np.int64)
+    assert np.array_equal(argsort_keys(keys), np.argsort(keys, kind="stable"))
+
+
+@pytest.mark.parametrize("high", [3, 1000, 1 << 62])
+@pytest.mark.parametrize("layout", ["random", "ascending runs"])
+def test_large_sorts_are_sorts_and_argsort_stays_stable(high, layout):
+    """Past TWO_THREAD_SORT_MIN the sort is chosen by the data: timsort for long ascending runs,
+    else a split at a partition over two threads. Either way the result must be np.sort's, and
+    argsort_keys still stable, with few distinct keys (many equal to the partition's middle
+    value) and with many."""
+    n = TWO_THREAD_SORT_MIN + 12345
+    keys = np.random.default_rng(high % 997).integers(0, high, n, dtype=np.int64)
+    if layout == "ascending runs":  # 40 sorted runs, as the destinations of edges sorted by source
+        keys = np.concatenate([np.sort(part) for part in np.array_split(keys, 40)])
+    assert _mostly_ascending(keys) == (layout == "ascending runs")
+    values = keys.copy()
+    sort_in_place(values)
+    assert np.array_equal(values, np.sort(keys))
     assert np.array_equal(argsort_keys(keys), np.argsort(keys, kind="stable"))
 
 
