@@ -37,9 +37,10 @@ The rules, applied in this order:
 
 Memory follows ``resources.memory_gib``: the document records and the mentions are merged in
 memory when they fit it, else in doc_id-range partitions spilled to disk (the same tables,
-bit for bit). Citations and concepts are held whole (they are small beside the rest); ENTITY
-mentions are joined to their papers one ENTITY file at a time; predications are streamed
-batch by batch.
+bit for bit); likewise ENTITY mentions are joined to their papers through SENTENCE in memory,
+else in sentence_id-range partitions (:meth:`_Merger._placed_entities`). Citations and
+concepts are held whole (they are small beside the rest); predications are streamed batch by
+batch.
 """
 
 from __future__ import annotations
@@ -81,12 +82,22 @@ _MENTIONS_COMPACT_ROWS = 1 << 24
 # Peak bytes per mention row of the in-memory sum (strings, codes, sort, output): beyond the
 # memory budget the merge sums the mentions in doc_id-range partitions on disk instead.
 MERGE_BYTES_PER_MENTION = 120
+# The per-file tables whose rows the mentions step counts (and samples for its doc_id ranges).
+_MENTION_TABLES = ("mentions", "entity_mentions", "predications")
 # Rows read at a time where the merge streams a file instead of holding it (the partitioned
 # mention sum, the sample that places its partition bounds).
 MERGE_STREAM_ROWS = 1 << 20
 # Peak bytes per byte of document records (their decoded Parquet size) when pandas merges them:
 # 15.2 GiB for the 1.95 GiB of the 30M-predication corpus (17M records with titles and abstracts).
 MERGE_BYTES_PER_DOCUMENT_BYTE = 8
+# Peak bytes per SENTENCE row and per ENTITY row of the in-memory ENTITY-SENTENCE join (the
+# sentence_id -> doc_id table and its hash aggregation; an ENTITY row read, joined, filtered and
+# cleaned): at 10M predications the join of 20.1M ENTITY rows to 7.4M sentences held 3.3 GiB.
+# Beyond the memory budget the join runs in sentence_id-range partitions on disk instead.
+MERGE_BYTES_PER_SENTENCE = 100
+MERGE_BYTES_PER_ENTITY = 160
+# The columns of SENTENCE the join reads, in one schema for every SENTENCE file.
+_SENTENCE_DOCS = pa.schema([("sentence_id", pa.int64()), ("doc_id", pa.string())])
 
 
 _CODES = pa.dictionary(pa.int32(), pa.string())
@@ -231,6 +242,25 @@ def _merged_documents(records: pa.Table) -> pa.Table:
     pubmed = pc.starts_with(doc_id, "PMID:")
     digits = pc.if_else(pubmed, pc.utf8_slice_codeunits(doc_id, 5), pa.scalar(None, pa.string()))
     return table.set_column(1, "pmid", pc.cast(digits, pa.int64()))
+
+
+def _table_batches(path: Path, columns: list[str] | None = None) -> Iterator[pa.Table]:
+    """A Parquet file's rows (``columns`` of them, or all) as tables of MERGE_STREAM_ROWS rows at most."""
+    with pq.ParquetFile(path) as parquet:
+        for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS, columns=columns):
+            yield pa.Table.from_batches([batch])
+
+
+def _sentence_doc(sentences: list[pa.Table]) -> pa.Table | None:
+    """sentence_id -> doc_id from SENTENCE rows (the smallest doc_id if they disagree); None if none."""
+    if not sentences:
+        return None
+    return (
+        pa.concat_tables([part.select(_SENTENCE_DOCS.names).cast(_SENTENCE_DOCS) for part in sentences])
+        .group_by("sentence_id")
+        .aggregate([("doc_id", "min")])
+        .rename_columns(["sentence_id", "doc_id"])
+    )
 
 
 def _deleted_mask(column: pa.ChunkedArray | pa.Array, doomed: pa.Array) -> pa.Array:
@@ -385,7 +415,7 @@ class _Merger:
         """The document records split by doc_id range into ``partitions`` files on disk, then
         read back one range at a time, in doc_id order."""
         with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
-            spilled = _DocPartitions(folder, self._document_splits(partitions))
+            spilled = _RangePartitions(folder, self._document_splits(partitions))
             for part in self._document_records(batch_rows=MERGE_STREAM_ROWS):
                 spilled.add("documents", part)
             spilled.close()
@@ -449,24 +479,21 @@ class _Merger:
         """The mentions table (summed per (doc_id, cui), sorted) written to ``path``; its rows.
 
         When the mention rows would not fit the memory budget, they are split by doc_id range
-        into partitions on disk and summed one partition at a time (:class:`_DocPartitions`),
-        which gives the same table in the same order.
+        into partitions on disk and summed one partition at a time (:class:`_RangePartitions`),
+        which gives the same table in the same order. ENTITY rows reach the sum already placed
+        in their papers, within the budget too (:meth:`_placed_entities`).
         """
-        sentence_doc = self._sentence_doc() if self.mention_source in ("entities", "both") else None
-        rows = sum(
-            sum(c.get("tables", {}).get(t, 0) for t in ("mentions", "entity_mentions", "predications"))
-            for c in self.file_counts
-        )
+        rows = sum(self._table_rows(name) for name in _MENTION_TABLES)
         partitions = max(1, math.ceil(rows * MERGE_BYTES_PER_MENTION / (0.5 * self.budget_bytes)))
         if partitions == 1:
-            table = self._summed(self._mention_parts(sentence_doc))
+            table = self._summed(self._mention_parts())
             self.bump("mentions_counted", pc.sum(table.column("count")).as_py() or 0)
             pq.write_table(table, path)
             return table.num_rows
         self.bump("mention_partitions", partitions)
         with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
-            spilled = _DocPartitions(folder, self._doc_splits(partitions))
-            for stream, part in self._mention_stream(sentence_doc, batch_rows=MERGE_STREAM_ROWS):
+            spilled = _RangePartitions(folder, self._sampled_splits(partitions, "doc_id", _MENTION_TABLES))
+            for stream, part in self._mention_stream(batch_rows=MERGE_STREAM_ROWS):
                 spilled.add(stream, part)
             spilled.close()
             written = counted = 0
@@ -489,35 +516,42 @@ class _Merger:
         """The parts' counts summed per (doc_id, cui), sorted (an empty table when none)."""
         return _sum_mentions(parts).cast(tables.MENTIONS) if parts else tables.MENTIONS.empty_table()
 
-    def _mention_parts(self, sentence_doc: pa.Table | None) -> list[pa.Table]:
+    def _mention_parts(self) -> list[pa.Table]:
         """The (doc_id, cui, count) parts of every file, cleaned (rules 1-2), for one sum."""
         if self.mention_source == "both":
             entities, arguments = [], []
-            for stream, part in self._mention_stream(sentence_doc):
+            for stream, part in self._mention_stream():
                 (entities if stream == "entities" else arguments).append(part)
             return self._union(
                 _concat_as(entities, _SENTENCE_MENTIONS) if entities else None,
                 _concat_as(arguments, _SENTENCE_MENTIONS.remove(3)) if arguments else None,
             )
         parts: list[pa.Table] = []
-        for _, part in self._mention_stream(sentence_doc):
+        for _, part in self._mention_stream():
             parts.append(part)
             if sum(p.num_rows for p in parts) > _MENTIONS_COMPACT_ROWS and len(parts) > 1:
                 parts = [_sum_mentions(parts)]  # keep memory near the output size
         return parts
 
-    def _mention_stream(
-        self, sentence_doc: pa.Table | None, batch_rows: int | None = None
-    ) -> Iterator[tuple[str, pa.Table]]:
-        """(stream name, cleaned part) of every file, in file order: "mentions" parts (doc_id, cui,
-        count), or for ``both`` "entities" (doc_id, sentence_id, cui, count) and "arguments"
-        (doc_id, sentence_id, cui) parts, each already distinct within its file.
+    def _mention_stream(self, batch_rows: int | None = None) -> Iterator[tuple[str, pa.Table]]:
+        """(stream name, cleaned part) of every file: "mentions" parts (doc_id, cui, count), or for
+        ``both`` "entities" (doc_id, sentence_id, cui, count) and "arguments" (doc_id,
+        sentence_id, cui) parts, each already distinct within its file. The ENTITY parts come
+        first (:meth:`_placed_entities`), then the predication parts, in file order.
 
         With ``batch_rows``, predication mentions come in parts of at most that many rows, so
         that a file is never held whole (the partitioned merge: a mentions file of a full
         release has hundreds of millions of rows).
         """
         key = ["doc_id", "sentence_id", "cui"]
+        if self.mention_source in ("entities", "both"):
+            for index, placed in self._placed_entities():
+                if self.mention_source == "entities":
+                    yield "mentions", self._clean_mentions(placed, index)
+                    continue
+                placed = self._clean(placed.select([*key, "count"]), index, "doc_id", "entity_mentions")
+                placed = placed.group_by(key).aggregate([("count", "sum")]).rename_columns([*key, "count"])
+                yield "entities", placed
         for index, file_dir in enumerate(self.file_dirs):
             if self.mention_source == "predications" and batch_rows is not None:
                 path = file_dir / "mentions.parquet"
@@ -529,14 +563,7 @@ class _Merger:
                 part = _read(file_dir, "mentions", ("doc_id", "cui"))
                 if part is not None:
                     yield "mentions", self._clean_mentions(part, index)
-            elif self.mention_source == "entities":
-                part = self._entity_mentions(index, file_dir, sentence_doc)
-                if part is not None:
-                    yield "mentions", part
-            else:
-                entities = self._entity_mentions(index, file_dir, sentence_doc, keep_sentence=True)
-                if entities is not None:
-                    yield "entities", entities.group_by(key).aggregate([("count", "sum")]).rename_columns([*key, "count"])
+            elif self.mention_source == "both":
                 slot_counts = _read(file_dir, "mentions", ("doc_id", "cui"))
                 if slot_counts is not None:  # not counted as removed: the same rows are, as arguments
                     slot_counts = self._clean_mentions(slot_counts, index, label=None)
@@ -545,20 +572,100 @@ class _Merger:
                 if arguments is not None:
                     yield "arguments", arguments
 
-    def _doc_splits(self, partitions: int) -> list[str]:
-        """``partitions - 1`` doc_id values splitting the mentions into ranges of similar size,
-        from a strided sample of the files' doc_ids (read a batch at a time: only the sample
-        is held)."""
+    def _placed_entities(self) -> Iterator[tuple[int, pa.Table]]:
+        """(file index, ENTITY rows of that file placed in their papers: sentence_id, cui, count,
+        doc_id) for every file with ENTITY rows; rules 1-2 not applied yet. An ENTITY row whose
+        sentence is in no SENTENCE file is counted (``entity_mentions_unresolved``) and
+        quarantined, one quarantine row per (file, sentence) in sentence_id order.
+
+        In memory when the SENTENCE and ENTITY rows fit half the budget (the sum may hold its
+        parts beside them); else in ``entity_join_partitions`` sentence_id ranges on disk. Why sentence_id:
+        it is the join key, and an ENTITY row carries nothing else that leads to its paper, so
+        the sum's doc_id ranges cannot split ENTITY rows before the join. Routing the SENTENCE
+        and the ENTITY rows by the same sentence_id ranges (a batch at a time) puts every ENTITY
+        row beside its sentence; each range is then joined alone, holding about 1/K of both
+        tables, so the peak follows the budget and not the corpus. (Streaming ENTITY batches
+        against a sentence -> doc lookup split the same way would read every lookup range once
+        per batch.) The placed rows then go to the sum like any other mention part: the mentions
+        table and the counts are those of the in-memory join.
+        """
+        need = (
+            self._table_rows("sentences") * MERGE_BYTES_PER_SENTENCE
+            + self._table_rows("entity_mentions") * MERGE_BYTES_PER_ENTITY
+        )
+        partitions = max(1, math.ceil(need / (0.5 * self.budget_bytes)))
+        if partitions > 1:
+            self.bump("entity_join_partitions", partitions)
+        unresolved: dict[int, list[dict[str, Any]]] = {}
+        for sentence_doc, index, entities in self._join_inputs(partitions):
+            yield index, self._resolve_entities(entities, sentence_doc, unresolved.setdefault(index, []))
+        for index in sorted(unresolved):  # in file order, whatever order the ranges found them in
+            self.merge_quarantine.extend(
+                {
+                    "source_file": self.file_dirs[index].name,
+                    "line": 0,
+                    "field": "SENTENCE_ID",
+                    "reason": f"ENTITY mention(s) of sentence {row['sentence_id']} not found in any SENTENCE file",
+                    "raw": str(row["sentence_id"]),
+                }
+                for row in unresolved[index]
+            )
+
+    def _join_inputs(self, partitions: int) -> Iterator[tuple[pa.Table | None, int, pa.Table]]:
+        """(sentence_id -> doc_id, file index, ENTITY rows of that file) to join: with one
+        partition the whole lookup and each file's rows; else, a sentence_id range at a time, the
+        lookup and rows of that range, read back from the range files the SENTENCE and ENTITY
+        rows were routed to a batch at a time."""
+        if partitions == 1:
+            sentence_doc = _sentence_doc(
+                [pq.read_table(path, columns=_SENTENCE_DOCS.names) for path in self._paths("sentences")]
+            )
+            for index, file_dir in enumerate(self.file_dirs):
+                entities = _read(file_dir, "entity_mentions")
+                if entities is not None and entities.num_rows:
+                    yield sentence_doc, index, entities
+            return
+        with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
+            splits = self._sampled_splits(partitions, "sentence_id", ("sentences", "entity_mentions"))
+            spilled = _RangePartitions(folder, splits, key="sentence_id")
+            for path in self._paths("sentences"):
+                for part in _table_batches(path, _SENTENCE_DOCS.names):
+                    spilled.add("sentences", part.select(_SENTENCE_DOCS.names).cast(_SENTENCE_DOCS))
+            for index, file_dir in enumerate(self.file_dirs):
+                path = file_dir / "entity_mentions.parquet"
+                for part in _table_batches(path) if path.exists() else ():
+                    spilled.add(f"entities-{index:04d}", part)
+            spilled.close()
+            for k in range(spilled.k):
+                sentences = spilled.read("sentences", k)
+                sentence_doc = _sentence_doc([sentences] if sentences is not None else [])
+                for index in range(len(self.file_dirs)):
+                    entities = spilled.read(f"entities-{index:04d}", k)
+                    if entities is not None and entities.num_rows:
+                        yield sentence_doc, index, entities
+
+    def _table_rows(self, name: str) -> int:
+        """Rows of the per-file table ``name`` over every file (from the ingest counts)."""
+        return sum(c.get("tables", {}).get(name, 0) for c in self.file_counts)
+
+    def _paths(self, name: str) -> list[Path]:
+        """The files' ``name`` tables that exist, in file order."""
+        return [path for d in self.file_dirs if (path := d / f"{name}.parquet").exists()]
+
+    def _sampled_splits(self, partitions: int, key: str, names: tuple[str, ...]) -> list[Any]:
+        """``partitions - 1`` values of ``key`` splitting the rows of the files' ``names`` tables
+        (those that have the column) into ranges of similar size, from a strided sample of each
+        (read a batch at a time: only the sample is held)."""
         sample = []
         for file_dir in self.file_dirs:
-            for name in ("mentions", "entity_mentions", "predications"):
+            for name in names:
                 path = file_dir / f"{name}.parquet"
-                if not path.exists() or "doc_id" not in pq.read_schema(path).names:
+                if not path.exists() or key not in pq.read_schema(path).names:
                     continue
                 parquet = pq.ParquetFile(path)
                 step = max(1, parquet.metadata.num_rows // 20_000)
                 position = 0  # of the batch's first row in the file
-                for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS, columns=["doc_id"]):
+                for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS, columns=[key]):
                     column = batch.column(0)
                     if isinstance(column.type, pa.DictionaryType):
                         column = column.cast(pa.string())
@@ -567,7 +674,7 @@ class _Merger:
                     position += len(column)
         if not sample:
             return []
-        values = pc.unique(pa.chunked_array(sample, pa.string()).combine_chunks())
+        values = pc.unique(pa.chunked_array(sample).combine_chunks())
         values = pc.take(values, pc.sort_indices(values)).to_pylist()
         return [values[(i * len(values)) // partitions] for i in range(1, partitions) if values]
 
@@ -597,34 +704,7 @@ class _Merger:
             added.select(["doc_id", "cui"]).append_column("count", ones),
         ]
 
-    def _sentence_doc(self) -> pa.Table | None:
-        """sentence_id -> doc_id from every SENTENCE file (the smallest doc_id if they disagree)."""
-        sentences = [t for d in self.file_dirs if (t := _read(d, "sentences")) is not None]
-        if not sentences:
-            return None
-        return (
-            pa.concat_tables(sentences)
-            .select(["sentence_id", "doc_id"])
-            .group_by("sentence_id")
-            .aggregate([("doc_id", "min")])
-            .rename_columns(["sentence_id", "doc_id"])
-        )
-
-    def _entity_mentions(
-        self, index: int, file_dir: Path, sentence_doc: pa.Table | None, keep_sentence: bool = False
-    ) -> pa.Table | None:
-        """The ENTITY mentions of one file placed in their papers and cleaned by rules 1-2:
-        doc_id, cui, count (and sentence_id with ``keep_sentence``); None if the file has none."""
-        entities = _read(file_dir, "entity_mentions")
-        if entities is None or not entities.num_rows:
-            return None
-        resolved = self._resolve_entities(entities, sentence_doc, file_dir)
-        if not keep_sentence:
-            return self._clean_mentions(resolved, index)
-        resolved = resolved.select(["doc_id", "sentence_id", "cui", "count"])
-        return self._clean(resolved, index, "doc_id", "entity_mentions")
-
-    def mention_union(self, sentence_doc: pa.Table | None) -> list[pa.Table]:
+    def mention_union(self) -> list[pa.Table]:
         """``mention_source: both``: the union of the textual mentions attested by ENTITY rows and
         by predication arguments, as (doc_id, cui, count) parts for :func:`_sum_mentions`.
 
@@ -649,7 +729,7 @@ class _Merger:
         The join needs both sources at once; it is done here because the ingest reads one file
         per job. Deletions and DOI remapping (rules 1-2) are applied per file first.
         """
-        return self._mention_parts(sentence_doc)
+        return self._mention_parts()
 
     def _argument_keys(self, index: int, file_dir: Path) -> pa.Table | None:
         """Distinct (doc_id, sentence_id, cui) of the predication arguments of one file, cleaned
@@ -682,26 +762,18 @@ class _Merger:
         return part.set_column(2, "count", part.column("count").cast(pa.int64()))
 
     def _resolve_entities(
-        self, entities: pa.Table, sentence_doc: pa.Table | None, file_dir: Path
+        self, entities: pa.Table, sentence_doc: pa.Table | None, unresolved: list[dict[str, Any]]
     ) -> pa.Table:
+        """The ENTITY rows whose sentence ``sentence_doc`` places in a paper, with its doc_id; the
+        others counted, and (sentence_id, count) per sentence added to ``unresolved``."""
         if sentence_doc is None:
-            sentence_doc = pa.table(
-                {"sentence_id": pa.array([], pa.int64()), "doc_id": pa.array([], pa.string())}
-            )
+            sentence_doc = _SENTENCE_DOCS.empty_table()
         joined = entities.join(sentence_doc, "sentence_id", join_type="left outer")
-        unresolved = joined.filter(pc.is_null(joined.column("doc_id")))
-        if unresolved.num_rows:
-            self.bump("entity_mentions_unresolved", unresolved.num_rows)
-            for row in unresolved.group_by("sentence_id").aggregate([("count", "sum")]).to_pylist():
-                self.merge_quarantine.append(
-                    {
-                        "source_file": file_dir.name,
-                        "line": 0,
-                        "field": "SENTENCE_ID",
-                        "reason": f"ENTITY mention(s) of sentence {row['sentence_id']} not found in any SENTENCE file",
-                        "raw": str(row["sentence_id"]),
-                    }
-                )
+        missing = joined.filter(pc.is_null(joined.column("doc_id")))
+        if missing.num_rows:
+            self.bump("entity_mentions_unresolved", missing.num_rows)
+            per_sentence = missing.group_by("sentence_id").aggregate([("count", "sum")])
+            unresolved.extend(per_sentence.sort_by("sentence_id").to_pylist())
         return joined.filter(pc.is_valid(joined.column("doc_id")))
 
     def _untouched(self, index: int) -> bool:
@@ -797,31 +869,33 @@ _STAGE_TABLES = {
 }
 
 
-class _DocPartitions:
-    """Rows of named streams routed by doc_id range into Parquet files, one per (stream, range)."""
+class _RangePartitions:
+    """Rows of named streams routed by ranges of a key column (doc_id unless told) into Parquet
+    files, one per (stream, range): range k holds the keys in [splits[k-1], splits[k])."""
 
-    def __init__(self, folder: Path, splits: list[str]):
+    def __init__(self, folder: Path, splits: list[Any], key: str = "doc_id"):
         self.folder = Path(folder)
-        self.splits = pa.array(splits, pa.string())
+        self.splits = pa.array(splits)
+        self.key = key
         self.k = len(splits) + 1
         self.names: list[str] = []
         self._writers: dict[tuple[str, int], pq.ParquetWriter] = {}
 
-    def _partition(self, doc_id: pa.ChunkedArray | pa.Array) -> np.ndarray:
-        doc_id = doc_id.cast(pa.string()) if isinstance(doc_id.type, pa.DictionaryType) else doc_id
-        part = np.zeros(len(doc_id), np.int64)
+    def _partition(self, key: pa.ChunkedArray | pa.Array) -> np.ndarray:
+        key = key.cast(pa.string()) if isinstance(key.type, pa.DictionaryType) else key
+        part = np.zeros(len(key), np.int64)
         for split in self.splits:
-            part += pc.greater_equal(doc_id, split).to_numpy(zero_copy_only=False)
+            part += pc.greater_equal(key, split).to_numpy(zero_copy_only=False)
         return part
 
     def add(self, stream: str, table: pa.Table) -> None:
         if stream not in self.names:
             self.names.append(stream)
-        if table.column("doc_id").type != pa.string():
-            table = table.set_column(0, "doc_id", table.column("doc_id").cast(pa.string()))
-        if "cui" in table.column_names and table.column("cui").type != pa.string():
-            table = table.set_column(table.schema.get_field_index("cui"), "cui", table.column("cui").cast(pa.string()))
-        part = self._partition(table.column("doc_id"))
+        for name in ("doc_id", "cui"):  # plain strings: one schema per stream's files
+            if name in table.column_names and table.column(name).type != pa.string():
+                position = table.schema.get_field_index(name)
+                table = table.set_column(position, name, table.column(name).cast(pa.string()))
+        part = self._partition(table.column(self.key))
         for k in np.unique(part).tolist():
             chosen = table.filter(pa.array(part == k))
             writer = self._writers.get((stream, k))

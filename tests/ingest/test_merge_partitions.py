@@ -1,10 +1,12 @@
 """The merge over its memory budget: mentions summed, and document records merged, in doc_id-range
-partitions on disk give the same tables, bit for bit, as in memory, for every mention source."""
+partitions on disk, and ENTITY rows joined to their papers in sentence_id-range partitions, give
+the same tables, bit for bit, as in memory, for every mention source."""
 
 from __future__ import annotations
 
 import json
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -12,6 +14,10 @@ from pipeline.ingest import merge
 from pipeline.ingest.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
 from pipeline.synth import generate_corpus
+
+from .helpers import rows
+
+TINY_BUDGET_GIB = 256 / 2**20  # 256 KiB: every step of the merge works in partitions
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +45,12 @@ def test_partitioned_mentions_equal_the_in_memory_sum(ingested, tmp_path, monkey
         ingested,
         tmp_path / "disk",
         {"mention_source": mention_source,
-         "resources": {"memory_gib": 256 / 2**20, "spill_dir": str(tmp_path / "spill")}},
+         "resources": {"memory_gib": TINY_BUDGET_GIB, "spill_dir": str(tmp_path / "spill")}},
     )  # fmt: skip
     assert spilled["merge"].pop("mention_partitions") > 2
     assert spilled["merge"].pop("document_partitions") > 2
+    if mention_source != "predications":
+        assert spilled["merge"].pop("entity_join_partitions") > 2
     assert "mention_partitions" not in reference["merge"] and "document_partitions" not in reference["merge"]
     assert spilled["merge"] == reference["merge"]
     assert spilled["tables"] == reference["tables"]
@@ -54,3 +62,99 @@ def test_partitioned_mentions_equal_the_in_memory_sum(ingested, tmp_path, monkey
     assert not any((tmp_path / "spill").iterdir())  # partitions removed
     on_disk = json.loads((tmp_path / "disk" / "counts.json").read_text())
     assert on_disk["merge"]["mentions_counted"] == reference["merge"]["mentions_counted"]
+
+
+def _sentence_line(sentence_id: int, doc_id: str) -> str:
+    return f'"{sentence_id}","{doc_id.removeprefix("PMID:")}","ab","9","0","Added.","6",\\N,\\N\n'
+
+
+def _entity_line(entity_id: int, sentence_id: int, cui: str) -> str:
+    return f'"{entity_id}","{sentence_id}","{cui}","n","dsyn",\\N,\\N,"t","1000","0","1"\n'
+
+
+@pytest.fixture(scope="module")
+def with_orphans(ingested, tmp_path_factory):
+    """``ingested`` with a second SENTENCE file and a second ENTITY file, both before the update
+    files (whose deletions then apply to them). The new ENTITY rows name sentences of the
+    first SENTENCE file (some in papers the updates delete), new sentences of the second, one
+    sentence both files place (in different papers: the smaller doc_id wins), and sentences in
+    no SENTENCE file, in the gaps of the sentence ids and past them (quarantined by the merge).
+    Returns (folders, orphan sentence ids, orphan ENTITY rows)."""
+    root = tmp_path_factory.mktemp("orphans")
+    def column(name: str, column: str) -> list:
+        return [v for f in ingested if (f / name).exists() for v in pq.read_table(f / name).column(column).to_pylist()]
+
+    doc_of = dict(zip(column("sentences.parquet", "sentence_id"), column("sentences.parquet", "doc_id"), strict=True))
+    known = sorted(doc_of)
+    cuis = sorted(set(column("entity_mentions.parquet", "cui")))[:7]
+    deleted = set(column("deletions.parquet", "doc_id"))
+    in_deleted = [s for s in known if doc_of[s] in deleted][:3]
+    assert in_deleted
+    new = [known[-1] + 1 + i for i in range(4)]
+    shared = known[len(known) // 2]
+    smaller = min(doc_of.values())
+    assert smaller < doc_of[shared]
+    gaps = sorted(set(range(known[0], known[-1])) - set(known))
+    orphans = [gaps[0], gaps[len(gaps) // 2], known[-1] + 1000, 10**9]
+    sentence_text = "".join(_sentence_line(s, doc_of[known[i]]) for i, s in enumerate(new))
+    sentence_text += _sentence_line(shared, smaller)
+    placed = known[::37] + in_deleted + new + [shared]
+    entity_ids = iter(range(900_000, 1_000_000))
+    entity_text = "".join(_entity_line(next(entity_ids), s, cuis[i % len(cuis)]) for i, s in enumerate(placed))
+    # two rows for each orphan sentence, one of them twice the same concept
+    orphan_rows = [(s, cui) for s in orphans for cui in (cuis[0], cuis[1])] + [(orphans[0], cuis[0])]
+    entity_text += "".join(_entity_line(next(entity_ids), s, cui) for s, cui in orphan_rows)
+    extra = []
+    for kind, name, text in (
+        ("semmeddb_sentence", "SENTENCE", sentence_text),
+        ("semmeddb_entity", "ENTITY", entity_text),
+    ):
+        (root / f"{name}.csv").write_text(text)
+        ingest_file(kind, root / f"{name}.csv", root / name.lower())
+        extra.append(root / name.lower())
+    first_update = next(i for i, f in enumerate(ingested) if (f / "deletions.parquet").exists())
+    return ingested[:first_update] + extra + ingested[first_update:], orphans, len(orphan_rows)
+
+
+@pytest.mark.parametrize("sum_in_memory", [False, True])
+@pytest.mark.parametrize("mention_source", ["entities", "both"])
+def test_partitioned_entity_join_equals_the_in_memory_join(
+    with_orphans, tmp_path, monkeypatch, mention_source, sum_in_memory
+):
+    """ENTITY rows joined to their papers in sentence_id ranges on disk (SENTENCE and ENTITY rows
+    read 97 at a time) give the in-memory join's mentions, counts and quarantine, whether the
+    mentions are then summed in doc_id ranges or in memory."""
+    folders, orphans, orphan_rows = with_orphans
+    monkeypatch.setattr(merge, "MERGE_STREAM_ROWS", 97)
+    if sum_in_memory:
+        monkeypatch.setattr(merge, "MERGE_BYTES_PER_MENTION", 0)
+    reference = merge_ingested(folders, tmp_path / "memory", {"mention_source": mention_source})
+    spilled = merge_ingested(
+        folders,
+        tmp_path / "disk",
+        {"mention_source": mention_source,
+         "resources": {"memory_gib": TINY_BUDGET_GIB, "spill_dir": str(tmp_path / "spill")}},
+    )  # fmt: skip
+    assert spilled["merge"].pop("entity_join_partitions") > 2
+    assert spilled["merge"].pop("document_partitions") > 2
+    assert ("mention_partitions" in spilled["merge"]) is not sum_in_memory
+    spilled["merge"].pop("mention_partitions", None)
+    assert not {"entity_join_partitions", "mention_partitions"} & set(reference["merge"])
+    assert spilled["merge"] == reference["merge"]
+    assert spilled["tables"] == reference["tables"]
+    assert spilled["merge_quarantined"] == reference["merge_quarantined"]
+    for name in ("mentions", "quarantine"):
+        memory = pq.read_table(tmp_path / "memory" / f"{name}.parquet")
+        assert pq.read_table(tmp_path / "disk" / f"{name}.parquet").equals(memory), name
+    assert not any((tmp_path / "spill").iterdir())  # partitions removed
+
+    # the edge cases are there: ENTITY rows of no sentence counted and quarantined, one row per
+    # (file, sentence) in sentence order; ENTITY rows of deleted papers removed
+    assert reference["merge"]["entity_mentions_unresolved"] == orphan_rows
+    unresolved = [q for q in rows(tmp_path / "memory", "quarantine") if q["field"] == "SENTENCE_ID"]
+    assert [q["raw"] for q in unresolved] == [str(s) for s in sorted(orphans)]
+    assert {q["source_file"] for q in unresolved} == {"entity"}
+    removed = "mentions" if mention_source == "entities" else "entity_mentions"
+    assert reference["merge"][f"{removed}_removed_by_deletion"] > 0
+    mentions = pq.read_table(tmp_path / "memory" / "mentions.parquet")
+    assert mentions.num_rows > 1000 and pc.sum(mentions.column("count")).as_py() > 0
