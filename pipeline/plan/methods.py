@@ -44,14 +44,14 @@ def rows_workspace_bytes(n: int, arcs: int, rows: int, threads: int) -> int:
     """Bytes ``apsp-fw --sources`` needs besides the CSR and its rows: the packed, renumbered
     copy of the graph and one bucket search a thread (mirrors ``distance_rows_workspace_bytes``
     in solver/core/distance_rows.cpp: distances, bins of 4 candidates a vertex within
-    [2^16, 2^23], bucket entries counted at 3 a vertex; 4-byte vertex ids below 2^32)."""
+    [64, 2^23], bucket entries counted at 3 a vertex; 4-byte vertex ids below 2^32)."""
     if rows <= 0 or n <= 0:
         return 0
     id_bytes = 4 if n <= 2**32 - 1 else 8
     labelled = id_bytes + 8
     packed = (8 if id_bytes == 4 else 16) * arcs + 8 * (n + 1) + 2 * id_bytes * n
     blocks = (n - 1) // 65536 + 1
-    bin_slots = blocks * max(min(max(4 * n, 1 << 16), 1 << 23) // blocks, 256)
+    bin_slots = blocks * max(min(max(4 * n, 64), 1 << 23) // blocks, 64)
     search = 8 * n + labelled * bin_slots + labelled * 3 * n
     return packed + min(max(threads, 1), rows) * search
 

@@ -60,8 +60,8 @@ constexpr int kBlockShift = 16;
 // is a few more label-correcting rounds, not a huge ring).
 constexpr double kMaxBucketsPerCost = 4096;
 // Candidates held before they are applied, over all bins: 4 per vertex, within
-// these bounds (at most 96 MB a search).
-constexpr std::int64_t kMinPendingCandidates = std::int64_t{1} << 16;
+// these bounds (at most 96 MB a search; a few KB on a graph of a few vertices).
+constexpr std::int64_t kMinPendingCandidates = 64;
 constexpr std::int64_t kMaxPendingCandidates = std::int64_t{1} << 23;
 // How many vertices ahead of the one expanded its CSR row is prefetched.
 constexpr std::size_t kRowPrefetch = 8;
@@ -147,16 +147,16 @@ PackedGraph<Vertex> pack(const CsrGraph& graph, int threads) {
 }
 
 // The bins of a search on n vertices: one per block, each holding `capacity`
-// candidates (the pending candidates shared out, at least 256 a bin).
+// candidates (the pending candidates shared out, at least 64 a bin).
 struct BinLayout {
     std::size_t blocks = 1;
-    std::size_t capacity = 256;
+    std::size_t capacity = 64;
 };
 BinLayout bin_layout(std::int64_t n) {
     BinLayout layout;
     layout.blocks = static_cast<std::size_t>(((std::max<std::int64_t>(n, 1) - 1) >> kBlockShift) + 1);
     const auto pending = std::clamp<std::int64_t>(4 * n, kMinPendingCandidates, kMaxPendingCandidates);
-    layout.capacity = std::max<std::size_t>(static_cast<std::size_t>(pending) / layout.blocks, 256);
+    layout.capacity = std::max<std::size_t>(static_cast<std::size_t>(pending) / layout.blocks, 64);
     return layout;
 }
 
