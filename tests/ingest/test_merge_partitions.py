@@ -1,15 +1,18 @@
 """The merge over its memory budget: mentions summed, and document records merged, in doc_id-range
-partitions on disk, and ENTITY rows joined to their papers in sentence_id-range partitions, give
-the same tables, bit for bit, as in memory, for every mention source."""
+partitions on disk, ENTITY rows joined to their papers in sentence_id-range partitions, and
+citation pairs deduplicated in citing-range partitions, give the same tables, bit for bit, as in
+memory, for every mention source."""
 
 from __future__ import annotations
 
 import json
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline import tables
 from pipeline.ingest import merge
 from pipeline.ingest.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
@@ -49,6 +52,7 @@ def test_partitioned_mentions_equal_the_in_memory_sum(ingested, tmp_path, monkey
     )  # fmt: skip
     assert spilled["merge"].pop("mention_partitions") > 2
     assert spilled["merge"].pop("document_partitions") > 2
+    assert spilled["merge"].pop("citation_partitions") > 2
     if mention_source != "predications":
         assert spilled["merge"].pop("entity_join_partitions") > 2
     assert "mention_partitions" not in reference["merge"] and "document_partitions" not in reference["merge"]
@@ -137,6 +141,7 @@ def test_partitioned_entity_join_equals_the_in_memory_join(
     )  # fmt: skip
     assert spilled["merge"].pop("entity_join_partitions") > 2
     assert spilled["merge"].pop("document_partitions") > 2
+    assert spilled["merge"].pop("citation_partitions") > 2
     assert ("mention_partitions" in spilled["merge"]) is not sum_in_memory
     spilled["merge"].pop("mention_partitions", None)
     assert not {"entity_join_partitions", "mention_partitions"} & set(reference["merge"])
@@ -158,3 +163,78 @@ def test_partitioned_entity_join_equals_the_in_memory_join(
     assert reference["merge"][f"{removed}_removed_by_deletion"] > 0
     mentions = pq.read_table(tmp_path / "memory" / "mentions.parquet")
     assert mentions.num_rows > 1000 and pc.sum(mentions.column("count")).as_py() > 0
+
+
+def _values(folders: list, name: str, column: str) -> list:
+    """A column of the folders' ``name`` tables, in folder order."""
+    paths = [f / f"{name}.parquet" for f in folders if (f / f"{name}.parquet").exists()]
+    return [v for path in paths for v in pq.read_table(path, columns=[column]).column(0).to_pylist()]
+
+
+@pytest.fixture(scope="module")
+def with_citation_edges(ingested, tmp_path_factory):
+    """``ingested`` with an extra citations file before the update files (whose deletions then
+    apply to it), in the ingest's layout: pairs that repeat pairs of the other files and of
+    itself, pairs citing and cited by CORD-19 papers that the DOI match remaps to PubMed ids
+    (and the same pairs as PubMed ids), and pairs citing and cited by papers the updates delete."""
+    pairs = list(zip(_values(ingested, "citations", "citing"), _values(ingested, "citations", "cited"), strict=True))
+    pmid_of_doi: dict[str, str] = {}
+    doc_ids, dois = _values(ingested, "documents", "doc_id"), _values(ingested, "documents", "doi")
+    for doc_id, doi in zip(doc_ids, dois, strict=True):
+        if doi and doc_id.startswith("PMID:"):  # the smallest PMID of a DOI, as the merge picks it
+            known = pmid_of_doi.setdefault(doi.lower(), doc_id)
+            pmid_of_doi[doi.lower()] = min(known, doc_id, key=lambda d: int(d[5:]))
+    cord = [
+        (doc_id, pmid_of_doi[doi.lower()])
+        for doc_id, doi in zip(doc_ids, dois, strict=True)
+        if doc_id.startswith("CORD:") and doi and doi.lower() in pmid_of_doi
+    ]
+    deleted = _values(ingested, "deletions", "doc_id")
+    assert len(cord) >= 3 and deleted
+    extra = pairs[::7] + pairs[::11]
+    extra += [(c, pairs[i][1]) for i, (c, _) in enumerate(cord)] + [(pairs[i][0], c) for i, (c, _) in enumerate(cord)]
+    extra += [(p, pairs[i][1]) for i, (_, p) in enumerate(cord)] + [(pairs[i][0], p) for i, (_, p) in enumerate(cord)]
+    extra += [(d, pairs[i][1]) for i, d in enumerate(deleted)] + [(pairs[i][0], d) for i, d in enumerate(deleted)]
+    folder = tmp_path_factory.mktemp("extra_citations")
+    table = pa.table({"citing": [a for a, _ in extra], "cited": [b for _, b in extra]}, schema=tables.CITATIONS)
+    pq.write_table(table, folder / "citations.parquet")
+    n = len(extra)
+    (folder / "counts.json").write_text(json.dumps(
+        {"kind": "citations_table", "rows_read": n, "rows_accepted": n, "rows_quarantined": 0, "tables": {"citations": n}}
+    ))  # fmt: skip
+    first_update = next(i for i, f in enumerate(ingested) if (f / "deletions.parquet").exists())
+    return ingested[:first_update] + [folder] + ingested[first_update:]
+
+
+@pytest.mark.parametrize("stream_rows", [1 << 20, 53])
+def test_partitioned_citations_equal_the_in_memory_dedup(with_citation_edges, tmp_path, monkeypatch, stream_rows):
+    """Citation pairs of five files routed to citing-range partitions on disk (read 53 at a time,
+    or a file at a time), each deduplicated and sorted alone: the same citations table, bit for
+    bit, and the same counts as the in-memory dedup, with the edge cases there."""
+    monkeypatch.setattr(merge, "MERGE_STREAM_ROWS", stream_rows)
+    for name in ("DOCUMENT_BYTE", "MENTION", "SENTENCE", "ENTITY"):  # only the citations step spills
+        monkeypatch.setattr(merge, f"MERGE_BYTES_PER_{name}", 0)
+    reference = merge_ingested(with_citation_edges, tmp_path / "memory", {})
+    spilled = merge_ingested(
+        with_citation_edges,
+        tmp_path / "disk",
+        {"resources": {"memory_gib": TINY_BUDGET_GIB, "spill_dir": str(tmp_path / "spill")}},
+    )
+    assert spilled["merge"].pop("citation_partitions") > 2
+    assert spilled["merge"] == reference["merge"]
+    assert spilled["tables"] == reference["tables"]
+    memory = pq.read_table(tmp_path / "memory" / "citations.parquet")
+    disk = pq.read_table(tmp_path / "disk" / "citations.parquet")
+    assert memory.num_rows > 1000 and disk.equals(memory)
+    assert not any((tmp_path / "spill").iterdir())  # partitions removed
+
+    # the edge cases are there: duplicates across and within files, citing and cited papers
+    # deleted, CORD-19 papers remapped to their PubMed ids
+    counts = reference["merge"]
+    assert counts["citations_deduplicated"] > 1000
+    assert counts["citations_removed_by_deletion"] > 0 and counts["citations_to_deleted_removed"] > 0
+    assert counts["cord_papers_matched_by_doi"] > 0
+    assert not any(c.startswith("CORD:") for c in pc.unique(memory.column("citing")).to_pylist())
+    sort = pc.sort_indices(memory, [("citing", "ascending"), ("cited", "ascending")])
+    assert memory.take(sort).equals(memory)
+    assert memory.group_by(["citing", "cited"]).aggregate([]).num_rows == memory.num_rows
