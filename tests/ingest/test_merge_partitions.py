@@ -23,6 +23,15 @@ from .helpers import rows
 TINY_BUDGET_GIB = 256 / 2**20  # 256 KiB: every step of the merge works in partitions
 
 
+def merged_in_memory_and_spilled(folders, tmp_path, ingest: dict) -> tuple[dict, dict]:
+    """The merge's counts with the default budget (in memory) and with TINY_BUDGET_GIB (spilled
+    to tmp_path/spill), with the same ``ingest`` settings: (reference, spilled)."""
+    reference = merge_ingested(folders, tmp_path / "memory", dict(ingest))
+    resources = {"memory_gib": TINY_BUDGET_GIB, "spill_dir": str(tmp_path / "spill")}
+    spilled = merge_ingested(folders, tmp_path / "disk", {**ingest, "resources": resources})
+    return reference, spilled
+
+
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory):
     """A small synthetic corpus (with a PubMed update file: deletions and revisions) ingested file by file."""
@@ -43,13 +52,7 @@ def test_partitioned_mentions_equal_the_in_memory_sum(ingested, tmp_path, monkey
     """stream_rows 97: the partitioned merge reads each mentions file (and samples its doc_ids for
     the partition bounds) in many small batches, as it does a file of a full release."""
     monkeypatch.setattr(merge, "MERGE_STREAM_ROWS", stream_rows)
-    reference = merge_ingested(ingested, tmp_path / "memory", {"mention_source": mention_source})
-    spilled = merge_ingested(
-        ingested,
-        tmp_path / "disk",
-        {"mention_source": mention_source,
-         "resources": {"memory_gib": TINY_BUDGET_GIB, "spill_dir": str(tmp_path / "spill")}},
-    )  # fmt: skip
+    reference, spilled = merged_in_memory_and_spilled(ingested, tmp_path, {"mention_source": mention_source})
     assert spilled["merge"].pop("mention_partitions") > 2
     assert spilled["merge"].pop("document_partitions") > 2
     assert spilled["merge"].pop("citation_partitions") > 2
@@ -132,13 +135,7 @@ def test_partitioned_entity_join_equals_the_in_memory_join(
     monkeypatch.setattr(merge, "MERGE_STREAM_ROWS", 97)
     if sum_in_memory:
         monkeypatch.setattr(merge, "MERGE_BYTES_PER_MENTION", 0)
-    reference = merge_ingested(folders, tmp_path / "memory", {"mention_source": mention_source})
-    spilled = merge_ingested(
-        folders,
-        tmp_path / "disk",
-        {"mention_source": mention_source,
-         "resources": {"memory_gib": TINY_BUDGET_GIB, "spill_dir": str(tmp_path / "spill")}},
-    )  # fmt: skip
+    reference, spilled = merged_in_memory_and_spilled(folders, tmp_path, {"mention_source": mention_source})
     assert spilled["merge"].pop("entity_join_partitions") > 2
     assert spilled["merge"].pop("document_partitions") > 2
     assert spilled["merge"].pop("citation_partitions") > 2
@@ -214,12 +211,7 @@ def test_partitioned_citations_equal_the_in_memory_dedup(with_citation_edges, tm
     monkeypatch.setattr(merge, "MERGE_STREAM_ROWS", stream_rows)
     for name in ("DOCUMENT_BYTE", "MENTION", "SENTENCE", "ENTITY"):  # only the citations step spills
         monkeypatch.setattr(merge, f"MERGE_BYTES_PER_{name}", 0)
-    reference = merge_ingested(with_citation_edges, tmp_path / "memory", {})
-    spilled = merge_ingested(
-        with_citation_edges,
-        tmp_path / "disk",
-        {"resources": {"memory_gib": TINY_BUDGET_GIB, "spill_dir": str(tmp_path / "spill")}},
-    )
+    reference, spilled = merged_in_memory_and_spilled(with_citation_edges, tmp_path, {})
     assert spilled["merge"].pop("citation_partitions") > 2
     assert spilled["merge"] == reference["merge"]
     assert spilled["tables"] == reference["tables"]
