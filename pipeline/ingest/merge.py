@@ -844,13 +844,13 @@ class _Merger:
         partitions = max(1, math.ceil(rows * MERGE_BYTES_PER_CITATION / (0.5 * self.budget_bytes)))
         if partitions == 1:
             total: pa.Table | None = None
-            for part in self._citation_parts():
+            for part in self._citation_parts():  # distinct after each file: memory near the output's
                 total = part if total is None else pa.concat_tables([total, part])
-                total = total.group_by(["citing", "cited"]).aggregate([]).select(["citing", "cited"])
+                total = _distinct_citations(total).cast(_CITATION_PAIRS)
             if total is None:
                 pq.write_table(tables.CITATIONS.empty_table(), path)
                 return 0
-            table = _distinct_citations(total)
+            table = total.cast(tables.CITATIONS)
             self.bump("citations_deduplicated", self.stats.get("citation_records", 0) - table.num_rows)
             pq.write_table(table, path)
             return table.num_rows
