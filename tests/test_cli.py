@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -102,6 +103,28 @@ def test_a_command_imports_its_own_stage_only() -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.parametrize(("user_value", "expected"), [(None, "0"), ("1", "1")])
+def test_the_allocator_defaults_reach_numpy_and_yield_to_the_user(user_value, expected) -> None:
+    """`litpath` asks numpy (and Arrow's mimalloc) for small pages unless the user said otherwise;
+    numpy reads the variable once, when it is imported, which the command does after main()."""
+    probe = (
+        "import sys\n"
+        "from pipeline.cli import main\n"
+        "sys.argv = ['litpath', 'ingest', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "import os, numpy\n"
+        "print(os.environ['NUMPY_MADVISE_HUGEPAGE'], os.environ['MIMALLOC_ALLOW_THP'],\n"
+        "      int(numpy._core.multiarray._set_madvise_hugepage(False)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in cli_module.ALLOCATOR_DEFAULTS}
+    if user_value is not None:
+        env["NUMPY_MADVISE_HUGEPAGE"] = user_value
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    numpy_setting, mimalloc_setting, numpy_state = done.stdout.splitlines()[-1].split()
+    assert numpy_setting == expected and mimalloc_setting == "0"
+    assert numpy_state == expected  # what numpy made of it: 1 = huge pages asked for
+
+
 @pytest.mark.parametrize(
     ("flags", "own_level", "root_level"),
     [
@@ -195,7 +218,9 @@ def test_no_command_has_an_old_name_among_its_options() -> None:
         assert not own & set(RENAMED.get(name, {})), name
 
 
-SAMPLE = str(Path(__file__).resolve().parents[1] / "config" / "sample" / "citations" / "open_citation_collection.csv")
+SAMPLE = str(
+    Path(__file__).resolve().parents[1] / "config" / "sample" / "citations" / "open_citation_collection.csv"
+)
 
 
 @pytest.mark.parametrize("spelling", [["--out-dir", "{out}"], ["--out-dir={out}"]])
