@@ -12,14 +12,50 @@ marks a finished ingest.
 
 from __future__ import annotations
 
+import gc
 import json
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pipeline.ingest.base import IngestCounts, IngestError, IngestRun, InputFile
 from pipeline.ingest.registry import reader_for
 from pipeline.progress import Progress
+
+# While a file is read, Python's cyclic garbage collector runs every this many seconds instead of
+# after every 700 new container objects. The readers make millions of short-lived tuples and
+# lists (block bookkeeping, the record path); at 10M predications the automatic collections
+# took 1.2 s of a 14 s ingest (1,576 young, 143 middle, 13 full collections), and reading with
+# them paused was 0.6-1.2 s faster, peak memory unchanged (AMD EPYC, 2 cores). Few cycles are
+# made, and the timed collection still frees them.
+GC_INTERVAL_S = 5.0
+
+
+@contextmanager
+def _timed_garbage_collection() -> Iterator[None]:
+    """Automatic cyclic collection off inside the block, a full ``gc.collect()`` every
+    :data:`GC_INTERVAL_S` from a helper thread instead; the previous setting comes back at the end."""
+    interval_s = GC_INTERVAL_S
+    was_enabled = gc.isenabled()
+    gc.disable()
+    stop = threading.Event()
+
+    def collect() -> None:
+        while not stop.wait(interval_s):
+            gc.collect()
+
+    collector = threading.Thread(target=collect, name="ingest-gc", daemon=True)
+    collector.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        collector.join()
+        if was_enabled:
+            gc.enable()
 
 
 def ingest_file(kind: str, path: Path, out_dir: Path, **options: Any) -> IngestCounts:
@@ -39,7 +75,8 @@ def ingest_file(kind: str, path: Path, out_dir: Path, **options: Any) -> IngestC
     source = InputFile(path, progress)
     run = IngestRun(out_dir, path.name, reader.produces)
     try:
-        reader.read(source, run, **options)
+        with _timed_garbage_collection():
+            reader.read(source, run, **options)
         digest = source.sha256()
         rows = run.close()
     except BaseException:

@@ -154,3 +154,47 @@ def test_unknown_kind_and_missing_file(tmp_path):
         ingest_file("nope", DATA / "semmeddb" / "CITATIONS.csv", tmp_path)
     with pytest.raises(IngestError, match="no such input file"):
         ingest_file("semmeddb_citations", tmp_path / "missing.csv", tmp_path / "out")
+
+
+def test_collection_is_timed_while_a_file_is_read_and_restored_after(tmp_path, monkeypatch) -> None:
+    """The reader runs with automatic collection off, yet a reference cycle made meanwhile is
+    freed by the timed collection; afterwards gc is as it was, including after a failed read."""
+    import gc
+    import time
+    import weakref
+
+    from pipeline.ingest import run as run_module
+
+    seen: dict[str, object] = {}
+
+    class Node:
+        pass
+
+    def read(source, run, **_options) -> None:
+        seen["enabled_inside"] = gc.isenabled()
+        cycle = Node()
+        cycle.self = cycle
+        seen["cycle"] = weakref.ref(cycle)
+        del cycle
+        deadline = time.monotonic() + 5
+        while seen["cycle"]() is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen["freed_inside"] = seen["cycle"]() is None
+        if seen.get("fail"):
+            raise RuntimeError("reader failed")
+
+    reader = run_module.reader_for("semmeddb_predication")
+    monkeypatch.setattr(
+        run_module, "reader_for", lambda kind: type(reader)(reader.kind, reader.produces, read)
+    )
+    monkeypatch.setattr(run_module, "GC_INTERVAL_S", 0.05)
+    source = tmp_path / "in.csv"
+    source.write_text("")
+    assert gc.isenabled()
+    run_module.ingest_file("semmeddb_predication", source, tmp_path / "out")
+    assert seen["enabled_inside"] is False and seen["freed_inside"] is True
+    assert gc.isenabled()
+    seen["fail"] = True
+    with pytest.raises(RuntimeError, match="reader failed"):
+        run_module.ingest_file("semmeddb_predication", source, tmp_path / "out2")
+    assert gc.isenabled()
