@@ -152,14 +152,17 @@ def _sum_mentions(parts: list[pa.Table]) -> pa.Table:
         coding_cuis = pool.submit(_sorted_codes, cui_chunks)
         doc, docs = _sorted_codes(doc_chunks)
         cui, cuis = coding_cuis.result()
-    key = doc * max(len(cuis), 1) + cui
+    width = max(len(cuis), 1)
+    key = doc * width
+    key += cui
+    del doc, cui
     key, summed = sum_by_key(key, count)
+    doc = key // width
+    cui = doc * width
+    np.subtract(key, cui, out=cui)  # key % width, as a multiply-subtract (numpy's % is slower)
+    del key
     return pa.table(
-        {
-            "doc_id": docs.take(pa.array(key // max(len(cuis), 1))),
-            "cui": cuis.take(pa.array(key % max(len(cuis), 1))),
-            "count": pa.array(summed, pa.int64()),
-        },
+        {"doc_id": docs.take(pa.array(doc)), "cui": cuis.take(pa.array(cui)), "count": pa.array(summed, pa.int64())},
         schema=_MENTION_SUMS,
     )
 
