@@ -12,6 +12,8 @@ of a :class:`pipeline.paths.Adjacency`, distances accumulated in double:
     :func:`reverse_adjacency`) is given.
 ``nearest(adjacency, source, candidate_mask, k)``
     the k candidates nearest to ``source`` (ties by vertex id), with their distances.
+``symmetric_csr_arrays(n, src, dst, cost)``
+    the graph stage's symmetric CSR of edges sorted by (src, dst), by one counting pass.
 
 The arrays are handed to the library as they are (no copy) when they already have the
 dtypes ``row_ptr`` int64, ``col_idx`` int64, ``cost`` float32 and are contiguous. ctypes
@@ -37,7 +39,7 @@ from pipeline.paths import Adjacency
 REPO = Path(__file__).resolve().parents[1]
 LIBRARY_ENV = "LITPATH_SSSP_LIB"
 DEFAULT_LIBRARY = REPO / "solver" / "build" / "liblitpath_sssp.so"
-ABI_VERSION = 1  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h
+ABI_VERSION = 2  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h
 
 # Status codes of the C ABI.
 _OK, _INVALID_ARGUMENT, _OUT_OF_MEMORY, _BUFFER_TOO_SMALL = 0, 1, 2, 3
@@ -61,7 +63,10 @@ _SIGNATURES = {
     # ..., sources, count, threads, rows_out
     "litpath_sssp_rows": (ctypes.c_int, [*_CSR, _i64p, ctypes.c_int64, ctypes.c_int, _f32p]),
     # n, edges, rows, threads
-    "litpath_sssp_rows_workspace_bytes": (ctypes.c_int64, [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int]),
+    "litpath_sssp_rows_workspace_bytes": (
+        ctypes.c_int64,
+        [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int],
+    ),
     # ..., reverse row_ptr/col_idx/cost, source, target, distance_out, path_out, capacity, length_out
     "litpath_sssp_shortest_path": (
         ctypes.c_int,
@@ -73,6 +78,11 @@ _SIGNATURES = {
         [*_CSR, ctypes.c_int64, _u8p, ctypes.c_int64, _i64p, _f64p, _i64p],
     ),
     "litpath_sssp_release_workspace": (None, []),
+    # n, m, src, dst, cost, row_ptr_out, col_idx_out, cost_out
+    "litpath_sssp_symmetric_csr": (
+        ctypes.c_int,
+        [ctypes.c_int64, ctypes.c_int64, _i64p, _i64p, _f32p, _i64p, _i64p, _f32p],
+    ),
 }
 
 _library: ctypes.CDLL | None = None
@@ -309,3 +319,27 @@ def reverse_adjacency(adjacency: Adjacency) -> Adjacency:
 def release_workspace() -> None:
     """Free this thread's search workspaces in the library (O(n) each; kept between queries)."""
     library().litpath_sssp_release_workspace()
+
+
+def symmetric_csr_arrays(
+    n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row_ptr, col_idx, cost) of both directions of the undirected edges ``src[i] < dst[i] < n``,
+    given sorted by (src, dst) and distinct; rows sorted by column. :class:`ValueError` names
+    the first edge out of range or out of order."""
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    dst = np.ascontiguousarray(dst, dtype=np.int64)
+    cost = np.ascontiguousarray(cost, dtype=np.float32)
+    m = len(src)
+    if len(dst) != m or len(cost) != m:
+        raise ValueError(f"src, dst and cost differ in length: {m}, {len(dst)}, {len(cost)}")
+    row_ptr = np.empty(n + 1, dtype=np.int64)
+    col_idx = np.empty(2 * m, dtype=np.int64)
+    costs = np.empty(2 * m, dtype=np.float32)
+    lib = library()
+    status = lib.litpath_sssp_symmetric_csr(
+        int(n), m, _pointer(src, _i64p), _pointer(dst, _i64p), _pointer(cost, _f32p),
+        _pointer(row_ptr, _i64p), _pointer(col_idx, _i64p), _pointer(costs, _f32p),
+    )  # fmt: skip
+    _raise_for(status, lib)
+    return row_ptr, col_idx, costs

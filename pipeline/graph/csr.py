@@ -8,6 +8,7 @@ read its own rows and a path walker can scan a vertex's neighbours.
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columnar import argsort_keys
+from pipeline.sssp import SsspError, symmetric_csr_arrays
 from pipeline.tables import EDGE_KINDS
+
+log = logging.getLogger(__name__)
 
 DIGEST_VERSION = b"litpath-graph-digest-v1\n"
 _CHUNK = 1 << 20
@@ -57,6 +61,28 @@ def sort_edges(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 def symmetric_csr(n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarray) -> CSR:
     """Both directions of the undirected edges ``src < dst`` as CSR sorted by (row, column).
 
+    Edges sorted by (src, dst), as the graph stage assembles them, are placed by one counting
+    pass in the compiled library (:func:`pipeline.sssp.symmetric_csr_arrays`; 22M edges at 10M
+    predications in a fraction of a second, against about 3 s for numpy's stable sort of the
+    destinations). Without the library, or for unsorted edges, :func:`symmetric_csr_numpy`.
+    """
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    cost = np.asarray(cost, dtype=np.float32)
+    if len(src) and (np.any(src >= dst) or src.min() < 0 or dst.max() >= n):
+        raise ValueError("edges must satisfy 0 <= src < dst < n")
+    if _strictly_increasing(src, dst):
+        try:
+            row_ptr, col_idx, costs = symmetric_csr_arrays(n, src, dst, cost)
+            return CSR(n=n, row_ptr=row_ptr, col_idx=col_idx, cost=costs)
+        except SsspError as exc:  # the library is not built: numpy does the same, slower
+            log.debug("symmetric CSR in numpy: %s", exc)
+    return symmetric_csr_numpy(n, src, dst, cost)
+
+
+def symmetric_csr_numpy(n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarray) -> CSR:
+    """:func:`symmetric_csr` in numpy (edges ``0 <= src < dst < n``, in any order, distinct).
+
     Placement is a counting sort: row r holds first its edges (s, r) with s < r (from the
     reverse direction, ordered by s), then its edges (r, d) with d > r (ordered by d), so
     only one stable sort of the destinations is needed.
@@ -64,8 +90,6 @@ def symmetric_csr(n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarray) ->
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     cost = np.asarray(cost, dtype=np.float32)
-    if len(src) and (np.any(src >= dst) or src.min() < 0 or dst.max() >= n):
-        raise ValueError("edges must satisfy 0 <= src < dst < n")
     if not _strictly_increasing(src, dst):
         order = sort_edges(src, dst)
         src, dst, cost = src[order], dst[order], cost[order]

@@ -152,6 +152,16 @@ void distance_rows_wide_ids(const CsrGraph& graph, const std::int64_t* sources, 
                             int threads);
 }  // namespace detail
 
+// The symmetric CSR (both directions, rows sorted by column, no diagonal) of m
+// undirected edges src[i] < dst[i] < n given sorted by (src, dst) and distinct,
+// the order of the graph stage's edges table. One counting pass, no sort: row r
+// receives its reverse entries (s, r) in ascending s (the edges come in
+// ascending src), then its forward entries (r, d) in ascending d, and every s < r
+// < d. row_ptr has n + 1 entries, col_idx and cost_out 2 * m. Throws
+// std::invalid_argument naming the first edge out of range or out of order.
+void symmetric_csr_of_sorted_edges(std::int64_t n, std::int64_t m, const std::int64_t* src, const std::int64_t* dst,
+                                   const float* cost, std::int64_t* row_ptr, std::int64_t* col_idx, float* cost_out);
+
 struct PathResult {
     // Shortest distance from source to target; +inf when target is unreachable.
     // It is the sum, in path order and in double, of the costs of the returned

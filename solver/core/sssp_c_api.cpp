@@ -99,6 +99,17 @@ LITPATH_SSSP_EXPORT int64_t litpath_sssp_rows_workspace_bytes(int64_t n, int64_t
     return litpath::sssp::distance_rows_workspace_bytes(n, edges, rows, threads);
 }
 
+LITPATH_SSSP_EXPORT int litpath_sssp_symmetric_csr(int64_t n, int64_t m, const int64_t* src, const int64_t* dst,
+                                                    const float* cost, int64_t* row_ptr_out, int64_t* col_idx_out,
+                                                    float* cost_out) {
+    return guarded([&] {
+        require(n >= 0 && m >= 0, "n and m must be >= 0");
+        require(row_ptr_out != nullptr, "row_ptr_out must not be null");
+        require(m == 0 || (src && dst && cost && col_idx_out && cost_out), "the edge and CSR arrays must not be null");
+        litpath::sssp::symmetric_csr_of_sorted_edges(n, m, src, dst, cost, row_ptr_out, col_idx_out, cost_out);
+    });
+}
+
 LITPATH_SSSP_EXPORT int litpath_sssp_shortest_path(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
                                                    const float* cost, const int64_t* rev_row_ptr,
                                                    const int64_t* rev_col_idx, const float* rev_cost, int64_t source,

@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define LITPATH_SSSP_ABI_VERSION 1
+#define LITPATH_SSSP_ABI_VERSION 2
 
 enum litpath_sssp_status {
     LITPATH_SSSP_OK = 0,
@@ -57,6 +57,14 @@ int litpath_sssp_rows(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
  * rows, for `rows` rows of a graph of n vertices and `edges` arcs on `threads`
  * threads (the planner's estimate is checked against this). */
 int64_t litpath_sssp_rows_workspace_bytes(int64_t n, int64_t edges, int64_t rows, int threads);
+
+/* The symmetric CSR of m undirected edges src[i] < dst[i] < n, given sorted by
+ * (src, dst) and distinct: both directions, rows sorted by column, no diagonal
+ * (the graph.bp layout). row_ptr_out has n + 1 entries, col_idx_out and
+ * cost_out 2 * m. One counting pass, no sort. The message names the first edge
+ * out of range or out of order. */
+int litpath_sssp_symmetric_csr(int64_t n, int64_t m, const int64_t* src, const int64_t* dst, const float* cost,
+                               int64_t* row_ptr_out, int64_t* col_idx_out, float* cost_out);
 
 /* A shortest source -> target path by bidirectional Dijkstra. The reverse CSR
  * (rev_*: the transpose, row v lists the u with an edge u -> v) is searched

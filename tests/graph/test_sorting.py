@@ -6,8 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.columnar import TWO_THREAD_SORT_MIN, _mostly_ascending, argsort_keys, sort_in_place, sum_by_key
-from pipeline.graph.csr import symmetric_csr
+from pipeline.columnar import (
+    TWO_THREAD_SORT_MIN,
+    _mostly_ascending,
+    argsort_keys,
+    sort_in_place,
+    sort_keys,
+    sum_by_key,
+)
+from pipeline.graph.csr import CSR, symmetric_csr, symmetric_csr_numpy
+from pipeline.sssp import symmetric_csr_arrays
 
 
 @pytest.mark.parametrize("high", [1, 7, 1 << 20, 1 << 40, 1 << 62])
@@ -32,6 +40,48 @@ def test_large_sorts_are_sorts_and_argsort_stays_stable(high, layout):
     sort_in_place(values)
     assert np.array_equal(values, np.sort(keys))
     assert np.array_equal(argsort_keys(keys), np.argsort(keys, kind="stable"))
+
+
+@pytest.mark.parametrize(
+    "keys_of",
+    [
+        "small",  # packed with the row index as they are
+        "two codes",  # high << 32 | low past 63 bits with the index: squeezed, then unsqueezed
+        "two codes, low all zero",  # the squeeze keeps one low bit
+        "wide",  # too wide to pack: np.argsort and a gather
+        "negative",
+    ],
+)
+def test_sort_keys_gives_np_sort_and_the_stable_order(keys_of):
+    rng = np.random.default_rng()
+    n = 30000
+    keys = {
+        "small": lambda: rng.integers(0, 1000, n, dtype=np.int64),
+        "two codes": lambda: (rng.integers(0, 1 << 30, n, dtype=np.int64) << 32) | rng.integers(0, 3000, n),
+        "two codes, low all zero": lambda: rng.integers(0, 1 << 30, n, dtype=np.int64) << 32,
+        "wide": lambda: rng.integers(0, 1 << 62, n, dtype=np.int64),
+        "negative": lambda: rng.integers(-500, 500, n, dtype=np.int64),
+    }[keys_of]()
+    before = keys.copy()
+    ordered, order = sort_keys(keys)
+    assert np.array_equal(keys, before)  # the caller's keys are not touched
+    assert np.array_equal(ordered, np.sort(keys)) and ordered.dtype == np.int64
+    assert np.array_equal(order, np.argsort(keys, kind="stable"))
+    empty, no_order = sort_keys(np.zeros(0, np.int64))
+    assert len(empty) == len(no_order) == 0
+
+
+def test_sum_by_key_of_distinct_keys_is_a_sort():
+    rng = np.random.default_rng()
+    keys = rng.permutation(np.arange(0, 40000, 3, dtype=np.int64) << 20)
+    counts = rng.integers(1, 9, len(keys)).astype(np.int64)
+    distinct, sums = sum_by_key(keys, counts)
+    order = np.argsort(keys)
+    assert np.array_equal(distinct, keys[order]) and np.array_equal(sums, counts[order])
+    keys[7] = keys[8]  # one repeat: the segmented sum again
+    distinct, sums = sum_by_key(keys, counts)
+    assert len(distinct) == len(keys) - 1 and sums.sum() == counts.sum()
+    assert sums[np.searchsorted(distinct, keys[8])] == counts[7] + counts[8]
 
 
 def test_argsort_keys_negative_and_empty():
@@ -67,15 +117,23 @@ def test_argsort_keys_of_two_packed_codes():
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 50, 3000])
-def test_symmetric_csr_against_a_lexsort_of_both_directions(n):
-    """Random undirected edges (zero costs included) against an independent construction."""
+@pytest.mark.parametrize("build", ["library", "numpy", "numpy, edges shuffled"])
+def test_symmetric_csr_against_a_lexsort_of_both_directions(n, build):
+    """Random undirected edges (zero costs included) against an independent construction: the
+    compiled counting pass (edges sorted, as the graph stage has them) and the numpy one."""
     rng = np.random.default_rng()
     pairs = rng.integers(0, max(n, 1), size=(4 * n, 2))
-    pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+    pairs = np.unique(np.sort(pairs, axis=1), axis=0)  # sorted by (src, dst)
     pairs = pairs[pairs[:, 0] < pairs[:, 1]]
+    if build == "numpy, edges shuffled":
+        pairs = rng.permutation(pairs)
     src, dst = pairs[:, 0], pairs[:, 1]
     cost = rng.choice([0.0, 0.5, 1.25, 7.0], size=len(src)).astype(np.float32)
-    csr = symmetric_csr(n, src, dst, cost)
+    if build == "library":
+        row_ptr, col_idx, costs = symmetric_csr_arrays(n, src, dst, cost)
+        csr = CSR(n, row_ptr, col_idx, costs)
+    else:
+        csr = symmetric_csr_numpy(n, src, dst, cost)
 
     rows, cols = np.r_[src, dst], np.r_[dst, src]
     both_costs = np.r_[cost, cost]
@@ -84,3 +142,30 @@ def test_symmetric_csr_against_a_lexsort_of_both_directions(n):
     assert np.array_equal(csr.col_idx, cols[order])
     assert np.array_equal(csr.cost.view(np.uint32), both_costs[order].view(np.uint32))
     assert csr.col_idx.dtype == np.int64 and csr.cost.dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "message"),
+    [
+        ([0, 2, 1], [1, 3, 2], r"edge 2 \(1, 2\): not after the edge before it"),
+        ([0, 0], [1, 1], r"edge 1 \(0, 1\): .*a repeat of it"),
+        ([0, 3], [1, 2], r"edge 1 \(3, 2\): needs 0 <= src < dst < n"),
+        ([0, 1], [1, 9], r"edge 1 \(1, 9\): needs 0 <= src < dst < n"),
+    ],
+)
+def test_the_library_csr_names_the_first_bad_edge(src, dst, message):
+    with pytest.raises(ValueError, match=message):
+        symmetric_csr_arrays(5, np.array(src), np.array(dst), np.ones(len(src), np.float32))
+
+
+def test_the_graph_stage_csr_of_sorted_edges_comes_from_the_library(monkeypatch):
+    import pipeline.graph.csr as csr_module
+
+    def numpy_used(*_args):
+        raise AssertionError("the numpy CSR was used for sorted edges")
+
+    monkeypatch.setattr(csr_module, "symmetric_csr_numpy", numpy_used)
+    csr = symmetric_csr(4, np.array([0, 0, 1, 2]), np.array([1, 3, 3, 3]), np.arange(4, dtype=np.float32))
+    assert csr.row_ptr.tolist() == [0, 2, 4, 5, 8]
+    assert csr.col_idx.tolist() == [1, 3, 0, 3, 3, 0, 1, 2]
+    assert csr.cost.tolist() == [0, 1, 0, 2, 3, 1, 2, 3]
