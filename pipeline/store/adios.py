@@ -89,6 +89,17 @@ def _write_1d(stream: adios2.Stream, name: str, array: np.ndarray) -> None:
     stream.write(name, array, [len(array)], [0], [len(array)])
 
 
+def _put_deferred(stream: adios2.Stream, name: str, array: np.ndarray) -> None:
+    """A whole 1-D array put without a copy: ADIOS2 writes it from ``array`` at ``end_step``,
+    which must come before ``array`` is freed or changed. ``stream.write`` puts in sync mode,
+    which first copies the array into the engine's buffer: for the 44M-entry CSR of the 10M
+    predication graph, 1.7 s against 0.3 s deferred (AMD EPYC)."""
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{name}: a deferred put needs a contiguous array")
+    variable = stream.io.define_variable(name, array, [len(array)], [0], [len(array)])
+    stream.engine.put(variable, array, adios2.bindings.Mode.Deferred)
+
+
 def _read_1d(reader: adios2.FileReader, name: str, dtype) -> np.ndarray:
     variables = reader.available_variables()
     if name not in variables:
@@ -113,8 +124,8 @@ def write_graph_bp(
     absent. Extra attributes are written as given.
     """
     row_ptr = np.asarray(row_ptr, dtype=np.int64)
-    col_idx = np.asarray(col_idx, dtype=np.int64)
-    cost = np.asarray(cost, dtype=np.float32)
+    col_idx = np.ascontiguousarray(col_idx, dtype=np.int64)
+    cost = np.ascontiguousarray(cost, dtype=np.float32)
     if (
         row_ptr.shape != (n + 1,)
         or row_ptr[0] != 0
@@ -135,8 +146,12 @@ def write_graph_bp(
         stream.begin_step()
         stream.write("n", int(n))
         _write_1d(stream, "row_ptr", row_ptr)
-        _write_1d(stream, "col_idx", col_idx)
-        _write_1d(stream, "cost", cost)
+        if len(col_idx):  # row_ptr, col_idx and cost stay alive until end_step, as deferred puts need
+            _put_deferred(stream, "col_idx", col_idx)
+            _put_deferred(stream, "cost", cost)
+        else:  # the Python reader needs the variables even when empty
+            _write_1d(stream, "col_idx", col_idx)
+            _write_1d(stream, "cost", cost)
         for name, value in attrs.items():
             _write_attribute(stream, name, value)
         stream.end_step()
