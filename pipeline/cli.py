@@ -83,6 +83,19 @@ def configure_logging(verbosity: int) -> None:
         logging.getLogger(name).setLevel(level)
 
 
+# Allocator settings of a command's process, set just before its module (and so numpy and
+# pyarrow, which read them once, when they load) is imported; a value the user set wins.
+# Both libraries ask the kernel for transparent huge pages for large arrays. On the virtual
+# machines measured here (AMD EPYC, 2 cores, 24 GiB) the first touch of a huge page costs
+# about 2.3 s per GiB against 0.4 s for small pages, and the merge, which allocates and frees
+# many arrays of tens of millions of rows, is faster on small pages: 7.9 -> 6.1 s at 10M
+# predications (medians of 3), 42.5 -> 35.7 s at 30M. The graph build is not: the same at
+# 10M, 81.8 s on huge pages against 98.8 s at 30M; the ingest is the same either way. So only
+# the merge asks for small pages (bench/results/ingest_graph.md).
+COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {
+    "merge": {"NUMPY_MADVISE_HUGEPAGE": "0", "MIMALLOC_ALLOW_THP": "0"},
+}
+
 # Where each sub-command that lives next to its stage's code is defined ("module:attribute", the
 # shape of an entry point). A command's module is imported only when the command is used (or
 # `--help` lists them all): each workflow rule starts a `litpath` process, and importing every
@@ -137,6 +150,8 @@ class LitpathGroup(click.Group):
         if cmd_name in self.commands:
             return self.commands[cmd_name]
         if cmd_name in AREA_COMMANDS:
+            for name, value in COMMAND_ENVIRONMENT.get(cmd_name, {}).items():
+                os.environ.setdefault(name, value)
             command = _load_object(AREA_COMMANDS[cmd_name])
         elif cmd_name in self._plugin_entries():
             entry = self._plugin_entries()[cmd_name]
@@ -285,19 +300,7 @@ def schemas() -> None:
     click.echo("\n".join(f"wrote {p}" for p in written) or "schemas are up to date")
 
 
-# Environment defaults for the allocators, set before numpy or pyarrow is imported (both read
-# them once, at start-up); a value the user set wins. Both libraries ask the kernel for
-# transparent huge pages for large arrays. On the virtual machines measured here (AMD EPYC,
-# 2 cores, 24 GiB), the first touch of a huge page costs about 2.3 s per GiB against 0.4 s
-# for small pages (the host backs each 2 MiB page at once), and the merge, which allocates and
-# frees many arrays of tens of millions of rows, went 7.9 -> 6.1 s at 10M predications with
-# small pages; the ingest and the graph build did not change (bench/results/ingest_graph.md).
-ALLOCATOR_DEFAULTS = {"NUMPY_MADVISE_HUGEPAGE": "0", "MIMALLOC_ALLOW_THP": "0"}
-
-
 def main() -> None:
-    for name, value in ALLOCATOR_DEFAULTS.items():
-        os.environ.setdefault(name, value)
     try:
         cli(standalone_mode=False)
     except click.exceptions.Abort:

@@ -103,26 +103,32 @@ def test_a_command_imports_its_own_stage_only() -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
-@pytest.mark.parametrize(("user_value", "expected"), [(None, "0"), ("1", "1")])
-def test_the_allocator_defaults_reach_numpy_and_yield_to_the_user(user_value, expected) -> None:
-    """`litpath` asks numpy (and Arrow's mimalloc) for small pages unless the user said otherwise;
-    numpy reads the variable once, when it is imported, which the command does after main()."""
+@pytest.mark.parametrize(
+    ("command", "user_value", "expected"),
+    [("merge", None, "0"), ("merge", "1", "1"), ("ingest", None, None), ("build-graph", None, None)],
+)
+def test_the_merge_asks_numpy_for_small_pages_unless_the_user_said_otherwise(
+    command, user_value, expected
+) -> None:
+    """numpy reads NUMPY_MADVISE_HUGEPAGE once, when it is imported, which a command's module does
+    after the CLI has chosen the command; only the merge changes the default."""
     probe = (
         "import sys\n"
         "from pipeline.cli import main\n"
-        "sys.argv = ['litpath', 'ingest', '--help']\n"
+        f"sys.argv = ['litpath', {command!r}, '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "import os, numpy\n"
-        "print(os.environ['NUMPY_MADVISE_HUGEPAGE'], os.environ['MIMALLOC_ALLOW_THP'],\n"
+        "print(os.environ.get('NUMPY_MADVISE_HUGEPAGE'), os.environ.get('MIMALLOC_ALLOW_THP'),\n"
         "      int(numpy._core.multiarray._set_madvise_hugepage(False)))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k not in cli_module.ALLOCATOR_DEFAULTS}
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMPY_MADVISE_HUGEPAGE", "MIMALLOC_ALLOW_THP")}
     if user_value is not None:
         env["NUMPY_MADVISE_HUGEPAGE"] = user_value
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
     numpy_setting, mimalloc_setting, numpy_state = done.stdout.splitlines()[-1].split()
-    assert numpy_setting == expected and mimalloc_setting == "0"
-    assert numpy_state == expected  # what numpy made of it: 1 = huge pages asked for
+    assert numpy_setting == str(expected)
+    assert mimalloc_setting == ("0" if command == "merge" else "None")
+    assert numpy_state == ("1" if expected in (None, "1") else "0")  # what numpy made of it: 1 = huge pages
 
 
 @pytest.mark.parametrize(
