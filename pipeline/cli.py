@@ -87,14 +87,15 @@ def configure_logging(verbosity: int) -> None:
 # pyarrow, which read them once, when they load) is imported; a value the user set wins.
 # Both libraries ask the kernel for transparent huge pages for large arrays. On the virtual
 # machines measured here (AMD EPYC, 2 cores, 24 GiB) the first touch of a huge page costs
-# about 2.3 s per GiB against 0.4 s for small pages, and the merge, which allocates and frees
-# many arrays of tens of millions of rows, is faster on small pages: 7.9 -> 6.1 s at 10M
-# predications (medians of 3), 42.5 -> 35.7 s at 30M. The graph build is not: the same at
-# 10M, 81.8 s on huge pages against 98.8 s at 30M; the ingest is the same either way. So only
-# the merge asks for small pages (bench/results/ingest_graph.md).
-COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {
-    "merge": {"NUMPY_MADVISE_HUGEPAGE": "0", "MIMALLOC_ALLOW_THP": "0"},
-}
+# about 2.3 s per GiB against 0.4 s for small pages, and its cost varies with the host's
+# state. The merge and the graph build allocate and free many arrays of tens of millions of
+# rows: on small pages the merge went 7.9 -> 6.1 s at 10M predications (medians of 3) and
+# 42.5 -> 35.7 s at 30M; the in-memory graph build at 10M took 13.7-15.7 s against 12.3-18.0 s
+# on huge pages (medians 15.4 and 17.9 of 4). The partitioned graph build at 30M was slower on
+# small pages (98.8 and 102.1 s against 81.8 and 94.9 s): a trade for a steadier build, noted
+# in bench/results/ingest_graph.md. The ingest is the same either way and keeps the default.
+SMALL_PAGES = {"NUMPY_MADVISE_HUGEPAGE": "0", "MIMALLOC_ALLOW_THP": "0"}
+COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {"merge": SMALL_PAGES, "build-graph": SMALL_PAGES}
 
 # Where each sub-command that lives next to its stage's code is defined ("module:attribute", the
 # shape of an entry point). A command's module is imported only when the command is used (or

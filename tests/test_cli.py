@@ -105,13 +105,13 @@ def test_a_command_imports_its_own_stage_only() -> None:
 
 @pytest.mark.parametrize(
     ("command", "user_value", "expected"),
-    [("merge", None, "0"), ("merge", "1", "1"), ("ingest", None, None), ("build-graph", None, None)],
+    [("merge", None, "0"), ("merge", "1", "1"), ("build-graph", None, "0"), ("ingest", None, None)],
 )
-def test_the_merge_asks_numpy_for_small_pages_unless_the_user_said_otherwise(
+def test_merge_and_graph_ask_numpy_for_small_pages_unless_the_user_said_otherwise(
     command, user_value, expected
 ) -> None:
     """numpy reads NUMPY_MADVISE_HUGEPAGE once, when it is imported, which a command's module does
-    after the CLI has chosen the command; only the merge changes the default."""
+    after the CLI has chosen the command; the ingest keeps numpy's default."""
     probe = (
         "import sys\n"
         "from pipeline.cli import main\n"
@@ -127,7 +127,7 @@ def test_the_merge_asks_numpy_for_small_pages_unless_the_user_said_otherwise(
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
     numpy_setting, mimalloc_setting, numpy_state = done.stdout.splitlines()[-1].split()
     assert numpy_setting == str(expected)
-    assert mimalloc_setting == ("0" if command == "merge" else "None")
+    assert mimalloc_setting == ("None" if command == "ingest" else "0")
     assert numpy_state == ("1" if expected in (None, "1") else "0")  # what numpy made of it: 1 = huge pages
 
 
