@@ -116,7 +116,7 @@ def test_argsort_keys_of_two_packed_codes():
     assert np.array_equal(distinct[::-1][argsort_keys(distinct[::-1].copy(), unique=True)], distinct)
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 50, 3000])
+@pytest.mark.parametrize("n", [0, 1, 2, 50, 3000, 100_000])
 @pytest.mark.parametrize("build", ["library", "numpy", "numpy, edges shuffled"])
 def test_symmetric_csr_against_a_lexsort_of_both_directions(n, build):
     """Random undirected edges (zero costs included) against an independent construction: the
