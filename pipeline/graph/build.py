@@ -605,18 +605,24 @@ def _document_titles(tables_dir: Path, keys: pa.Array, batch_rows: int) -> tuple
     return pc.take(found_titles, where), not_vertices
 
 
+def _edge_keys(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
+    """min(u, v) * n + max(u, v): the key of each edge in (src, dst) order (vertex ids < n)."""
+    key = np.minimum(u, v)
+    key *= n
+    key += np.maximum(u, v)
+    return key
+
+
 def _assemble_edges(n: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:
     """One edge list (src < dst, sorted by (src, dst)) from per-kind (u, v, weight) in vid space.
 
     Parts are in :data:`EDGE_KINDS` order; arrays are built and permuted one at a time to keep
     the peak near one copy of the edge list.
     """
-    src = np.concatenate([np.minimum(u, v) for u, v, _ in parts])
-    dst = np.concatenate([np.maximum(u, v) for u, v, _ in parts])
     if n < (1 << 31):
-        key = src * n
-        key += dst
-        del src, dst
+        # One int64 key per edge, src * n + dst, built part by part: no full-length src and dst
+        # columns exist before the sort (on this VM every fresh array costs its first touch).
+        key = np.concatenate([_edge_keys(u, v, n) for u, v, _ in parts])
         key, order = sort_keys(key, unique=True)
         # Both columns from the sorted keys: a division by a constant and a multiply-subtract
         # stream through memory, where gathering them in the new order would miss the cache.
@@ -625,6 +631,8 @@ def _assemble_edges(n: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -
         np.subtract(key, dst, out=dst)
         del key
     else:
+        src = np.concatenate([np.minimum(u, v) for u, v, _ in parts])
+        dst = np.concatenate([np.maximum(u, v) for u, v, _ in parts])
         order = sort_edges(src, dst)
         src = src[order]
         dst = dst[order]
