@@ -169,3 +169,19 @@ def test_the_graph_stage_csr_of_sorted_edges_comes_from_the_library(monkeypatch)
     assert csr.row_ptr.tolist() == [0, 2, 4, 5, 8]
     assert csr.col_idx.tolist() == [1, 3, 0, 3, 3, 0, 1, 2]
     assert csr.cost.tolist() == [0, 1, 0, 2, 3, 1, 2, 3]
+
+
+def test_unsorted_edges_are_sorted_by_numpy_and_repeats_refused():
+    """The library takes edges sorted by (src, dst) only; symmetric_csr gives unsorted ones to
+    numpy, which sorts them (same CSR) and refuses a repeated edge."""
+    rng = np.random.default_rng()
+    pairs = np.unique(np.sort(rng.integers(0, 500, size=(3000, 2)), axis=1), axis=0)
+    pairs = pairs[pairs[:, 0] < pairs[:, 1]]
+    cost = rng.random(len(pairs)).astype(np.float32)
+    expected = symmetric_csr(500, pairs[:, 0], pairs[:, 1], cost)
+    shuffle = rng.permutation(len(pairs))
+    got = symmetric_csr(500, pairs[shuffle, 0], pairs[shuffle, 1], cost[shuffle])
+    assert np.array_equal(got.row_ptr, expected.row_ptr) and np.array_equal(got.col_idx, expected.col_idx)
+    assert np.array_equal(got.cost, expected.cost)
+    with pytest.raises(ValueError, match="duplicate edge"):
+        symmetric_csr(500, np.r_[pairs[:, 0], pairs[0, 0]], np.r_[pairs[:, 1], pairs[0, 1]], np.r_[cost, cost[0]])
