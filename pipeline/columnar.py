@@ -99,6 +99,18 @@ def sort_keys(keys: np.ndarray, unique: bool = False) -> tuple[np.ndarray, np.nd
     return packed, order
 
 
+def split_keys(keys: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """(keys // width, keys % width) of keys made as ``high * width + low`` (all >= 0).
+
+    The remainder as a multiply-subtract: numpy's ``//`` by a constant is fast, its ``%`` several
+    times slower.
+    """
+    high = keys // width
+    low = high * width
+    np.subtract(keys, low, out=low)
+    return high, low
+
+
 def sum_by_key(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(distinct keys ascending, sum of counts per key); counts default to 1 per row.
 

@@ -47,7 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from pipeline.columnar import sort_keys, sum_by_key
+from pipeline.columnar import sort_keys, split_keys, sum_by_key
 from pipeline.config import load_schema, validate_config
 from pipeline.graph import spill, weights
 from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
@@ -624,11 +624,9 @@ def _assemble_edges(n: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -
         # columns exist before the sort (on this VM every fresh array costs its first touch).
         key = np.concatenate([_edge_keys(u, v, n) for u, v, _ in parts])
         key, order = sort_keys(key, unique=True)
-        # Both columns from the sorted keys: a division by a constant and a multiply-subtract
-        # stream through memory, where gathering them in the new order would miss the cache.
-        src = key // n
-        dst = src * n
-        np.subtract(key, dst, out=dst)
+        # Both columns from the sorted keys: split_keys streams through memory, where gathering
+        # them in the new order would miss the cache.
+        src, dst = split_keys(key, n)
         del key
     else:
         src = np.concatenate([np.minimum(u, v) for u, v, _ in parts])

@@ -67,17 +67,12 @@ def symmetric_csr(n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarray) ->
     output, against about 3 s for numpy's stable sort of the destinations). Unsorted edges, or
     no library: :func:`symmetric_csr_numpy`.
     """
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
-    cost = np.asarray(cost, dtype=np.float32)
-    if len(src) and (np.any(src >= dst) or src.min() < 0 or dst.max() >= n):
-        raise ValueError("edges must satisfy 0 <= src < dst < n")
     try:
         row_ptr, col_idx, costs = symmetric_csr_arrays(n, src, dst, cost)
         return CSR(n=n, row_ptr=row_ptr, col_idx=col_idx, cost=costs)
     except SsspError as exc:  # the library is not built: numpy does the same, slower
         log.debug("symmetric CSR in numpy: %s", exc)
-    except ValueError:  # in range (checked above) but not sorted by (src, dst): numpy sorts them
+    except ValueError:  # out of range or not sorted: numpy says which, or sorts them
         pass
     return symmetric_csr_numpy(n, src, dst, cost)
 
@@ -92,6 +87,8 @@ def symmetric_csr_numpy(n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarr
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     cost = np.asarray(cost, dtype=np.float32)
+    if len(src) and (np.any(src >= dst) or src.min() < 0 or dst.max() >= n):
+        raise ValueError("edges must satisfy 0 <= src < dst < n")
     if not _strictly_increasing(src, dst):
         order = sort_edges(src, dst)
         src, dst, cost = src[order], dst[order], cost[order]

@@ -61,7 +61,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import tables
-from pipeline.columnar import sum_by_key
+from pipeline.columnar import split_keys, sum_by_key
 from pipeline.config import check_setting, schema_of
 from pipeline.graph.spill import SpillFolder
 from pipeline.ingest.base import IngestError
@@ -157,9 +157,7 @@ def _sum_mentions(parts: list[pa.Table]) -> pa.Table:
     key += cui
     del doc, cui
     key, summed = sum_by_key(key, count)
-    doc = key // width
-    cui = doc * width
-    np.subtract(key, cui, out=cui)  # key % width, as a multiply-subtract (numpy's % is slower)
+    doc, cui = split_keys(key, width)
     del key
     return pa.table(
         {"doc_id": docs.take(pa.array(doc)), "cui": cuis.take(pa.array(cui)), "count": pa.array(summed, pa.int64())},

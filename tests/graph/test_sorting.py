@@ -12,6 +12,7 @@ from pipeline.columnar import (
     argsort_keys,
     sort_in_place,
     sort_keys,
+    split_keys,
     sum_by_key,
 )
 from pipeline.graph.csr import CSR, symmetric_csr, symmetric_csr_numpy
@@ -185,3 +186,18 @@ def test_unsorted_edges_are_sorted_by_numpy_and_repeats_refused():
     assert np.array_equal(got.cost, expected.cost)
     with pytest.raises(ValueError, match="duplicate edge"):
         symmetric_csr(500, np.r_[pairs[:, 0], pairs[0, 0]], np.r_[pairs[:, 1], pairs[0, 1]], np.r_[cost, cost[0]])
+
+
+def test_out_of_range_edges_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"edges must satisfy 0 <= src < dst < n"):
+        symmetric_csr(5, np.array([0, 3]), np.array([1, 2]), np.ones(2, np.float32))
+    with pytest.raises(ValueError, match=r"edges must satisfy 0 <= src < dst < n"):
+        symmetric_csr(5, np.array([0, 1]), np.array([1, 9]), np.ones(2, np.float32))
+
+
+@pytest.mark.parametrize("width", [1, 7, 3000, 1 << 31])
+def test_split_keys_is_floor_division_and_remainder(width):
+    rng = np.random.default_rng()
+    keys = rng.integers(0, (1 << 62) // width, 10000, dtype=np.int64) * width + rng.integers(0, width, 10000)
+    high, low = split_keys(keys, width)
+    assert np.array_equal(high, keys // width) and np.array_equal(low, keys % width)

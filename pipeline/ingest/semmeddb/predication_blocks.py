@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from pipeline.columnar import sum_by_key
+from pipeline.columnar import split_keys, sum_by_key
 from pipeline.ingest.base import IngestRun, InputFile, Prefetch, reject_utf16
 from pipeline.ingest.semmeddb.fields import PREDICATION_COLUMNS, dump_records, parse_cui_field, split_like
 from pipeline.ingest.semmeddb.predication import ORDER_STEP, PredicationRows
@@ -388,7 +388,7 @@ class PredicationBlocks(PredicationRows):
                 [s_code.to_numpy(zero_copy_only=False), o_code.to_numpy(zero_copy_only=False)]
             )
             key, count = sum_by_key(key)
-            paper, code = pa.array(key // n_codes), pa.array(key % n_codes)
+            paper, code = (pa.array(part) for part in split_keys(key, n_codes))
         mentions = pa.table(
             {
                 "doc_id": pc.binary_join_element_wise("PMID:", pc.cast(paper, pa.string()), ""),
