@@ -55,6 +55,7 @@ GOOD = '"{pid}","{sid}","{pmid}","TREATS","C0012345","Sj\xf6gren\\\'s, x","dsyn"
 QUIRKS = [
     '"{pid}","{sid}","{pmid}","ISA","C0796614|931","MS4A1","gngm",\\N,"6520","SLC3A2","gngm","1"',  # 12 columns
     '"{pid}","{sid}","{pmid}","ISA","3429|5715","IFI27|PSMD9","gngm|aapp","1","0012","G","gngm","1",\\N,\\N,\\N',
+    '"{pid}","{sid}","{pmid}","ISA","3429|5715","IFI27|PSMD9","gngm|aapp","1","672|675|672","BRCA1|BRCA2","gngm","0",\\N,\\N,\\N',
     '"{pid}","{sid}","{pmid}","ISA","1|medd","M","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
     '"{pid}","{sid}"," {pmid}","ISA","C0000001","M","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
     '"{pid}","{sid}","{pmid}",\\N,"C0000001","M","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N',
@@ -99,3 +100,29 @@ def test_quarantine_line_after_a_quoted_line_break(tmp_path):
     record, block = _both_paths(path, tmp_path, 4096)
     assert block == record
     assert [q["line"] for q in block["quarantine"]] == [5]
+
+
+def test_gene_lists_on_both_sides_give_every_pair(tmp_path):
+    """A row with gene lists on both sides: one predication per (subject, object) pair,
+    subject-major; a name or semantic type is split part by part where the counts agree, else
+    shared whole (hand-checked, and the same as the record path)."""
+    genes = (
+        '"7","21","1007","INTERACTS_WITH","3429|5715|7157","IFI27|PSMD9|TP53","gngm","1",'
+        '"672|675|672","BRCA1|BRCA2|BRCA1","gngm|aapp","0",\\N,\\N,\\N'
+    )
+    lines = [GOOD.format(pid=pid, sid=pid, pmid=1000 + pid) for pid in range(1, 7)]
+    lines += [genes, GOOD.format(pid=8, sid=8, pmid=1008)]
+    path = tmp_path / "PREDICATION.csv"
+    path.write_bytes(("\n".join(lines) + "\n").encode("latin-1"))
+    record, block = _both_paths(path, tmp_path, 4096)
+    assert block == record
+    pairs = [(r["subject_cui"], r["object_cui"]) for r in block["predications"] if r["predication_id"] == 7]
+    assert pairs == [(f"GENE:{s}", f"GENE:{o}") for s in (3429, 5715, 7157) for o in (672, 675)]
+    assert [r["predication_id"] for r in block["predications"]] == [1, 2, 3, 4, 5, 6] + [7] * 6 + [8]
+    concepts = {c["cui"]: (c["name"], c["semtypes"]) for c in block["concepts"]}
+    assert concepts["GENE:5715"] == ("PSMD9", ["gngm"])
+    # three names for two distinct objects: the whole value is shared; two types: split
+    assert concepts["GENE:672"] == ("BRCA1|BRCA2|BRCA1", ["gngm"])
+    assert concepts["GENE:675"] == ("BRCA1|BRCA2|BRCA1", ["aapp"])
+    assert block["mentions"][("PMID:1007", "GENE:672")] == 1
+    assert block["counts"]["rows_accepted"] == 8

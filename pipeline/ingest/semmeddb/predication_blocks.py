@@ -12,9 +12,9 @@ starting with \\N that goes on, a parse error) goes to the record path whole.
 Arrow reads the fields as latin-1 bytes with the escapes applied, so an unquoted \\N arrives as
 "N": a field that reads exactly "N" where a NULL is allowed (predicate, names, semantic types,
 novelty) is ambiguous and its line takes the record path. CUI fields are resolved once per
-distinct value (the dictionary Arrow builds); rows with a list of gene ids are expanded in
-Python from the parsed fields. Concept names follow the record path's event order exactly:
-(row, subject/object, argument position). The tests compare the two paths on the fixtures, on
+distinct value (the dictionary Arrow builds); rows with a list of gene ids are expanded
+column-wise into one row per (subject, object) pair (:func:`_expand_multi_rows`). Concept
+names follow the record path's event order exactly: (row, subject/object, argument position). The tests compare the two paths on the fixtures, on
 a synthetic corpus and on random quirky files (tests/ingest/test_semmeddb_fast_path.py).
 """
 
@@ -33,7 +33,7 @@ import pyarrow.csv as pcsv
 
 from pipeline.columnar import split_keys, sum_by_key
 from pipeline.ingest.base import IngestRun, InputFile, Prefetch, reject_utf16
-from pipeline.ingest.semmeddb.fields import PREDICATION_COLUMNS, dump_records, parse_cui_field, split_like
+from pipeline.ingest.semmeddb.fields import PREDICATION_COLUMNS, dump_records, parse_cui_field
 from pipeline.ingest.semmeddb.predication import ORDER_STEP, PredicationRows
 
 BLOCK_BYTES = 8 << 20  # the default block size
@@ -342,9 +342,10 @@ class PredicationBlocks(PredicationRows):
             if side[-1]:
                 multi |= side[-2][side[0].to_numpy(zero_copy_only=False)]
         multi &= ok
-        multi_items = []
-        if multi.any():
-            multi_items = _multi_items(
+        n_multi = int(multi.sum())
+        multi_rows = multi_events = multi_mentions = None
+        if n_multi:
+            multi_rows, multi_events, multi_mentions = _expand_multi_rows(
                 np.flatnonzero(multi), line_of_row, ids, predicate_indices, predicate_text, sides
             )
             ok &= ~multi
@@ -364,7 +365,7 @@ class PredicationBlocks(PredicationRows):
                 "row": pa.array(fast_line, pa.int64()),
                 "sub": pa.array(np.zeros(n_fast, np.int64)),
                 "predication_id": predication_id,
-                "doc_id": pc.binary_join_element_wise("PMID:", pc.cast(pmid, pa.string()), ""),
+                "doc_id": _doc_ids(pmid.to_numpy()),
                 "sentence_id": sentence_id,
                 "predicate": pc.take(predicate_text, pc.filter(predicate_indices, keep)),
                 "subject_cui": pc.take(arguments, s_code),
@@ -391,11 +392,14 @@ class PredicationBlocks(PredicationRows):
             paper, code = (pa.array(part) for part in split_keys(key, n_codes))
         mentions = pa.table(
             {
-                "doc_id": pc.binary_join_element_wise("PMID:", pc.cast(paper, pa.string()), ""),
+                "doc_id": _doc_ids(paper.to_numpy()),
                 "cui": pc.take(arguments, code),
                 "count": pc.cast(pa.array(count) if isinstance(count, np.ndarray) else count, pa.int32()),
             }
         )
+        if multi_rows is not None:
+            fast = _interleave_by_row(fast, multi_rows)
+            mentions = pa.concat_tables([mentions, multi_mentions])
         concept_sides = [
             _distinct_triples(
                 arguments, code, name_indices, name_text, type_indices, type_text, keep, fast_line, side
@@ -406,11 +410,11 @@ class PredicationBlocks(PredicationRows):
         ]
         return {
             "slow_records": slow_records,
-            "multi_items": multi_items,
-            "n_fast": n_fast,
+            "n_fast": n_fast + n_multi,
             "fast": fast,
             "mentions": mentions,
             "concept_sides": [side for side in concept_sides if side is not None],
+            "multi_events": multi_events,
             "n_lines": n_lines,
         }
 
@@ -420,7 +424,6 @@ class PredicationBlocks(PredicationRows):
         slow_rows: list = []
         for index, (_, fields, raw, error) in block["slow_records"]:
             self.record(first_line + index, fields, raw, error, events=events, rows=slow_rows, row=index)
-        self._apply_multi(block["multi_items"], events, slow_rows)
         self.run.accept(block["n_fast"])
         fast = block["fast"]
         if slow_rows:
@@ -431,36 +434,14 @@ class PredicationBlocks(PredicationRows):
                 ],
                 schema=fast.schema,
             )
-            fast = pa.concat_tables([fast, slow]).sort_by([("row", "ascending"), ("sub", "ascending")])
+            fast = _interleave_by_row(fast, slow)
         self.run.add_table("predications", fast.drop_columns(["row", "sub"]))
         self.run.add_table("mentions", block["mentions"])
-        self._concept_events(block["concept_sides"], events)
+        self._concept_events(block["concept_sides"], block["multi_events"], events)
 
-    def _apply_multi(self, items: list, events: list, out: list) -> None:
-        """Rows whose subject or object is a list of gene ids (see :func:`_multi_items`)."""
-        mentions = self.mentions
-        for line, doc_id, predication_id, sentence_id, predicate, sides, flags in items:
-            for side, (arguments, names, types) in enumerate(sides):
-                order = (2 * line + side) * ORDER_STEP
-                for position, (cui, name, semtype) in enumerate(
-                    zip(
-                        arguments,
-                        split_like(names, len(arguments)),
-                        split_like(types, len(arguments)),
-                        strict=True,
-                    )
-                ):
-                    events.append((cui, name, semtype, order + position))
-                    mentions[(doc_id, cui)] = mentions.get((doc_id, cui), 0) + 1
-            for subject in sides[0][0]:
-                for obj in sides[1][0]:
-                    out.append(
-                        (line, len(out), predication_id, doc_id, sentence_id, predicate, subject, obj, *flags)
-                    )
-        self.run.accept(len(items))
-
-    def _concept_events(self, sides: list, events: list) -> None:
-        """Apply the block's (cui, name, semtype) events to the concepts in row order.
+    def _concept_events(self, sides: list, multi_events: pa.Table | None, events: list) -> None:
+        """Apply the block's (cui, name, semtype) events to the concepts in row order: the fast
+        rows' distinct triples (``sides``), the several-gene rows' events and the record path's.
 
         Only the first event of each distinct triple can change :class:`~pipeline.ingest.semmeddb.fields.Concepts` (a repeat is
         a no-op), and triples applied in an earlier block are skipped, so the Python work is
@@ -480,6 +461,8 @@ class PredicationBlocks(PredicationRows):
                     "order", pa.array((2 * fast_line[rows[first]] + side) * ORDER_STEP, pa.int64())
                 )
             )
+        if multi_events is not None:
+            parts.append(multi_events)
         if events:
             parts.append(
                 pa.table(
@@ -552,47 +535,152 @@ class PredicationBlocks(PredicationRows):
                 read_ahead()
 
 
-def _multi_items(
+def _doc_ids(pmid: np.ndarray) -> pa.Array:
+    """``PMID:<pmid>`` per row; each string is built once per run of equal ids (a paper's rows
+    sit together in a dump, and the mention keys come sorted), then repeated."""
+    if not len(pmid):
+        return pa.array([], pa.string())
+    run_starts = np.r_[True, pmid[1:] != pmid[:-1]]
+    text = pc.binary_join_element_wise("PMID:", pc.cast(pa.array(pmid[run_starts]), pa.string()), "")
+    return text.take(pa.array(np.cumsum(run_starts) - 1))
+
+
+def _interleave_by_row(first: pa.Table, second: pa.Table) -> pa.Table:
+    """The rows of two tables in ``row`` order; each is in that order already and no block row
+    is in both (a row takes one path), so a row's several predications stay together."""
+    place = np.searchsorted(first["row"].to_numpy(), second["row"].to_numpy()) + np.arange(second.num_rows)
+    from_second = np.zeros(first.num_rows + second.num_rows, dtype=bool)
+    from_second[place] = True
+    order = np.empty(len(from_second), dtype=np.int64)
+    order[~from_second] = np.arange(first.num_rows)
+    order[from_second] = first.num_rows + np.arange(second.num_rows)
+    return pa.concat_tables([first, second]).take(pa.array(order))
+
+
+def _ranges(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, position) of each item when owner i has lengths[i] items, in order."""
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    position = np.arange(len(owner)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return owner, position
+
+
+def _split_like_items(
+    text: pa.Array, entry: np.ndarray, n: np.ndarray, owner: np.ndarray, position: np.ndarray
+) -> pa.Array:
+    """:func:`~pipeline.ingest.semmeddb.fields.split_like` column-wise: for argument ``position``
+    of row ``owner`` (with n[owner] arguments and value text[entry[owner]]), the ``|``-separated
+    part when the value has that many parts, else the whole value."""
+    used, which = np.unique(entry, return_inverse=True)
+    values = text.take(pa.array(used))
+    parts = pc.split_pattern(values, "|")
+    n_parts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
+    first_part = np.cumsum(n_parts) - n_parts
+    value = which[owner]
+    agree = n_parts[value] == n[owner]
+    part = np.where(agree, first_part[value] + position, 0)
+    return pc.if_else(
+        pa.array(agree), pc.list_flatten(parts).take(pa.array(part)), values.take(pa.array(value))
+    )
+
+
+def _expand_multi_rows(
     rows: np.ndarray,
     line_of_row: np.ndarray,
     ids: list[pa.Array],
     predicate_indices: pa.Array,
     predicate_text: pa.Array,
     sides: list,
-) -> list:
-    """Per row with a several-gene argument: (line, doc_id, ids, predicate, per side
-    (arguments, name, semtype), novelty flags), for :meth:`PredicationBlocks._apply_multi`."""
+) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The block's rows with a several-gene argument (table rows ``rows``), column-wise as the
+    record path gives them: (predication rows, one per (subject, object) pair, subject-major;
+    concept events (cui, name, semtype, order); mentions (doc_id, cui, count))."""
     take = pa.array(rows)
-    predication_id, sentence_id, pmid = (v.take(take).to_pylist() for v in ids)
-    predicate = predicate_text.take(predicate_indices.take(take)).to_pylist()
+    line = line_of_row[rows]
+    predication_id, sentence_id, pmid = (v.take(take) for v in ids)
+    pmid = pmid.to_numpy()
     per_side = []
-    for indices, argument, name_indices, name_text, type_indices, type_text, flag, _, genes in sides:
-        entries = indices.take(take).to_pylist()
-        singles = argument.take(pa.array(entries, pa.int32())).to_pylist()
-        per_side.append(
-            (
-                [
-                    genes[e] if single is None else [single]
-                    for e, single in zip(entries, singles, strict=True)
-                ],
-                name_text.take(name_indices.take(take)).to_pylist(),
-                type_text.take(type_indices.take(take)).to_pylist(),
-                flag.take(take).to_pylist(),
+    events = []
+    for side, (
+        indices,
+        argument,
+        name_indices,
+        name_text,
+        type_indices,
+        type_text,
+        flag,
+        _,
+        genes,
+    ) in enumerate(sides):
+        # the arguments of each distinct CUI field: its gene ids, or the one argument
+        entry = indices.take(take).to_numpy(zero_copy_only=False)
+        used, which = np.unique(entry, return_inverse=True)
+        singles = argument.take(pa.array(used)).to_pylist()
+        lists = [
+            genes[e] if single is None else [single] for e, single in zip(used.tolist(), singles, strict=True)
+        ]
+        n_used = np.array([len(arguments) for arguments in lists], dtype=np.int64)
+        flat = pa.array([a for arguments in lists for a in arguments], pa.string())
+        n = n_used[which]  # arguments per row
+        owner, position = _ranges(n)
+        cui = flat.take(pa.array((np.cumsum(n_used) - n_used)[which][owner] + position))
+        names = _split_like_items(
+            name_text, name_indices.take(take).to_numpy(zero_copy_only=False), n, owner, position
+        )
+        types = _split_like_items(
+            type_text, type_indices.take(take).to_numpy(zero_copy_only=False), n, owner, position
+        )
+        events.append(
+            pa.table(
+                {
+                    "cui": cui,
+                    "name": names,
+                    "semtype": types,
+                    "order": pa.array((2 * line[owner] + side) * ORDER_STEP + position, pa.int64()),
+                }
             )
         )
-    (s_args, s_names, s_types, s_flags), (o_args, o_names, o_types, o_flags) = per_side
-    return [
-        (
-            int(line_of_row[row]),
-            f"PMID:{pmid[i]}",
-            predication_id[i],
-            sentence_id[i],
-            predicate[i],
-            ((s_args[i], s_names[i], s_types[i]), (o_args[i], o_names[i], o_types[i])),
-            (s_flags[i], o_flags[i]),
+        per_side.append((cui, n, owner, flag.take(take)))
+    (s_cui, n_s, s_owner, s_flag), (o_cui, n_o, o_owner, o_flag) = per_side
+
+    # mentions: every argument of either side, counted per (paper, argument)
+    mentions = (
+        pa.table(
+            {
+                "pmid": np.concatenate([pmid[s_owner], pmid[o_owner]]),
+                "cui": pa.concat_arrays([s_cui, o_cui]),
+            }
         )
-        for i, row in enumerate(rows.tolist())
-    ]
+        .group_by(["pmid", "cui"], use_threads=False)
+        .aggregate([([], "count_all")])
+    )
+    mentions = pa.table(
+        {
+            "doc_id": _doc_ids(mentions["pmid"].to_numpy()),
+            "cui": mentions["cui"],
+            "count": pc.cast(mentions["count_all"], pa.int32()),
+        }
+    )
+
+    # predication rows: the subject x object pairs of each row
+    pair_row, pair = _ranges(n_s * n_o)
+    subject = (np.cumsum(n_s) - n_s)[pair_row] + pair // n_o[pair_row]
+    obj = (np.cumsum(n_o) - n_o)[pair_row] + pair % n_o[pair_row]
+    by_pair = pa.array(pair_row)
+    predications = pa.table(
+        {
+            "row": pa.array(line[pair_row], pa.int64()),
+            "sub": pa.array(pair, pa.int64()),
+            "predication_id": predication_id.take(by_pair),
+            "doc_id": _doc_ids(pmid[pair_row]),
+            "sentence_id": sentence_id.take(by_pair),
+            "predicate": predicate_text.take(predicate_indices.take(take)).take(by_pair),
+            "subject_cui": s_cui.take(pa.array(subject)),
+            "object_cui": o_cui.take(pa.array(obj)),
+            "subject_novelty": s_flag.take(by_pair),
+            "object_novelty": o_flag.take(by_pair),
+        }
+    )
+    return predications, pa.concat_tables(events), mentions
 
 
 def _distinct_triples(
