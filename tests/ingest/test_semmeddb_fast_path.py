@@ -126,3 +126,19 @@ def test_gene_lists_on_both_sides_give_every_pair(tmp_path):
     assert concepts["GENE:675"] == ("BRCA1|BRCA2|BRCA1", ["aapp"])
     assert block["mentions"][("PMID:1007", "GENE:672")] == 1
     assert block["counts"]["rows_accepted"] == 8
+
+
+def test_a_field_that_starts_with_the_null_marker_reads_as_the_record_path_reads_it(tmp_path):
+    r"""Arrow would read ``\Nabc`` as "Nabc"; the record path keeps what the dump's NULL rule
+    gives, and the block path must send such a block there (here the concept's first name)."""
+    lines = [GOOD.format(pid=pid, sid=pid, pmid=1000 + pid) for pid in range(1, 4)]
+    lines.insert(1, '"9","9","1009","ISA","C0000009",\\Nabc,"dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N')
+    lines.append(
+        '"10","10","1010","ISA","C0000009","Later name","dsyn","1","C0000123","D","phsu","1",\\N,\\N,\\N'
+    )
+    path = tmp_path / "PREDICATION.csv"
+    path.write_bytes(("\n".join(lines) + "\n").encode("latin-1"))
+    record, block = _both_paths(path, tmp_path, 4096)
+    assert block == record
+    names = {c["cui"]: c["name"] for c in block["concepts"]}
+    assert names["C0000009"] not in ("Nabc", "Later name")

@@ -21,7 +21,6 @@ a synthetic corpus and on random quirky files (tests/ingest/test_semmeddb_fast_p
 from __future__ import annotations
 
 import io
-import re
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import BinaryIO
@@ -44,50 +43,100 @@ _DICT = pa.dictionary(pa.int32(), pa.binary())
 _ONE_CUI = r"^C[0-9]{7}$"
 _CUI_AND_GENES = r"^C[0-9]{7}(\|[0-9]+)+$"
 _ONE_GENE = r"^[1-9][0-9]{0,17}$"
-_NULL_GOES_ON = re.compile(rb"\\N[^,\r\n]")  # \N not followed by a delimiter (conservative)
+_LF, _CR, _COMMA, _BACKSLASH, _N = b"\n\r,\\N"
 _GENE_LIST = r"^[0-9]+(\|[0-9]+)+$"
 _MAX_DIGITS = 18  # int64-safe; longer ids take the record path
 
 
 class _Blocks:
-    """The decompressed bytes of a file, cut into blocks that end at a line end."""
+    """The decompressed bytes of a file, cut into blocks that end at a line end.
+
+    The stream's chunks are kept as they come and joined once per block, so each byte is
+    copied once on its way to a block (a joined buffer sliced in two copied it twice).
+    """
 
     def __init__(self, stream: BinaryIO, block_bytes: int) -> None:
         self._stream = stream
         self._block_bytes = block_bytes
-        self._buffer = b""
+        self._pieces: deque[bytes] = deque()  # buffered bytes, in file order
+        self._buffered = 0
         self._eof = False
         self._lines: list[str] = []  # physical lines handed out one by one (continuations)
 
     def _fill(self, want: int) -> None:
-        chunks = [self._buffer]
-        have = len(self._buffer)
-        while not self._eof and have < want:
-            chunk = self._stream.read(max(want - have, 1 << 16))
-            if not chunk:
+        while not self._eof and self._buffered < want:
+            chunk = self._stream.read(max(want - self._buffered, 1 << 16))
+            if chunk:
+                self._pieces.append(chunk)
+                self._buffered += len(chunk)
+            else:
                 self._eof = True
-            chunks.append(chunk)
-            have += len(chunk)
-        self._buffer = b"".join(chunks) if len(chunks) > 1 else self._buffer
+
+    def _last_line_end(self, limit: int) -> int:
+        """Offset of the last line feed among the first ``limit`` buffered bytes, or -1."""
+        end = self._buffered
+        for piece in reversed(self._pieces):
+            start = end - len(piece)
+            if start < limit:
+                cut = piece.rfind(b"\n", 0, limit - start)
+                if cut >= 0:
+                    return start + cut
+            end = start
+        return -1
+
+    def _first_line_end(self) -> int:
+        """Offset of the first buffered line feed, or -1."""
+        offset = 0
+        for piece in self._pieces:
+            cut = piece.find(b"\n")
+            if cut >= 0:
+                return offset + cut
+            offset += len(piece)
+        return -1
+
+    def _read_through_line_end(self, first: bool) -> int:
+        """Bytes up to and including the last (or ``first``) line feed of the next block, or of
+        the whole buffer when a line is longer than a block; -1 if the rest has no line feed."""
+        cut = -1 if first else self._last_line_end(self._block_bytes)
+        if first or cut < 0:
+            cut = self._first_line_end()
+            while cut < 0 and not self._eof:  # a line longer than a block
+                self._fill(max(2 * self._buffered, 1 << 16))
+                cut = self._first_line_end()
+        return cut + 1 if cut >= 0 else -1
+
+    def _split_off(self, size: int) -> bytes:
+        """The first ``size`` buffered bytes, taken out of the buffer."""
+        parts: list[bytes | memoryview] = []
+        left = size
+        while left:
+            piece = self._pieces.popleft()
+            if len(piece) > left:
+                parts.append(memoryview(piece)[:left])
+                self._pieces.appendleft(piece[left:])
+                left = 0
+            else:
+                parts.append(piece)
+                left -= len(piece)
+        self._buffered -= size
+        if len(parts) == 1 and isinstance(parts[0], bytes):
+            return parts[0]
+        return b"".join(parts)
 
     def next_block(self) -> tuple[bytes, bool]:
         """(data, complete): data ends with a line feed unless it is the file's unterminated
         last line, which comes alone with ``complete=False``; ``b""`` at the end."""
         assert not self._lines, "continuation lines left over"
         self._fill(self._block_bytes)
-        cut = self._buffer.rfind(b"\n", 0, self._block_bytes)
-        while cut < 0 and not self._eof:  # a line longer than a block
-            self._fill(len(self._buffer) * 2)
-            cut = self._buffer.find(b"\n")
-        if cut < 0:
-            data, self._buffer = self._buffer, b""
-            return data, False
-        data, self._buffer = self._buffer[: cut + 1], self._buffer[cut + 1 :]
-        return data, True
+        size = self._read_through_line_end(first=False)
+        if size < 0:
+            return self._split_off(self._buffered), False
+        return self._split_off(size), True
 
     def unread(self, data: bytes) -> None:
         """Put a block back in front (a block before it went to the record path)."""
-        self._buffer = data + self._buffer
+        self._pieces.appendleft(data)
+        self._buffered += len(data)
 
     def leftover(self) -> str:
         """Physical lines split off by :meth:`next_line` but not asked for (after a lone CR)."""
@@ -99,13 +148,10 @@ class _Blocks:
         """One physical line (as :class:`io.TextIOWrapper` with ``newline=""`` splits them)."""
         if not self._lines:
             self._fill(1)
-            while b"\n" not in self._buffer and not self._eof:
-                self._fill(len(self._buffer) * 2)
-            cut = self._buffer.find(b"\n")
-            cut = len(self._buffer) if cut < 0 else cut + 1
-            if cut == 0:
+            size = self._read_through_line_end(first=True)
+            data = self._split_off(self._buffered if size < 0 else size)
+            if not data:
                 return None
-            data, self._buffer = self._buffer[:cut], self._buffer[cut:]
             self._lines = list(io.StringIO(data.decode("latin-1"), newline=""))
             self._lines.reverse()
         return self._lines.pop()
@@ -122,6 +168,15 @@ def _classify_cui_fields(values: pa.Array) -> pa.Array:
         pc.utf8_slice_codeunits(values, 0, 8),
         pc.binary_join_element_wise("GENE:", values, ""),
     )
+
+
+def _null_goes_on(raw: np.ndarray) -> bool:
+    """Whether some \\N in the bytes ``raw`` is followed by a byte other than a delimiter (a
+    field that starts with \\N and goes on); conservative: an escaped backslash before N counts.
+    numpy, not a regular expression: it scans the block outside the GIL."""
+    at = np.flatnonzero((raw[:-2] == _BACKSLASH) & (raw[1:-1] == _N))
+    after = raw[at + 2]
+    return bool(np.any((after != _COMMA) & (after != _LF) & (after != _CR)))
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -238,9 +293,10 @@ class PredicationBlocks(PredicationRows):
         parse and :meth:`_analyse`; None if the block needs the record path."""
         if b"\x00" in data or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
             return None  # NUL bytes and lone CRs: the record path's own line rules
-        if b"\\N" in data and _NULL_GOES_ON.search(data):
+        raw = np.frombuffer(data, dtype=np.uint8)
+        if _null_goes_on(raw):
             return None  # a field that starts with \\N and goes on (see fields.mark_nulls)
-        n_lines = data.count(b"\n")
+        n_lines = int(np.count_nonzero(raw == _LF))
         parsed = self._parse(data)
         if parsed is None:
             return None
