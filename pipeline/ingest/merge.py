@@ -64,7 +64,7 @@ from pipeline import tables
 from pipeline.columnar import split_keys, sum_by_key
 from pipeline.config import check_setting, schema_of
 from pipeline.graph.spill import SpillFolder
-from pipeline.ingest.base import IngestError
+from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError
 from pipeline.progress import Progress
 from pipeline.resources import memory_budget_bytes, spill_parent
 
@@ -514,7 +514,7 @@ class _Merger:
         if partitions == 1:
             table = self._summed(self._mention_parts())
             self.bump("mentions_counted", pc.sum(table.column("count")).as_py() or 0)
-            pq.write_table(table, path)
+            pq.write_table(table, path, use_dictionary=DICTIONARY_COLUMNS["mentions"])
             return table.num_rows
         self.bump("mention_partitions", partitions)
         with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
@@ -523,7 +523,7 @@ class _Merger:
                 spilled.add(stream, part)
             spilled.close()
             written = counted = 0
-            with pq.ParquetWriter(path, tables.MENTIONS) as writer:
+            with pq.ParquetWriter(path, tables.MENTIONS, use_dictionary=DICTIONARY_COLUMNS["mentions"]) as writer:
                 for k in range(spilled.k):
                     streams = {name: spilled.read(name, k) for name in spilled.names}
                     if self.mention_source == "both":
