@@ -20,8 +20,9 @@ def sort_in_place(values: np.ndarray) -> None:
     """Sort ``values`` ascending in place, choosing the sort by the data, on two cores when it helps.
 
     numpy sorts on one core (releasing the GIL), and the build stages spend much of their time
-    in sorts of tens of millions of int64 keys. Two cases, measured on 22M keys (AMD EPYC,
-    2 cores):
+    in sorts of tens of millions of int64 keys. Below :data:`TWO_THREAD_SORT_MIN` values, timsort
+    when the values are ascending at large (:func:`_ordered_at_large`), else introsort; from it,
+    two cases, measured on 22M keys (AMD EPYC, 2 cores):
 
     * keys made of long ascending runs (the keys of rows already sorted by another column,
       such as the destinations of edges sorted by source): timsort (``kind="stable"``) merges
@@ -32,7 +33,7 @@ def sort_in_place(values: np.ndarray) -> None:
     """
     n = len(values)
     if n < TWO_THREAD_SORT_MIN:
-        values.sort()
+        values.sort(kind="stable" if _ordered_at_large(values) else None)
     elif _mostly_ascending(values):
         values.sort(kind="stable")
     elif (os.cpu_count() or 1) < 2:
@@ -43,6 +44,17 @@ def sort_in_place(values: np.ndarray) -> None:
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="sort") as pool:
             for done in [pool.submit(half.sort) for half in (values[:middle], values[middle:])]:
                 done.result()
+
+
+def _ordered_at_large(values: np.ndarray, samples: int = 1 << 12) -> bool:
+    """True when ``values`` taken every len/``samples`` steps descend at fewer than 5% of
+    neighbouring pairs: ascending at large, disordered at most locally, which timsort sorts
+    several times faster than introsort (one ingest block's mention keys, ascending papers with
+    their concepts in any order: 1.7 ms against 6.3 ms for 130k keys)."""
+    if len(values) < samples:
+        return False
+    sample = values[:: len(values) // samples]
+    return int(np.count_nonzero(sample[1:] < sample[:-1])) < 0.05 * (len(sample) - 1)
 
 
 def _mostly_ascending(values: np.ndarray, windows: int = 16, width: int = 1 << 14) -> bool:

@@ -9,6 +9,7 @@ import pytest
 from pipeline.columnar import (
     TWO_THREAD_SORT_MIN,
     _mostly_ascending,
+    _ordered_at_large,
     argsort_keys,
     sort_in_place,
     sort_keys,
@@ -41,6 +42,23 @@ def test_large_sorts_are_sorts_and_argsort_stays_stable(high, layout):
     sort_in_place(values)
     assert np.array_equal(values, np.sort(keys))
     assert np.array_equal(argsort_keys(keys), np.argsort(keys, kind="stable"))
+
+
+@pytest.mark.parametrize("layout", ["random", "ascending at large", "short"])
+def test_smaller_sorts_choose_timsort_only_for_keys_ascending_at_large(layout):
+    """Below TWO_THREAD_SORT_MIN: timsort for keys ascending at large with local disorder (an
+    ingest block's mention keys: ascending papers, their concepts in any order), else introsort;
+    the result is np.sort's either way."""
+    rng = np.random.default_rng(7)
+    n = 100 if layout == "short" else 130_000
+    keys = rng.integers(0, 1 << 40, n, dtype=np.int64)
+    if layout == "ascending at large":
+        papers = np.sort(rng.integers(10_000_000, 10_013_000, n // 2))
+        keys = np.concatenate([papers, papers]) * 20_000 + rng.integers(0, 20_000, n)
+    assert _ordered_at_large(keys) == (layout == "ascending at large")
+    values = keys.copy()
+    sort_in_place(values)
+    assert np.array_equal(values, np.sort(keys))
 
 
 @pytest.mark.parametrize(
