@@ -594,19 +594,25 @@ def _document_titles(tables_dir: Path, keys: pa.Array, batch_rows: int) -> tuple
     path = table_path(tables_dir, "documents")
     if path is None:
         return pa.nulls(len(keys), pa.string()), 0
-    parquet = pq.ParquetFile(path)
-    positions = [
-        pc.index_in(batch.column("doc_id"), value_set=keys)
-        for batch in parquet.iter_batches(batch_size=max(batch_rows, len(keys)), columns=["doc_id"])
-        if batch.num_rows
-    ]
-    position = pa.chunked_array(positions, pa.int32()).combine_chunks()
+    # Both passes scan the table in the same order (a dataset scan yields its batches in order).
+    # A scan's batches end at row groups, so doc_ids are gathered up to len(keys) rows for each
+    # index_in call (one hashing of the keys per call, whatever the number of chunks).
+    positions, pending, pending_rows = [], [], 0
+    for batch in _batches(path, ["doc_id"], batch_rows):
+        pending.append(batch.column("doc_id"))
+        pending_rows += batch.num_rows
+        if pending_rows >= max(batch_rows, len(keys)):
+            positions.append(pc.index_in(pa.chunked_array(pending), value_set=keys))
+            pending, pending_rows = [], 0
+    if pending_rows:
+        positions.append(pc.index_in(pa.chunked_array(pending), value_set=keys))
+    position = pa.chunked_array([c for part in positions for c in part.chunks], pa.int32()).combine_chunks()
     found = pc.is_valid(position)
     not_vertices = len(position) - int(pc.sum(found).as_py() or 0)
     if not_vertices == len(position):
         return pa.nulls(len(keys), pa.string()), not_vertices
     titles, start = [], 0
-    for batch in parquet.iter_batches(batch_size=batch_rows, columns=["title"]):
+    for batch in _batches(path, ["title"], batch_rows):
         titles.append(pc.filter(batch.column("title"), found.slice(start, batch.num_rows)))
         start += batch.num_rows
     found_titles = pa.chunked_array(titles, pa.string()).combine_chunks()
