@@ -210,6 +210,10 @@ def reject_utf16(source: InputFile) -> None:
 # its mentions table the same way: 19M rows at 10M predications in 0.91 s instead of 1.22 s,
 # 64 MiB instead of 60, and the graph stage reads it faster (0.34 s against 0.44 s; AMD EPYC).
 DICTIONARY_COLUMNS = {"predications": ["predicate", "subject_cui", "object_cui"], "mentions": ["cui"]}
+# Column statistics (min/max per page, for readers that skip row groups) only in the tables the
+# merge can pass on as they are; the others are read once, whole, by the merge. Leaving them out
+# of the 19M-row mentions table at 10M predications saves ~20% of its Parquet encoding.
+STATISTICS_TABLES = {"predications"}
 
 
 class _BackgroundWrites:
@@ -241,11 +245,14 @@ class _TableSink:
         schema: pa.Schema,
         background: _BackgroundWrites,
         use_dictionary: list[str] | bool = True,
+        write_statistics: bool = True,
     ) -> None:
         self.path = path
         self.schema = schema
         self.background = background
-        self.writer = pq.ParquetWriter(path, schema, use_dictionary=use_dictionary)
+        self.writer = pq.ParquetWriter(
+            path, schema, use_dictionary=use_dictionary, write_statistics=write_statistics
+        )
         self.columns: dict[str, list[Any]] = {name: [] for name in schema.names}
         self._lists = list(self.columns.values())
         self.rows = 0
@@ -303,6 +310,7 @@ class IngestRun:
                 SCHEMAS[name],
                 self._background,
                 DICTIONARY_COLUMNS.get(name, True),
+                name in STATISTICS_TABLES,
             )
             for name in produces
         }
