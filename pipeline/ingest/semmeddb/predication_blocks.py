@@ -14,8 +14,9 @@ Arrow reads the fields as latin-1 bytes with the escapes applied, so an unquoted
 novelty) is ambiguous and its line takes the record path. CUI fields are resolved once per
 distinct value (the dictionary Arrow builds); rows with a list of gene ids are expanded
 column-wise into one row per (subject, object) pair (:func:`_expand_multi_rows`). Concept
-names follow the record path's event order exactly: (row, subject/object, argument position). The tests compare the two paths on the fixtures, on
-a synthetic corpus and on random quirky files (tests/ingest/test_semmeddb_fast_path.py).
+names follow the record path's event order exactly: (row, subject/object, argument position).
+The tests compare the two paths on the fixtures, on a synthetic corpus and on random quirky
+files (tests/ingest/test_semmeddb_fast_path.py).
 """
 
 from __future__ import annotations
@@ -94,16 +95,14 @@ class _Blocks:
             offset += len(piece)
         return -1
 
-    def _read_through_line_end(self, first: bool) -> int:
-        """Bytes up to and including the last (or ``first``) line feed of the next block, or of
-        the whole buffer when a line is longer than a block; -1 if the rest has no line feed."""
-        cut = -1 if first else self._last_line_end(self._block_bytes)
-        if first or cut < 0:
+    def _first_line_end_reading_on(self) -> int:
+        """Offset of the first line feed, reading on while the buffer has none (a line longer
+        than a block); -1 if the rest of the file has none."""
+        cut = self._first_line_end()
+        while cut < 0 and not self._eof:
+            self._fill(max(2 * self._buffered, 1 << 16))
             cut = self._first_line_end()
-            while cut < 0 and not self._eof:  # a line longer than a block
-                self._fill(max(2 * self._buffered, 1 << 16))
-                cut = self._first_line_end()
-        return cut + 1 if cut >= 0 else -1
+        return cut
 
     def _split_off(self, size: int) -> bytes:
         """The first ``size`` buffered bytes, taken out of the buffer."""
@@ -128,10 +127,12 @@ class _Blocks:
         last line, which comes alone with ``complete=False``; ``b""`` at the end."""
         assert not self._lines, "continuation lines left over"
         self._fill(self._block_bytes)
-        size = self._read_through_line_end(first=False)
-        if size < 0:
+        cut = self._last_line_end(self._block_bytes)
+        if cut < 0:
+            cut = self._first_line_end_reading_on()
+        if cut < 0:
             return self._split_off(self._buffered), False
-        return self._split_off(size), True
+        return self._split_off(cut + 1), True
 
     def unread(self, data: bytes) -> None:
         """Put a block back in front (a block before it went to the record path)."""
@@ -148,8 +149,8 @@ class _Blocks:
         """One physical line (as :class:`io.TextIOWrapper` with ``newline=""`` splits them)."""
         if not self._lines:
             self._fill(1)
-            size = self._read_through_line_end(first=True)
-            data = self._split_off(self._buffered if size < 0 else size)
+            cut = self._first_line_end_reading_on()
+            data = self._split_off(self._buffered if cut < 0 else cut + 1)
             if not data:
                 return None
             self._lines = list(io.StringIO(data.decode("latin-1"), newline=""))
@@ -466,7 +467,7 @@ class PredicationBlocks(PredicationRows):
         ]
         return {
             "slow_records": slow_records,
-            "n_fast": n_fast + n_multi,
+            "n_accepted": n_fast + n_multi,
             "fast": fast,
             "mentions": mentions,
             "concept_sides": [side for side in concept_sides if side is not None],
@@ -480,7 +481,7 @@ class PredicationBlocks(PredicationRows):
         slow_rows: list = []
         for index, (_, fields, raw, error) in block["slow_records"]:
             self.record(first_line + index, fields, raw, error, events=events, rows=slow_rows, row=index)
-        self.run.accept(block["n_fast"])
+        self.run.accept(block["n_accepted"])
         fast = block["fast"]
         if slow_rows:
             slow = pa.table(
