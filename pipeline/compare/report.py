@@ -49,6 +49,7 @@ HOPS_SCHEMA = pa.schema(
     ]
 )  # fmt: skip
 EXAMPLES_PER_SCENARIO = 3
+EXAMPLE_DOCUMENTS_PER_HOP = 5  # documents listed per hop in the report's examples
 
 
 def _names(run_names: dict[str, str | None], keys: list[str]) -> str:
@@ -93,13 +94,21 @@ def hop_documents(comp: Comparison) -> list[list[str] | None]:
     return out
 
 
-def _documents_text(comp: Comparison) -> str | None:
+def _documents_text(comp: Comparison, per_hop: int | None = None) -> str | None:
+    """Each literature hop's documents, ``source-target: d1,d2; ...`` (``?`` unknown, ``-`` none);
+    with ``per_hop``, at most that many per hop and how many more (a hop of a large corpus can
+    rest on thousands of papers: the tables keep them all, the report's examples show a few)."""
     lit = comp.literature
     if lit is None or not lit.hops:
         return None
     parts = []
     for hop in lit.hops:
-        docs = "?" if hop.documents is None else ",".join(hop.documents) or "-"
+        if hop.documents is None:
+            docs = "?"
+        elif per_hop is not None and len(hop.documents) > per_hop:
+            docs = ",".join(hop.documents[:per_hop]) + f" and {len(hop.documents) - per_hop:,} more"
+        else:
+            docs = ",".join(hop.documents) or "-"
         parts.append(f"{hop.source}-{hop.target}: {docs}")
     return "; ".join(parts)
 
@@ -240,7 +249,7 @@ def examples(run: CompareRun, names: dict[str, str | None], per_scenario: int = 
                 if c.literature is not None and c.literature.reachable
                 else "no path in the literature graph",
                 "spoke": spoke_text(c),
-                "documents": _documents_text(c) or "",
+                "documents": _documents_text(c, EXAMPLE_DOCUMENTS_PER_HOP) or "",
             }
             for c in chosen
         ]

@@ -235,3 +235,26 @@ def test_exact_match_needs_one_joined_spoke_path(spoke_driver, mapping):
     (exact,) = comparator.compare_sequences([[C1, C3, C4]])
     assert [n["identifier"] for n in exact.spoke_walk] == ["DOID:1", "P00001", "P00002"]
     assert exact.spoke_hops[1].link.nodes[0]["identifier"] == exact.spoke_walk[1]["identifier"]
+
+
+def test_report_examples_list_a_few_documents_per_hop_the_table_all():
+    """A hop of a large corpus can rest on thousands of papers: the report's examples list
+    EXAMPLE_DOCUMENTS_PER_HOP and say how many more; paths.parquet keeps every one."""
+    from pipeline.compare.classify import Comparison
+    from pipeline.compare.literature import LiteratureHop
+    from pipeline.compare.report import EXAMPLE_DOCUMENTS_PER_HOP, _documents_text
+
+    many = [f"PMID:{i}" for i in range(EXAMPLE_DOCUMENTS_PER_HOP + 1234)]
+    hops = [
+        LiteratureHop("C1", "C2", 1.0, documents=many),
+        LiteratureHop("C2", "C3", 1.0, documents=None),
+        LiteratureHop("C3", "C4", 1.0, documents=[]),
+        LiteratureHop("C4", "C5", 1.0, documents=["PMID:7"]),
+    ]
+    path = LiteraturePath("C1", "C5", True, concepts=["C1", "C2", "C3", "C4", "C5"], hops=hops)
+    comp = Comparison("C1", "C5", "2b", ["C1", "C2", "C3", "C4", "C5"], {}, [], [], literature=path)
+    shown = ",".join(many[:EXAMPLE_DOCUMENTS_PER_HOP])
+    assert _documents_text(comp, EXAMPLE_DOCUMENTS_PER_HOP) == (
+        f"C1-C2: {shown} and 1,234 more; C2-C3: ?; C3-C4: -; C4-C5: PMID:7"
+    )
+    assert _documents_text(comp).startswith(f"C1-C2: {','.join(many)}; C2-C3")
