@@ -107,7 +107,7 @@ class PredicationRows:
                 if rows is None:
                     self.run.add_values("predications", values)
                 else:
-                    rows.append((row, len(rows), *values))
+                    rows.append((row, *values))
         if len(mentions) >= MENTION_FLUSH:
             self.flush_mentions()
 

@@ -420,7 +420,6 @@ class PredicationBlocks(PredicationRows):
         fast = pa.table(
             {
                 "row": pa.array(fast_line, pa.int64()),
-                "sub": pa.array(np.zeros(n_fast, np.int64)),
                 "predication_id": predication_id,
                 "doc_id": _doc_ids(pmid.to_numpy()),
                 "sentence_id": sentence_id,
@@ -492,7 +491,7 @@ class PredicationBlocks(PredicationRows):
                 schema=fast.schema,
             )
             fast = _interleave_by_row(fast, slow)
-        self.run.add_table("predications", fast.drop_columns(["row", "sub"]))
+        self.run.add_table("predications", fast.drop_columns(["row"]))
         self.run.add_table("mentions", block["mentions"])
         self._concept_events(block["concept_sides"], block["multi_events"], events)
 
@@ -726,7 +725,6 @@ def _expand_multi_rows(
     predications = pa.table(
         {
             "row": pa.array(line[pair_row], pa.int64()),
-            "sub": pa.array(pair, pa.int64()),
             "predication_id": predication_id.take(by_pair),
             "doc_id": _doc_ids(pmid[pair_row]),
             "sentence_id": sentence_id.take(by_pair),
