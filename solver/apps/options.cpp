@@ -74,6 +74,11 @@ checking and reporting
                         report the max error; exit 3 beyond tolerance
   --validate-tol X      relative tolerance |d - ref| / max(1, ref) (default 1e-4)
   --seed S              seed of the validation sample (default 12345)
+  --checksum            add distances_checksum to the summary: a 64-bit hash of every
+                        distance and its position; two solves agree on it when their
+                        distances are bit for bit equal, as they are for any backend, grid
+                        and rank count at one --tile (another tile sums paths in another
+                        order, which can move a distance's last bit)
   --progress            progress line with ETA on stderr (rank 0)
   --summary-json PATH   also write the JSON summary (always printed on stdout) to PATH
   --version, --help
@@ -137,6 +142,7 @@ void refuse_dense_only_options(const Options& o) {
         {"--validate", "the rows are computed by Dijkstra already (it checks the dense solve)"},
         {"--validate-tol", "it belongs to --validate, which checks the dense solve"},
         {"--seed", "it belongs to --validate, which checks the dense solve"},
+        {"--checksum", "it sums the dense matrix, which rows mode does not form"},
     };
     for (const auto& [flag, reason] : why)
         if (o.given.count(flag)) throw UsageError(flag + " does not apply with --sources: " + reason + "; drop it");
@@ -197,6 +203,7 @@ Options parse_options(int argc, char** argv) {
             }
         } else if (arg == "--seed") o.seed = static_cast<std::uint64_t>(parse_int(arg, next(), 0));
         else if (arg == "--progress") o.progress = true;
+        else if (arg == "--checksum") o.checksum = true;
         else if (arg == "--summary-json") o.summary_json = next();
         else if (arg == "--memory-limit") o.memory_limit = parse_bytes(arg, next());
         else if (arg == "--adios2-config") o.adios2_config = next();

@@ -30,6 +30,7 @@ struct Options {
     double validate_tol = 1e-4;
     std::uint64_t seed = 12345;
     bool progress = false;
+    bool checksum = false;  // --checksum: distances_checksum in the summary
     std::int64_t memory_limit = 0;
     bool help = false, version = false;
     std::string checkpoint_dir;

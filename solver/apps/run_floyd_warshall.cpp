@@ -203,6 +203,14 @@ bool validate(const Job& job, const GraphInfo& info, const DistributedMatrix& ma
     return true;
 }
 
+// --checksum: every rank's share, summed (modulo 2^64, like the shares).
+std::uint64_t distances_checksum(const Job& job, const DistributedMatrix& matrix) {
+    const std::uint64_t share = matrix.checksum_share();
+    std::uint64_t total = 0;
+    MPI_Allreduce(&share, &total, 1, MPI_UINT64_T, MPI_SUM, job.world);
+    return total;
+}
+
 // --output: distances.bp, collectively, one Put per owned tile.
 bool write_distances(const Job& job, const DenseSetup& setup, const GraphInfo& info, const DistributedMatrix& matrix,
                      SolveSummary& summary) {
@@ -281,6 +289,7 @@ int run_floyd_warshall(const Job& job, const DenseSetup& setup) {
 
     if (!solve(job, setup, grid, matrix, checkpointer.get(), std::max<std::int64_t>(resumed_from, 0), summary))
         return 2;
+    if (opt.checksum) summary.distances_checksum = distances_checksum(job, matrix);
     if (opt.validate > 0 && !validate(job, info, matrix, summary)) return 2;
     if (!opt.output.empty() && summary.ok() && !write_distances(job, setup, info, matrix, summary)) return 2;
     summary.total_seconds = MPI_Wtime() - job.t_start;

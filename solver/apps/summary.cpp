@@ -114,6 +114,13 @@ std::string SolveSummary::to_json() const {
     j.number("semiring_ops", semiring_ops);
     j.number("semiring_rate", s.solve > 0 ? semiring_ops / s.solve : 0);
     j.number("semiring_gflops", s.solve > 0 ? semiring_ops / s.solve / 1e9 : 0);
+    if (distances_checksum) {
+        char hex[19];
+        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(*distances_checksum));
+        j.string("distances_checksum", hex);
+    } else {
+        j.null("distances_checksum");
+    }
     if (validate) {
         j.object("validate", JsonObject()
                                  .integer("rows", validate->rows)

@@ -51,6 +51,7 @@ struct SolveSummary {
     double total_seconds = 0;
     double semiring_ops = 0;  // 2 n^3 (min and plus each count once)
     std::optional<ValidationResult> validate;  // without --validate: null
+    std::optional<std::uint64_t> distances_checksum;  // without --checksum: null
 
     bool ok() const { return !validate || validate->ok; }
     std::string to_json() const;

@@ -80,6 +80,37 @@ float DistributedMatrix::get(std::int64_t src, std::int64_t dst) const {
     return tile_ptr[(src - t.first_vertex(ti)) * t.b + (dst - t.first_vertex(tj))];
 }
 
+namespace {
+// SplitMix64's finaliser: a bijective mix of 64 bits.
+std::uint64_t mix64(std::uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+}  // namespace
+
+std::uint64_t DistributedMatrix::checksum_share() const {
+    const auto& t = layout_.tiling;
+    const std::int64_t tiles = layout_.tile_count();
+    std::uint64_t sum = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : sum)
+    for (std::int64_t tile_index = 0; tile_index < tiles; ++tile_index) {
+        const std::int64_t lr = tile_index / layout_.local_tile_cols, lc = tile_index % layout_.local_tile_cols;
+        const std::int64_t ti = layout_.global_tile_row(lr), tj = layout_.global_tile_col(lc);
+        const float* d = tile(lr, lc);
+        for (int i = 0; i < t.extent(ti); ++i) {
+            const auto row = static_cast<std::uint64_t>(t.first_vertex(ti) + i) * static_cast<std::uint64_t>(t.n);
+            for (int j = 0; j < t.extent(tj); ++j) {
+                std::uint32_t bits;
+                std::memcpy(&bits, &d[static_cast<std::int64_t>(i) * t.b + j], sizeof bits);
+                const std::uint64_t position = row + static_cast<std::uint64_t>(t.first_vertex(tj) + j);
+                sum += mix64(mix64(position) ^ bits);
+            }
+        }
+    }
+    return sum;
+}
+
 // ----------------------------------------------------------- BlockedFloydWarshall
 BlockedFloydWarshall::BlockedFloydWarshall(DistributedMatrix& matrix, const ProcessGrid& grid,
                                            const Backend& backend, const DriverOptions& options)

@@ -70,6 +70,13 @@ public:
     // Zero diagonal for every real vertex on an owned diagonal tile.
     void set_zero_diagonal();
     float get(std::int64_t src, std::int64_t dst) const;  // owned entries only
+    // This rank's share of the distances checksum (apsp-fw --checksum): a sum,
+    // modulo 2^64, of one hash per real entry of its global position (i, j) and
+    // its float's bits; padding is not counted. The shares of all ranks add up
+    // to a function of the distances alone, whatever the grid and tile, so two
+    // solves agree on it when their distances are bit for bit equal (up to hash
+    // collisions).
+    std::uint64_t checksum_share() const;
     // The whole tile-major local store, padding included (checkpoint pieces).
     float* data() { return store_.data(); }
     const float* data() const { return store_.data(); }

@@ -102,6 +102,7 @@ TEST(Summary, DenseSolveText) {
     v.max_rel_error = 1e-7;
     v.tolerance = 1e-4;
     s.validate = v;
+    s.distances_checksum = 0x00c0ffee12345678ULL;  // printed as 16 hex digits, leading zeros kept
     EXPECT_EQ(s.to_json(),
               "{\n"
               "  \"solver\": \"apsp-fw\",\n"
@@ -131,6 +132,7 @@ TEST(Summary, DenseSolveText) {
               "  \"semiring_ops\": 1825346,\n"
               "  \"semiring_rate\": 456336.5,\n"
               "  \"semiring_gflops\": 0.0004563365,\n"
+              "  \"distances_checksum\": \"00c0ffee12345678\",\n"
               "  \"validate\": {\"rows\": 50, \"max_abs_error\": null, \"max_rel_error\": 1e-07, "
               "\"reachability_mismatches\": 0, \"tolerance\": 0.0001, \"ok\": true},\n"
               "  \"ok\": true\n"
@@ -144,7 +146,8 @@ TEST(Summary, DenseSolveNullsAndFailure) {
     EXPECT_NE(plain.find("  \"output\": \"d.bp\",\n"), std::string::npos);
     EXPECT_NE(plain.find("  \"checkpoint\": null,\n"), std::string::npos);
     EXPECT_NE(plain.find("  \"semiring_rate\": 0,\n"), std::string::npos);  // no solve time: no rate
-    EXPECT_NE(plain.find("  \"validate\": null,\n  \"ok\": true\n}\n"), std::string::npos);
+    EXPECT_NE(plain.find("  \"distances_checksum\": null,\n  \"validate\": null,\n  \"ok\": true\n}\n"),
+              std::string::npos);
     ValidationResult failed;
     failed.ok = false;
     s.validate = failed;

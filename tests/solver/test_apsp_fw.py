@@ -13,7 +13,7 @@ import pytest
 from pipeline.bpfiles import bp_reader
 from pipeline.solve import SolverError, run_solver
 
-from .conftest import random_graph, sha256_file
+from .conftest import RandomGraph, random_graph, sha256_file
 
 pytestmark = pytest.mark.mpi
 
@@ -282,6 +282,80 @@ def test_missing_input(tmp_path, run_apsp):
     assert "nope.mtx: no such file or directory" in run.stderr
 
 
+MASK64 = (1 << 64) - 1
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on uint64 arrays (wrapping arithmetic, as in C)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def reference_checksum(distances: np.ndarray) -> str:
+    """apsp-fw --checksum from its definition: the sum mod 2^64 of mix(mix(i*n + j) ^ bits(d_ij))."""
+    n = distances.shape[0]
+    position = np.arange(n * n, dtype=np.uint64)
+    bits = np.ascontiguousarray(distances, dtype=np.float32).view(np.uint32).ravel().astype(np.uint64)
+    with np.errstate(over="ignore"):
+        terms = mix64(mix64(position) ^ bits)
+    return f"{sum(int(t) for t in terms) & MASK64:016x}"
+
+
+def test_checksum_is_one_number_for_any_grid_tile_and_backend(tmp_path, run_apsp):
+    """--checksum follows its definition (recomputed here from the written distances) and does
+    not depend on how the solve was cut (with integer costs, whose sums are exact, not even on
+    the tile); a graph with one edge changed gets another checksum."""
+    graph = random_graph(53, seed=31, components=2)
+    # Integer costs: every path sum is exact in float32, so every order of the additions gives
+    # the same bits and the checksum of scipy's distances must match too.
+    graph.cost = np.floor(graph.cost * 4).astype(np.float32)
+    source = graph.write_mtx(tmp_path / "g.mtx")
+    want = reference_checksum(graph.reference().astype(np.float32))
+    for ranks, grid, tile, backend in [
+        (1, "1x1", 53, "cpu"),
+        (2, "1x2", 7, "cpu"),
+        (4, "2x2", 12, "reference"),
+    ]:
+        out, summary = tmp_path / f"d{ranks}.bp", tmp_path / f"s{ranks}.json"
+        args = ["--input", source, "--grid", grid, "--tile", tile, "--backend", backend, "--checksum"]
+        run = run_apsp(ranks, *args, "--output", out, "--summary-json", summary)
+        assert run.returncode == 0, run.stderr
+        got = json.loads(summary.read_text())["distances_checksum"]
+        assert got == reference_checksum(read_distances(out)[0]) == want, (grid, tile, backend)
+
+    plain = json.loads(run_apsp(1, "--input", source).stdout)
+    assert plain["distances_checksum"] is None  # only when asked: it reads the whole matrix
+    # One edge u -> v made free where u is still some way from v: distance (u, v) becomes 0.
+    far = np.flatnonzero((graph.src != graph.dst) & (graph.reference()[graph.src, graph.dst] > 0))[0]
+    changed = RandomGraph(graph.n, graph.src, graph.dst, graph.cost.copy())
+    changed.cost[far] = 0
+    other = json.loads(run_apsp(1, "--input", changed.write_mtx(tmp_path / "h.mtx"), "--checksum").stdout)
+    assert other["distances_checksum"] == reference_checksum(changed.reference().astype(np.float32)) != want
+
+
+def test_checksum_with_real_costs_is_one_number_per_tile(tmp_path, run_apsp):
+    """Costs with fractions: at one tile every grid, rank count and backend gives the same bits
+    (so the same checksum); the checksum is still that of the distances written."""
+    graph = random_graph(61, seed=47, components=1)
+    source = graph.write_mtx(tmp_path / "g.mtx")
+    seen = set()
+    for ranks, grid, backend in [
+        (1, "1x1", "cpu"),
+        (2, "2x1", "reference"),
+        (4, "2x2", "cpu"),
+        (3, "1x3", "cpu"),
+    ]:
+        out = tmp_path / f"d{ranks}{backend}.bp"
+        args = ["--input", source, "--grid", grid, "--tile", "9", "--backend", backend, "--checksum"]
+        run = run_apsp(ranks, *args, "--output", out)
+        assert run.returncode == 0, run.stderr
+        got = json.loads(run.stdout)["distances_checksum"]
+        assert got == reference_checksum(read_distances(out)[0])
+        seen.add(got)
+    assert len(seen) == 1, seen
+
+
 def test_help_documents_every_option(run_apsp):
     run = run_apsp(1, "--help")
     assert run.returncode == 0
@@ -298,6 +372,7 @@ def test_help_documents_every_option(run_apsp):
         "--validate",
         "--progress",
         "--summary-json",
+        "--checksum",
     ):
         assert flag in run.stdout
 
