@@ -7,6 +7,7 @@
   python bench/gpu/device_bench.py best-tile ROWS BACKEND N              -> tile
   python bench/gpu/device_bench.py pick-n ROWS BACKEND N TILE SECONDS DEVICE_FREE HOST_MEM -> n or nothing
   python bench/gpu/device_bench.py clocks SAMPLES.csv                    -> one JSON line
+  python bench/gpu/device_bench.py ncu-rows NCU.log                      -> one JSON line per kernel launch
   python bench/gpu/device_bench.py report RESULTS_DIR                    -> results.md + results.json
 
 Rates count 2 n^3 semiring operations (one add and one min per candidate), as apsp-fw's
@@ -21,6 +22,7 @@ import argparse
 import csv
 import datetime
 import json
+import re
 import statistics
 import sys
 import time
@@ -180,6 +182,36 @@ def clock_summary(path: Path) -> dict:
     }
 
 
+NCU_METRICS = {  # Nsight Compute metric -> the report's column
+    "sm__inst_executed.avg.per_cycle_active": "IPC per SM (of 4)",
+    "sm__issue_active.avg.pct_of_peak_sustained_active": "issue slots busy %",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": "FMA pipe %",
+    "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active": "ALU pipe %",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "warps active %",
+}
+
+
+def ncu_rows(path: Path) -> list[dict]:
+    """Nsight Compute's --csv output (among the program's own lines): one row per profiled launch."""
+    lines = path.read_text(errors="replace").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    if start is None:
+        return []
+    launches: dict[str, dict] = {}
+    table = [line for line in lines[start:] if line.startswith('"')]
+    for rec in csv.DictReader(table):
+        # "void ns::(anonymous namespace)::minplus_tiled<false>(int, ...)" -> "minplus_tiled<false>"
+        name = re.search(r"([A-Za-z_]\w*(?:<[^()]*>)?)\((?!anonymous)", rec.get("Kernel Name", ""))
+        row = launches.setdefault(
+            rec["ID"], {"ncu": name.group(1) if name else "?", "launch": int(rec["ID"])}
+        )
+        try:
+            row[rec["Metric Name"]] = float(rec["Metric Value"].replace(",", ""))
+        except (KeyError, ValueError):
+            continue
+    return list(launches.values())
+
+
 def _fmt_rate(rate: float | None) -> str:
     return f"{rate / 1e12:.2f}" if rate else ""
 
@@ -197,6 +229,7 @@ def report(results: Path) -> str:
     build = next((r["build"] for r in rows if "build" in r), "?")
     ctest = next((r["ctest"] for r in rows if "ctest" in r), None)
     kernels = [r for r in rows if "kernel" in r]
+    counters = [r for r in rows if "ncu" in r]
     apsp = [r for r in rows if r.get("what") == "apsp-fw"]
     torch_rate = {r["n"]: r["rate"] for r in rows if r.get("peer") == "torch" and "rate" in r}
 
@@ -263,6 +296,17 @@ def report(results: Path) -> str:
                 f"| {r['kernel']} | {r['n']} | {r['seconds']:.4g} | {_fmt_rate(r['rate'])} | "
                 f"{of_peak(r['rate'])} |"
             )
+        lines.append("")
+    if counters:
+        lines += [
+            "## Hardware counters (Nsight Compute, --clock-control none)",
+            "",
+            "| kernel | launch | " + " | ".join(NCU_METRICS.values()) + " |",
+            "|---|---|" + "---|" * len(NCU_METRICS),
+        ]
+        for r in counters:
+            values = " | ".join(f"{r[m]:.3g}" if m in r else "" for m in NCU_METRICS)
+            lines.append(f"| {r['ncu']} | {r['launch']} | {values} |")
         lines.append("")
     if apsp:
         cpu_rate = {r["n"]: r["rate"] for r in apsp if r["backend"] == "cpu"}
@@ -345,6 +389,8 @@ def main(argv: list[str]) -> int:
     pn.add_argument("host_mem", type=int)
     c = sub.add_parser("clocks")
     c.add_argument("samples", type=Path)
+    nc = sub.add_parser("ncu-rows")
+    nc.add_argument("log", type=Path)
     r = sub.add_parser("report")
     r.add_argument("results", type=Path)
     a = p.parse_args(argv)
@@ -362,6 +408,9 @@ def main(argv: list[str]) -> int:
         print(pick_n(a.rows, a.backend, a.n, a.tile, a.seconds, a.device_free, a.host_mem))
     elif a.cmd == "clocks":
         print(json.dumps(clock_summary(a.samples)))
+    elif a.cmd == "ncu-rows":
+        for row in ncu_rows(a.log):
+            print(json.dumps(row))
     else:
         print(report(a.results), end="")
     return 0

@@ -29,7 +29,8 @@
 # Environment: BACKEND (cuda | hip | gpu-host; detected), ARCH (detected), BUDGET_S (390: the
 # whole run's seconds; step 6 fills what is left), KERNEL_SIZES (1024,...,16384), APSP_N
 # (16384), GPU_TILES (512 1024 2048 4096), CPU_TILE (256), LARGE_N (chosen; 0 skips step 6),
-# REBUILD (1: ignore the carried tree), PYTHON (python3; numpy needed, torch for the peer), OUT (results folder; $OUT on the device machine, else
+# STEPS (which of: test peak kernels ncu apsp cpu torch large; default all), REBUILD (1: ignore
+# the carried tree), PYTHON (python3; numpy needed, torch for the peer), OUT (results folder; $OUT on the device machine, else
 # bench/gpu/out), CTEST_ARGS (extra arguments for step 2).
 set -uo pipefail
 
@@ -53,6 +54,8 @@ apsp_n=${APSP_N:-16384}
 gpu_tiles=${GPU_TILES:-512 1024 2048 4096}
 cpu_tile=${CPU_TILE:-256}
 bench_py=("${PYTHON:-python3}" "$root/bench/gpu/device_bench.py")  # with numpy (and torch for the peer)
+steps=" ${STEPS:-test peak kernels ncu apsp cpu torch large} "
+want() { [[ $steps == *" $1 "* ]]; }  # want STEP: whether STEPS names it
 
 log() { printf '[run_device %4ds] %s\n' $((SECONDS - started)) "$*"; }
 left() { echo $((budget - (SECONDS - started))); }
@@ -149,22 +152,38 @@ fi
 printf '{"build": "%s"}\n' "$built" >>"$out/0_device.jsonl"
 
 # ---- 2. correctness on the device ----
-label=gpu
-[[ $backend == gpu-host ]] && label=host-target
-# shellcheck disable=SC2086
-step ctest_gpu 240 ctest --test-dir "$build" -L "$label" --output-on-failure --timeout 200 ${CTEST_ARGS:-}
-grep -E 'tests passed|tests failed|^seed|Failed|\*\*\*' "$logs/ctest_gpu.log" | head -12
-ctest_line=$(grep -E 'tests passed|No tests were found' "$logs/ctest_gpu.log" | tail -1)
-printf '{"ctest": "%s"}\n' "${ctest_line:-no summary (see logs/ctest_gpu.log)}" >>"$out/0_device.jsonl"
+if want test; then
+  label=gpu
+  [[ $backend == gpu-host ]] && label=host-target
+  # shellcheck disable=SC2086
+  step ctest_gpu 240 ctest --test-dir "$build" -L "$label" --output-on-failure --timeout 200 ${CTEST_ARGS:-}
+  grep -E 'tests passed|tests failed|^seed|Failed|\*\*\*' "$logs/ctest_gpu.log" | head -12
+  ctest_line=$(grep -E 'tests passed|No tests were found' "$logs/ctest_gpu.log" | tail -1)
+  printf '{"ctest": "%s"}\n' "${ctest_line:-no summary (see logs/ctest_gpu.log)}" >>"$out/0_device.jsonl"
+fi
 
 # ---- 3. the add+min peak ----
 peak_args=()
 [[ $backend == gpu-host ]] && peak_args=(--quick)
-step addmin_peak 60 "$build/bench/gpu-addmin-peak" "${peak_args[@]}" && cp "$logs/addmin_peak.log" "$out/1_peak.jsonl"
+want peak && step addmin_peak 60 "$build/bench/gpu-addmin-peak" "${peak_args[@]}" &&
+  cp "$logs/addmin_peak.log" "$out/1_peak.jsonl"
 
 # ---- 4. the kernels ----
-step kernels 180 "$build/tests/test_gpu_kernels" --bench "$kernel_sizes" --reps 5 &&
+want kernels && step kernels 180 "$build/tests/test_gpu_kernels" --bench "$kernel_sizes" --reps 5 &&
   grep '^{' "$logs/kernels.log" >"$out/2_kernels.jsonl"
+# Hardware counters (Nsight Compute, where the machine has it and lets it read them): how
+# many of the schedulers' issue slots the min-plus kernel and the peak loop fill, and which
+# pipes they keep busy. Clocks left alone (--clock-control none).
+ncu_metrics=sm__inst_executed.avg.per_cycle_active,sm__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active
+ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+if want ncu && [[ $backend == cuda && -n $ncu ]]; then
+  step ncu_minplus 120 "$ncu" --clock-control none --csv --metrics "$ncu_metrics" -k regex:minplus_tiled \
+    --launch-skip 1 --launch-count 2 "$build/tests/test_gpu_kernels" --bench 8192 --reps 1 &&
+    "${bench_py[@]}" ncu-rows "$logs/ncu_minplus.log" >>"$out/2_kernels.jsonl"
+  step ncu_peak 60 "$ncu" --clock-control none --csv --metrics "$ncu_metrics" -k regex:addmin_loop \
+    --launch-skip 1 --launch-count 1 "$build/bench/gpu-addmin-peak" --reps 1 &&
+    "${bench_py[@]}" ncu-rows "$logs/ncu_peak.log" >>"$out/2_kernels.jsonl"
+fi
 
 # ---- 5. apsp-fw end to end at n, and the peers ----
 graph() {  # graph N: the random graph of n vertices (degree 8, seed 1), made once
@@ -191,19 +210,23 @@ apsp() {
 # The GPU at every tile of GPU_TILES and at the CPU's tile: the blocked algorithm's additions
 # depend on the tile (not on the backend, grid or rank count), so the checksums of a GPU and
 # a CPU solve must be equal at one n and one tile.
-for tile in $gpu_tiles $cpu_tile; do
-  ((tile <= apsp_n)) && apsp "apsp_${backend}_${apsp_n}_t$tile" "$backend" "$apsp_n" "$tile" 120
-done
 half=$((apsp_n / 2))
-apsp "apsp_${backend}_${half}_t$cpu_tile" "$backend" "$half" "$cpu_tile" 60
-apsp "apsp_cpu_${half}" cpu "$half" "$cpu_tile" 120
-cpu_full_s=$("${bench_py[@]}" predict "$out/3_apsp.jsonl" cpu "$half" "$apsp_n")
-if [[ -n $cpu_full_s ]] && (( ${cpu_full_s%.*} < 150 && ${cpu_full_s%.*} * 3 < $(left) )); then
-  apsp "apsp_cpu_${apsp_n}" cpu "$apsp_n" "$cpu_tile" $(( ${cpu_full_s%.*} * 3 + 30 ))
-else
-  log "apsp-fw cpu at n = $apsp_n skipped: predicted ${cpu_full_s:-?}s, $(left)s left (the ratio is taken at n = $half)"
+if want apsp; then
+  for tile in $gpu_tiles $cpu_tile; do
+    ((tile <= apsp_n)) && apsp "apsp_${backend}_${apsp_n}_t$tile" "$backend" "$apsp_n" "$tile" 120
+  done
+  apsp "apsp_${backend}_${half}_t$cpu_tile" "$backend" "$half" "$cpu_tile" 60
 fi
-if [[ $backend != gpu-host ]]; then
+if want cpu; then
+  apsp "apsp_cpu_${half}" cpu "$half" "$cpu_tile" 120
+  cpu_full_s=$("${bench_py[@]}" predict "$out/3_apsp.jsonl" cpu "$half" "$apsp_n")
+  if [[ -n $cpu_full_s ]] && (( ${cpu_full_s%.*} < 150 && ${cpu_full_s%.*} * 3 < $(left) )); then
+    apsp "apsp_cpu_${apsp_n}" cpu "$apsp_n" "$cpu_tile" $(( ${cpu_full_s%.*} * 3 + 30 ))
+  else
+    log "apsp-fw cpu at n = $apsp_n skipped: predicted ${cpu_full_s:-?}s, $(left)s left (the ratio is taken at n = $half)"
+  fi
+fi
+if want torch && [[ $backend != gpu-host ]]; then
   step torch_fw 90 "${bench_py[@]}" torch-fw "$apsp_n" && grep '^{' "$logs/torch_fw.log" >"$out/4_torch.jsonl"
 fi
 smi after-5
@@ -218,6 +241,7 @@ if [[ $backend == cuda ]]; then
   device_free=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
   device_free=$((device_free * 1024 * 1024))
 fi
+want large || LARGE_N=0
 large_n=${LARGE_N:-$("${bench_py[@]}" pick-n "$out/3_apsp.jsonl" "$backend" "$apsp_n" "$best_tile" \
   "$(( $(left) - 25 ))" "$device_free" "$host_mem")}
 if [[ -n $large_n && $large_n -gt $apsp_n ]]; then

@@ -106,3 +106,30 @@ def test_pick_n_stays_within_time_and_memory():
         assert pick(tmp, 300, 140 * gib, 16 * gib) < roomy
         assert pick(tmp, 30, 140 * gib, 128 * gib) < roomy
         assert pick(tmp, 3, 140 * gib, 128 * gib) == 0  # nothing beyond n fits
+
+
+NCU_CSV = """==PROF== Connected to process 4242 (/tmp/litpath-gpu-build/tests/test_gpu_kernels)
+{"kernel": "minplus_nn", "n": 8192, "seconds": 0.05, "rate": 2.2e13}
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","4242","test_gpu_kernels","127.0.0.1","void litpath::apsp::gpu::(anonymous namespace)::minplus_tiled<false>(int, int, int, const float *, int, const float *, int, float *, int, bool, bool, bool)","1","13","(256, 1, 1)","(64, 64, 1)","0","9.0","Command line profiler metrics","sm__inst_executed.avg.per_cycle_active","inst/cycle","3.41"
+"0","4242","test_gpu_kernels","127.0.0.1","void litpath::apsp::gpu::(anonymous namespace)::minplus_tiled<false>(int, int, int, const float *, int, const float *, int, float *, int, bool, bool, bool)","1","13","(256, 1, 1)","(64, 64, 1)","0","9.0","Command line profiler metrics","sm__warps_active.avg.pct_of_peak_sustained_active","%","1,234.5"
+"1","4242","test_gpu_kernels","127.0.0.1","void addmin_loop<32>(float *, float, float, int)","1","13","(512, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics","sm__issue_active.avg.pct_of_peak_sustained_active","%","97.2"
+==PROF== Disconnected from process 4242
+"""
+
+
+def test_ncu_rows_name_each_launch_and_its_metrics(tmp_path):
+    log = tmp_path / "ncu.log"
+    log.write_text(NCU_CSV)
+    rows = load_device_bench().ncu_rows(log)
+    assert rows == [
+        {
+            "ncu": "minplus_tiled<false>",
+            "launch": 0,
+            "sm__inst_executed.avg.per_cycle_active": 3.41,
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 1234.5,
+        },
+        {"ncu": "addmin_loop<32>", "launch": 1, "sm__issue_active.avg.pct_of_peak_sustained_active": 97.2},
+    ]
+    (tmp_path / "none.log").write_text("==PROF== ERROR: profiling is not supported on this device\n")
+    assert load_device_bench().ncu_rows(tmp_path / "none.log") == []
