@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import os
 import shlex
 import socket
+import struct
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import bson
 import psutil
 import pymongo
 import pytest
+from bson.binary import Binary
 from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, ClientError, ConstraintError
 from pymongo.errors import DuplicateKeyError, OperationFailure
@@ -113,6 +120,171 @@ def test_mongo_refuses_clients_without_the_password(mongo_server: MongoServer) -
         with pytest.raises(OperationFailure) as refused:
             client["litpath"]["evidence"].find_one()
         assert refused.value.code == 18  # AuthenticationFailed
+
+
+# Raw MongoDB wire messages, for what a driver would never send (pymongo speaks OP_MSG only).
+OP_REPLY, OP_QUERY, OP_MSG = 1, 2004, 2013
+
+
+def wire_message(op_code: int, body: bytes, request_id: int = 1) -> bytes:
+    return struct.pack("<iiii", 16 + len(body), request_id, 0, op_code) + body
+
+
+def op_query(namespace: str, command: dict[str, Any]) -> bytes:
+    """A legacy OP_QUERY: flags, full collection name, skip, limit -1, the query document."""
+    body = (
+        struct.pack("<i", 0) + namespace.encode() + b"\0" + struct.pack("<ii", 0, -1) + bson.encode(command)
+    )
+    return wire_message(OP_QUERY, body)
+
+
+def op_msg(command: dict[str, Any]) -> bytes:
+    """An OP_MSG with no flags and one body section (kind 0)."""
+    return wire_message(OP_MSG, struct.pack("<I", 0) + b"\0" + bson.encode(command))
+
+
+def _receive_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError(f"the server closed the connection after {len(data)} of {size} bytes")
+        data += chunk
+    return data
+
+
+def exchange(sock: socket.socket, message: bytes) -> dict[str, Any]:
+    """Send one request and return the first document of the reply (OP_REPLY or OP_MSG)."""
+    sock.sendall(message)
+    length, _, _, op_code = struct.unpack("<iiii", _receive_exactly(sock, 16))
+    body = _receive_exactly(sock, length - 16)
+    if op_code == OP_REPLY:  # flags, cursor id, starting from, number returned, then documents
+        return bson.decode_all(body[20:])[0]
+    assert op_code == OP_MSG and body[4] == 0, f"unexpected reply opcode {op_code}"
+    return bson.decode_all(body[5:])[0]
+
+
+def scram_login(sock: socket.socket, user: str, password: str) -> None:
+    """SCRAM-SHA-256 by hand (RFC 5802/7677) on a raw connection, as a driver does it."""
+    first_bare = f"n={user},r={base64.b64encode(os.urandom(18)).decode()}"
+    started = exchange(sock, op_msg({
+        "saslStart": 1, "mechanism": "SCRAM-SHA-256", "payload": Binary(f"n,,{first_bare}".encode()), "$db": "admin",
+    }))  # fmt: skip
+    assert started["ok"] == 1, started
+    server_first = bytes(started["payload"]).decode()
+    fields = dict(part.split("=", 1) for part in server_first.split(","))
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(fields["s"]), int(fields["i"]))
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    without_proof = f"c=biws,r={fields['r']}"  # biws: base64 of "n,,", no channel binding
+    auth_message = f"{first_bare},{server_first},{without_proof}".encode()
+    signature = hmac.new(hashlib.sha256(client_key).digest(), auth_message, "sha256").digest()
+    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True))).decode()
+    finished = exchange(sock, op_msg({
+        "saslContinue": 1, "conversationId": started["conversationId"],
+        "payload": Binary(f"{without_proof},p={proof}".encode()), "$db": "admin",
+    }))  # fmt: skip
+    assert finished["ok"] == 1 and finished["done"], finished
+
+
+# The review's bypass (R1): a legacy OP_QUERY whose first key is the command the server runs,
+# with a `$query: {ping: 1}` further on that the authentication step once read instead.
+QUERY_WRAPPED = {
+    "find": ("litpath.$cmd", {"find": "builds", "filter": {}, "$query": {"ping": 1}}),
+    "insert": ("litpath.$cmd", {"insert": "builds", "documents": [{"_id": "forged"}], "$query": {"ping": 1}}),
+    "dropDatabase": ("litpath.$cmd", {"dropDatabase": 1, "$query": {"ping": 1}}),
+    "listDatabases": ("admin.$cmd", {"listDatabases": 1, "$query": {"ping": 1}}),
+}
+
+
+@pytest.fixture
+def seeded_builds(mongo_server: MongoServer) -> Iterator[pymongo.collection.Collection]:
+    """litpath.builds with one known record, seen through an authenticated client."""
+    with pymongo.MongoClient(mongo_server.uri, serverSelectionTimeoutMS=5000) as client:
+        builds = client["litpath"]["builds"]
+        builds.replace_one({"_id": "seeded"}, {"_id": "seeded", "status": "complete"}, upsert=True)
+        yield builds
+        builds.delete_many({"_id": {"$in": ["seeded", "forged"]}})
+
+
+@pytest.mark.parametrize("shape", sorted(QUERY_WRAPPED))
+def test_mongo_refuses_legacy_commands_wrapped_in_a_ping(
+    mongo_server: MongoServer, seeded_builds: pymongo.collection.Collection, shape: str
+) -> None:
+    namespace, command = QUERY_WRAPPED[shape]
+    with socket.create_connection(("127.0.0.1", mongo_server.port), timeout=10) as sock:
+        reply = exchange(sock, op_query(namespace, command))
+    assert reply["ok"] == 0 and reply["code"] == 13, reply  # Unauthorized
+    assert not {"cursor", "databases", "dropped", "n"} & set(reply), reply
+    # No effect, as the authenticated user sees it.
+    assert list(seeded_builds.find({}, {"_id": 1}).sort("_id")) == [{"_id": "seeded"}]
+    assert "litpath" in seeded_builds.database.client.list_database_names()
+
+
+def test_mongo_refuses_query_wrapped_and_legacy_commands_after_authentication_too(
+    mongo_server: MongoServer, seeded_builds: pymongo.collection.Collection
+) -> None:
+    """The password does not make a `$query` after the first key meaningful, nor OP_QUERY a way
+    to run commands: both are refused for every client."""
+    with socket.create_connection(("127.0.0.1", mongo_server.port), timeout=10) as sock:
+        scram_login(sock, mongo_server.user, mongo_server.password)
+        for namespace, command in QUERY_WRAPPED.values():
+            reply = exchange(sock, op_query(namespace, command))
+            assert reply["ok"] == 0 and reply["code"] == 2 and "$query" in reply["errmsg"], reply
+        plain = exchange(sock, op_query("litpath.$cmd", {"find": "builds", "filter": {}}))
+        assert plain["ok"] == 0 and plain["code"] == 352, plain  # UnsupportedOpQueryCommand
+        found = exchange(sock, op_msg({"find": "builds", "filter": {}, "$db": "litpath"}))
+        assert found["ok"] == 1 and [d["_id"] for d in found["cursor"]["firstBatch"]] == ["seeded"]
+    assert seeded_builds.count_documents({}) == 1
+
+
+def test_mongo_answers_the_handshake_without_touching_the_store(
+    mongo_server: MongoServer, mongo_uri: str
+) -> None:
+    """hello and friends are answered before authentication, by the authentication step itself:
+    in mongo-java-server even `hello` on a new database name creates that database."""
+    names = ("x", "hello_probe_b", "hello_probe_c", "hello_probe_d", "hello_probe_e")
+    with socket.create_connection(("127.0.0.1", mongo_server.port), timeout=10) as sock:
+        hello = exchange(sock, op_msg({"hello": 1, "$db": "x"}))
+        assert hello["ok"] == 1 and hello["isWritablePrimary"] is True and hello["maxWireVersion"] >= 9, hello
+        legacy = exchange(
+            sock, op_query("hello_probe_b.$cmd", {"isMaster": 1, "saslSupportedMechs": "admin.litpath"})
+        )
+        assert legacy["ismaster"] is True and legacy["saslSupportedMechs"] == ["SCRAM-SHA-256"], legacy
+        wrapped = exchange(
+            sock, op_query("hello_probe_c.$cmd", {"$query": {"ismaster": 1}, "$readPreference": {}})
+        )
+        assert wrapped["ismaster"] is True, wrapped
+        assert exchange(sock, op_msg({"ping": 1, "$db": "hello_probe_d"}))["ok"] == 1
+        assert exchange(sock, op_msg({"endSessions": [], "$db": "hello_probe_e"}))["ok"] == 1
+    with pymongo.MongoClient(mongo_uri, serverSelectionTimeoutMS=5000) as client:
+        assert not set(names) & set(client.list_database_names())
+
+
+def test_mongo_log_of_refused_attempts_stays_bounded(tmp_path: Path) -> None:
+    """Any local user can fail to authenticate, or send garbage, in a loop: the log gets a few
+    lines and a count per minute, not a line (or a stack trace) per attempt."""
+    attempts, garbage = 60, 25
+    server = MongoServer(tmp_path / "mongo")
+    with server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            for i in range(attempts):
+                refused = exchange(sock, op_msg({
+                    "saslStart": 1, "mechanism": "SCRAM-SHA-256", "payload": Binary(f"n,,n=nobody,r=r{i}".encode()),
+                    "$db": "admin",
+                }))  # fmt: skip
+                assert refused["code"] == 18  # AuthenticationFailed
+        for _ in range(garbage):  # an opcode the server does not know: it closes the connection
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+                sock.sendall(wire_message(4242, b"\0" * 8))
+                assert sock.recv(1) == b""
+    log = server.log_path.read_text()
+    burst = 10  # WireServer.LOG_BURST
+    assert log.count("authentication refused for a client") == burst
+    assert f"{attempts - burst} more refused authentications not logged one by one" in log
+    assert log.count("closing the connection of a client") == burst
+    assert f"{garbage - burst} more connection errors not logged one by one" in log
+    assert "\tat " not in log  # no stack traces
+    assert len(log.splitlines()) < 40
 
 
 def test_credentials_stay_in_the_private_state_folder(

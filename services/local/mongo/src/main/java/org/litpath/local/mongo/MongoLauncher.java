@@ -117,7 +117,7 @@ public final class MongoLauncher {
             return;
         }
         backend.version(ADVERTISED_VERSION);
-        WireServer server = new WireServer(backend, new ScramSha256(options.user(), options.password()));
+        WireServer server = new WireServer(backend, new ScramSha256(options.user(), options.password()), ADVERTISED_VERSION);
         InetSocketAddress address;
         try {
             address = server.bind(options.host(), options.port());

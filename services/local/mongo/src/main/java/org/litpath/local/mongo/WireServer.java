@@ -3,9 +3,12 @@ package org.litpath.local.mongo;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.wire.MongoDatabaseHandler;
-import de.bwaldvogel.mongo.wire.MongoExceptionHandler;
 import de.bwaldvogel.mongo.wire.MongoWireMessageEncoder;
 import de.bwaldvogel.mongo.wire.MongoWireProtocolHandler;
 import de.bwaldvogel.mongo.wire.MongoWireReplyEncoder;
@@ -25,20 +28,31 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
  * mongo-java-server's wire pipeline with {@link AuthenticationHandler} in front of the database.
  *
  * <p>The same handlers, in the same order, as {@code de.bwaldvogel.mongo.MongoServer#bind}
- * builds (that class offers no way to add one), plus the authentication step.
+ * builds (that class offers no way to add one), plus the authentication step, and with
+ * {@link ConnectionErrorHandler} for the library's exception handler. What clients without the
+ * password can make it log goes through a {@link ThrottledLog}: at most {@link #LOG_BURST} lines
+ * of each kind per {@link #LOG_PERIOD_S} seconds, then a count.
  */
 final class WireServer {
 
+    static final int LOG_BURST = 10;
+    static final long LOG_PERIOD_S = 60;
+    private static final Logger log = LoggerFactory.getLogger(WireServer.class);
+
     private final MongoBackend backend;
     private final ScramSha256 scram;
+    private final MongoVersion version;
+    private final ThrottledLog refusals = new ThrottledLog(log, "refused authentications", LOG_BURST);
+    private final ThrottledLog errors = new ThrottledLog(log, "connection errors", LOG_BURST);
     private EventLoopGroup acceptors;
     private EventLoopGroup workers;
     private ChannelGroup clients;
     private Channel listener;
 
-    WireServer(MongoBackend backend, ScramSha256 scram) {
+    WireServer(MongoBackend backend, ScramSha256 scram, MongoVersion version) {
         this.backend = backend;
         this.scram = scram;
+        this.version = version;
     }
 
     InetSocketAddress bind(String host, int port) {
@@ -57,9 +71,9 @@ final class WireServer {
                         new MongoWireReplyEncoder(),
                         new MongoWireMessageEncoder(),
                         new MongoWireProtocolHandler(),
-                        new AuthenticationHandler(scram),
+                        new AuthenticationHandler(scram, version, refusals),
                         new MongoDatabaseHandler(backend, clients),
-                        new MongoExceptionHandler());
+                        new ConnectionErrorHandler(errors));
                 }
             });
         try {
@@ -68,7 +82,13 @@ final class WireServer {
             shutdown();
             throw e;
         }
+        acceptors.scheduleAtFixedRate(this::endLogPeriod, LOG_PERIOD_S, LOG_PERIOD_S, TimeUnit.SECONDS);
         return (InetSocketAddress) listener.localAddress();
+    }
+
+    private void endLogPeriod() {
+        refusals.endPeriod();
+        errors.endPeriod();
     }
 
     /** Stop listening, close every client, stop the event loops, then close the store. */
@@ -80,6 +100,7 @@ final class WireServer {
         if (clients != null) {
             clients.close().syncUninterruptibly();
         }
+        endLogPeriod(); // the counts of the unfinished period
         for (EventLoopGroup group : new EventLoopGroup[] {acceptors, workers}) {
             if (group != null) {
                 group.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
