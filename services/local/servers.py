@@ -17,7 +17,10 @@ Neo4j its own authentication (user ``neo4j``; ``LOAD CSV`` cannot read local fil
 MongoDB-wire server SCRAM-SHA-256 in the launcher (user ``litpath``; mongo-java-server itself has
 no authentication). The password is random, generated at the first start of a data directory and
 kept in its ``credentials.json``; it reaches the launcher through its environment, never a command
-line or a log. ``env`` prints what clients need as litpath's usual variables.
+line or a log. ``env`` prints what clients need as litpath's usual variables. Neo4j's Bolt sends
+the password as is, so its credentials are handed out (``env``, the readiness probe) only while
+the process listening on its port is the launcher recorded in its state folder
+(:meth:`LocalServer.verify_listener`): a port taken over after the launcher died gets nothing.
 
 Command line (used by ``make run``)::
 
@@ -39,6 +42,7 @@ import argparse
 import contextlib
 import fcntl
 import hashlib
+import ipaddress
 import json
 import os
 import secrets
@@ -277,6 +281,77 @@ def port_open(port: int, timeout: float = 0.5) -> bool:
         return False
 
 
+# A server on a fixed loopback port can be impersonated: if its launcher dies, any local user may
+# bind the port and wait for a client's password (Bolt basic auth sends it as is). So before a
+# client is given a server's credentials, the process listening on the port must be the launcher
+# recorded in the server's state folder. Linux: /proc/net/tcp{,6} map a listening socket to its
+# inode, /proc/<pid>/fd maps the launcher's open files to socket inodes.
+_TCP_LISTEN = "0A"
+
+
+def _proc_address(hex_address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An address as /proc/net/tcp{,6} print it: 32-bit words in hex, each in host byte order."""
+    raw = bytes.fromhex(hex_address)
+    if sys.byteorder == "little":
+        raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    return ipaddress.ip_address(raw)
+
+
+def _reaches_loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether a socket bound to ``address`` receives connections made to 127.0.0.1."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_unspecified or address == ipaddress.ip_address(LOOPBACK)
+
+
+def loopback_listeners(port: int) -> set[int]:
+    """Socket inodes of the TCP listeners that take connections to 127.0.0.1:``port``."""
+    inodes = set()
+    for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
+        try:
+            lines = table.read_text().splitlines()[1:]
+        except OSError:  # no IPv6 on this host
+            continue
+        for line in lines:
+            fields = line.split()
+            address, _, hex_port = fields[1].partition(":")
+            if fields[3] == _TCP_LISTEN and int(hex_port, 16) == port and _reaches_loopback(_proc_address(address)):
+                inodes.add(int(fields[9]))
+    return inodes
+
+
+def socket_inodes(pid: int) -> set[int]:
+    """Inodes of the sockets process ``pid`` holds open (empty when we may not look)."""
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(int(target[len("socket:[") : -1]))
+    return inodes
+
+
+def foreign_listener(port: int, pid: int) -> str | None:
+    """None when everything that takes connections to 127.0.0.1:``port`` belongs to process
+    ``pid``; otherwise what is wrong, in words."""
+    if not Path("/proc/net/tcp").is_file():  # not Linux: psutil's view, which may need privileges
+        try:
+            listening = {c.pid for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN
+                         and c.laddr and c.laddr.port == port}  # fmt: skip
+        except psutil.AccessDenied:
+            return f"cannot see who listens on {LOOPBACK}:{port} without privileges on this system"
+        if not listening:
+            return f"nothing listens on {LOOPBACK}:{port}"
+        return None if listening == {pid} else f"{LOOPBACK}:{port} is held by a process other than pid {pid}"
+    listeners = loopback_listeners(port)
+    if not listeners:
+        return f"nothing listens on {LOOPBACK}:{port}"
+    if listeners - socket_inodes(pid):
+        return f"{LOOPBACK}:{port} is held by a process other than pid {pid}"
+    return None
+
+
 def _java() -> str:
     java_home = os.environ.get("JAVA_HOME")
     java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
@@ -402,6 +477,24 @@ class LocalServer:
 
     def running(self) -> bool:
         return self.pid is not None
+
+    def verify_listener(self) -> None:
+        """Raise ServerError unless this server's recorded launcher is what listens on its port:
+        call before handing a client the credentials (see :func:`foreign_listener`)."""
+        port = self._require_port()
+        pid = self.pid
+        if pid is None:
+            raise ServerError(
+                f"the {self.name} server of {self.data_dir} is not running (no live launcher in {self.pid_path}); "
+                f"not handing out its credentials for {LOOPBACK}:{port}"
+            )
+        problem = foreign_listener(port, pid)
+        if problem is not None:
+            raise ServerError(
+                f"{problem}, where the {self.name} launcher recorded in {self.pid_path} (pid {pid}) should listen; "
+                f"not handing out its credentials. If that launcher died, another program may have taken the "
+                f"port: stop it (python -m services.local.servers stop {self.name}) and start it again"
+            )
 
     def recorded_port(self) -> int | None:
         """The port written by the last start, if any."""
@@ -649,6 +742,9 @@ class Neo4jServer(LocalServer):
         return f"bolt://{LOOPBACK}:{port}"  # Bolt takes the credentials apart (auth)
 
     def client_env(self) -> dict[str, str]:
+        """The variables, once the port is known to be this server's (Bolt sends the password as
+        is, so whoever listens there would get it)."""
+        self.verify_listener()
         return {"LITPATH_NEO4J_URI": self.uri, "LITPATH_NEO4J_USER": self.user, "LITPATH_NEO4J_PASSWORD": self.password}
 
     def _launcher_args(self, port: int) -> list[str]:
@@ -657,6 +753,7 @@ class Neo4jServer(LocalServer):
     def _answer_query(self, timeout: float) -> None:
         from neo4j import GraphDatabase
 
+        self.verify_listener()
         with GraphDatabase.driver(self.uri, auth=self.auth, connection_timeout=timeout) as driver:
             records, _, _ = driver.execute_query("RETURN 1 AS one")
             if records[0]["one"] != 1:
@@ -751,7 +848,10 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _cmd_env(args: argparse.Namespace) -> int:
     """Print shell exports of the running local servers' URIs and credentials, for
     ``source <(python -m services.local.servers env)``: read from the servers' 0600 files, they
-    reach a client's environment without passing through a command line or a file of the user's."""
+    reach a client's environment without passing through a command line or a file of the user's.
+    A server whose port is held by another process than its launcher gets no exports, and the
+    status is 1."""
+    status = 0
     for name in SERVER_KINDS:
         server = make_server(name, args.state_root / name if args.state_root else None)
         server.port = server.recorded_port()
@@ -760,9 +860,16 @@ def _cmd_env(args: argparse.Namespace) -> int:
         elif server._stored_password() is None:
             print(f"# {name} runs without the credentials file {server.credentials_path}: restart it")
         else:
-            for variable, value in server.client_env().items():
+            try:
+                exports = server.client_env()
+            except ServerError as error:  # the other server's variables are still good
+                print(f"# {name}: credentials withheld (see the error)")
+                print(f"error: {error}", file=sys.stderr)
+                status = 1
+                continue
+            for variable, value in exports.items():
                 print(f"export {variable}={shlex.quote(value)}")
-    return 0
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import os
 import shlex
 import socket
@@ -400,6 +401,79 @@ def test_neo4j_port_taken_gives_clear_error(tmp_path: Path, occupied_port: int) 
         server.start(timeout=120)
     assert "Address already in use" in str(error.value)
     assert not server.running()
+
+
+def test_neo4j_credentials_go_only_to_its_own_launcher(neo4j_server: Neo4jServer) -> None:
+    """The port check accepts the real launcher's socket (a JVM listens on IPv6 or IPv4) and
+    tells it apart from any other process's."""
+    assert neo4j_server.client_env()["LITPATH_NEO4J_PASSWORD"] == neo4j_server.password
+    assert neo4j_server.port is not None
+    assert servers.foreign_listener(neo4j_server.port, os.getpid()) is not None
+
+
+# Takes a loopback port and records every connection and the first bytes it sends.
+SQUATTER = """
+import socket, sys
+host, record = sys.argv[1], sys.argv[2]
+listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+listener.bind((host, 0))
+listener.listen(8)
+print(listener.getsockname()[1], flush=True)
+with open(record, "ab") as out:
+    while True:
+        connection, _ = listener.accept()
+        out.write(b"connected:")
+        out.flush()
+        connection.settimeout(2)
+        try:
+            out.write(connection.recv(65536))
+        except OSError:
+            pass
+        out.flush()
+        connection.close()
+"""
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0", "::"])
+def test_neo4j_credentials_are_withheld_from_a_port_squatter(tmp_path: Path, host: str) -> None:
+    """The review's R8: the launcher died, another local user took its port. The state folder
+    still names a live process running "our jar" (a stale launcher), so only the check of who
+    listens on the port stands between the password and the squatter."""
+    if host == "::" and not socket.has_ipv6:
+        pytest.skip("no IPv6 on this host")
+    state_root = tmp_path / "state"
+    server = Neo4jServer(state_root / "neo4j", password="must-not-leak-42")
+    server._save_credentials()
+    received = tmp_path / "received"
+    received.touch()
+    squatter = subprocess.Popen(
+        [sys.executable, "-c", SQUATTER, host, str(received)], stdout=subprocess.PIPE, text=True
+    )
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(300)", "lib/litpath-neo4j.jar"]
+    )
+    try:
+        assert squatter.stdout is not None
+        port = int(squatter.stdout.readline())
+        server.pid_file.write(launcher.pid)
+        server.state_path.write_text(json.dumps({"pid": launcher.pid, "port": port}) + "\n")
+        server.port = server.recorded_port()
+        assert server.running()  # the PID file alone would trust it
+        refused = rf"127\.0\.0\.1:{port} is held by a process other than pid {launcher.pid}"
+        with pytest.raises(ServerError, match=refused):
+            server.client_env()
+        with pytest.raises(ServerError, match=refused):
+            server._answer_query(timeout=5)  # the readiness probe, which logs in
+        env = run_cli("env", "--state-root", str(state_root))
+        assert env.returncode == 1
+        assert "LITPATH_NEO4J_PASSWORD" not in env.stdout and "# neo4j: credentials withheld" in env.stdout
+        assert f"127.0.0.1:{port}" in env.stderr and str(launcher.pid) in env.stderr
+        assert "must-not-leak-42" not in env.stdout + env.stderr
+    finally:
+        for process in (squatter, launcher):
+            process.kill()
+            process.wait()
+    assert received.read_bytes() == b""  # no client so much as connected
 
 
 # --- command line ----------------------------------------------------------------------------
