@@ -6,11 +6,11 @@ of a :class:`pipeline.paths.Adjacency`, distances accumulated in double:
 
 ``rows(adjacency, sources, threads=None)``
     float32[m, n] distance rows of m sources (OpenMP threads over the sources).
-``shortest_path(adjacency, source, target, reverse=None)``
+``shortest_path(adjacency, source, target, reverse=None, *, deadline=None)``
     ``(distance, vertices)`` of one pair by bidirectional Dijkstra; ``(inf, [])`` when
     unreachable. The graph is taken as symmetric unless ``reverse`` (its transpose, see
     :func:`reverse_adjacency`) is given.
-``nearest(adjacency, source, candidate_mask, k)``
+``nearest(adjacency, source, candidate_mask, k, *, deadline=None)``
     the k candidates nearest to ``source`` (ties by vertex id), with their distances.
 ``symmetric_csr_arrays(n, src, dst, cost)``
     the graph stage's symmetric CSR of edges sorted by (src, dst), by one counting pass.
@@ -20,16 +20,31 @@ dtypes ``row_ptr`` int64, ``col_idx`` int64, ``cost`` float32 and are contiguous
 releases the GIL during each call, so queries from several Python threads run in parallel.
 Each graph is checked completely once (row_ptr, column range, costs finite and >= 0) the
 first time it is used; arrays changed in place afterwards are not checked again.
+
+Deadlines. One unreachable pair, or ``nearest`` with more candidates than are reachable,
+explores a whole component: seconds on a graph of millions of vertices. ``shortest_path``
+and ``nearest`` stop at a deadline, a ``time.monotonic()`` value, and raise
+:class:`DeadlineExceeded`: the earlier of their ``deadline`` argument and the one of the
+innermost :func:`search_deadline` block around the call (the path service sets one per
+request around its worker's whole job, so searches deep in the graph and comparison code
+need no argument). The library reads the clock about every millisecond of work.
+
+Memory. The library keeps each calling thread's search workspaces between queries (a query
+then costs no O(n) clearing): up to about 64 bytes a vertex per thread that has run both
+``shortest_path`` and ``nearest``, plus 16 bytes a heap entry (about one per vertex reached).
+:func:`release_workspace` frees the calling thread's.
 """
 
 from __future__ import annotations
 
+import contextvars
 import ctypes
 import math
 import os
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -39,16 +54,51 @@ from pipeline.paths import Adjacency
 REPO = Path(__file__).resolve().parents[1]
 LIBRARY_ENV = "LITPATH_SSSP_LIB"
 DEFAULT_LIBRARY = REPO / "solver" / "build" / "liblitpath_sssp.so"
-ABI_VERSION = 2  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h
+ABI_VERSION = 3  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h
 
 # Status codes of the C ABI.
 _OK, _INVALID_ARGUMENT, _OUT_OF_MEMORY, _BUFFER_TOO_SMALL = 0, 1, 2, 3
+_DEADLINE_EXCEEDED = 5
 # First path buffer: paths are rarely longer; a longer one costs a second search.
 _PATH_CAPACITY = 1024
 
 
 class SsspError(RuntimeError):
     """The library is missing or a call failed for a reason other than bad input."""
+
+
+class DeadlineExceeded(RuntimeError):
+    """A search reached its deadline and stopped without an answer (the message says how far
+    it got). Not a :class:`TimeoutError`: that is an ``OSError``, which callers catch for files."""
+
+
+# The deadline of the innermost search_deadline block (a time.monotonic() value; inf: none).
+_scoped_deadline: contextvars.ContextVar[float] = contextvars.ContextVar("litpath_sssp_deadline", default=math.inf)
+
+
+@contextmanager
+def search_deadline(at: float | None) -> Iterator[None]:
+    """Searches started in this block (in this thread, or this task) stop at ``time.monotonic()``
+    ``at`` with :class:`DeadlineExceeded`; None: no deadline of its own. Blocks nest: the
+    earliest deadline wins."""
+    if at is not None and math.isnan(at):
+        raise ValueError("the search deadline is NaN")
+    outer = _scoped_deadline.get()
+    token = _scoped_deadline.set(outer if at is None else min(outer, float(at)))
+    try:
+        yield
+    finally:
+        _scoped_deadline.reset(token)
+
+
+def _deadline(explicit: float | None) -> float:
+    """The deadline a search gets: the earlier of ``explicit`` and the scoped one."""
+    scoped = _scoped_deadline.get()
+    if explicit is None:
+        return scoped
+    if math.isnan(explicit):
+        raise ValueError("deadline is NaN")
+    return min(scoped, float(explicit))
 
 
 _i64p = ctypes.POINTER(ctypes.c_int64)
@@ -67,15 +117,17 @@ _SIGNATURES = {
         ctypes.c_int64,
         [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int],
     ),
-    # ..., reverse row_ptr/col_idx/cost, source, target, distance_out, path_out, capacity, length_out
+    # ..., reverse row_ptr/col_idx/cost, source, target, distance_out, path_out, capacity, length_out,
+    # deadline
     "litpath_sssp_shortest_path": (
         ctypes.c_int,
-        [*_CSR, _i64p, _i64p, _f32p, ctypes.c_int64, ctypes.c_int64, _f64p, _i64p, ctypes.c_int64, _i64p],
-    ),
-    # ..., source, candidate_mask, k, vertices_out, distances_out, found_out
+        [*_CSR, _i64p, _i64p, _f32p, ctypes.c_int64, ctypes.c_int64, _f64p, _i64p, ctypes.c_int64, _i64p,
+         ctypes.c_double],
+    ),  # fmt: skip
+    # ..., source, candidate_mask, k, vertices_out, distances_out, found_out, deadline
     "litpath_sssp_nearest": (
         ctypes.c_int,
-        [*_CSR, ctypes.c_int64, _u8p, ctypes.c_int64, _i64p, _f64p, _i64p],
+        [*_CSR, ctypes.c_int64, _u8p, ctypes.c_int64, _i64p, _f64p, _i64p, ctypes.c_double],
     ),
     "litpath_sssp_release_workspace": (None, []),
     # n, m, src, dst, cost, row_ptr_out, col_idx_out, cost_out
@@ -130,6 +182,8 @@ def _raise_for(status: int, lib: ctypes.CDLL) -> None:
         raise ValueError(message)
     if status == _OUT_OF_MEMORY:
         raise MemoryError(message or "out of memory in liblitpath_sssp")
+    if status == _DEADLINE_EXCEEDED:
+        raise DeadlineExceeded(message)
     raise SsspError(f"liblitpath_sssp failed (status {status}): {message}")
 
 
@@ -224,14 +278,16 @@ def rows(adjacency: Adjacency, sources: Iterable[int], threads: int | None = Non
 
 
 def shortest_path(
-    adjacency: Adjacency, source: int, target: int, reverse: Adjacency | None = None
+    adjacency: Adjacency, source: int, target: int, reverse: Adjacency | None = None, *, deadline: float | None = None
 ) -> tuple[float, list[int]]:
     """``(distance, [source, ..., target])`` of a shortest path; ``(inf, [])`` when unreachable.
 
     ``reverse`` is the transpose of a directed graph (:func:`reverse_adjacency`); without
     it the graph must be symmetric (the pipeline's graphs are). The distance is the sum in
     double, in path order, of the path's edge costs (the cheapest of parallel edges).
+    :class:`DeadlineExceeded` past ``deadline`` or the scoped one (see the module docstring).
     """
+    until = _deadline(deadline)
     csr = _prepared(adjacency)
     s = _vertex(source, csr.n, "source")
     t = _vertex(target, csr.n, "target")
@@ -257,6 +313,7 @@ def shortest_path(
             _pointer(path, _i64p),
             capacity,
             ctypes.byref(length),
+            until,
         )
         if status != _BUFFER_TOO_SMALL:
             break
@@ -268,14 +325,16 @@ def shortest_path(
 
 
 def nearest(
-    adjacency: Adjacency, source: int, candidate_mask: np.ndarray, k: int
+    adjacency: Adjacency, source: int, candidate_mask: np.ndarray, k: int, *, deadline: float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(vertices int64[k'], distances float64[k'])``: the k candidates nearest to ``source``.
 
     Candidates are the v != source with ``candidate_mask[v]`` true, reachable from source.
     The result is exactly the first k' = min(k, reachable candidates) of them in
-    (distance, vertex id) order, sorted that way.
+    (distance, vertex id) order, sorted that way. :class:`DeadlineExceeded` past ``deadline``
+    or the scoped one (see the module docstring).
     """
+    until = _deadline(deadline)
     csr = _prepared(adjacency)
     s = _vertex(source, csr.n, "source")
     mask = np.asarray(candidate_mask)
@@ -297,6 +356,7 @@ def nearest(
         _pointer(vertices, _i64p),
         _pointer(distances, _f64p),
         ctypes.byref(found),
+        until,
     )
     _raise_for(status, lib)
     return vertices[: found.value].copy(), distances[: found.value].copy()
@@ -317,8 +377,14 @@ def reverse_adjacency(adjacency: Adjacency) -> Adjacency:
 
 
 def release_workspace() -> None:
-    """Free this thread's search workspaces in the library (O(n) each; kept between queries)."""
-    library().litpath_sssp_release_workspace()
+    """Free this thread's search workspaces in the library (O(n) each; kept between queries).
+
+    Nothing to do, and the library is not loaded, when no search has run in this process.
+    """
+    with _library_lock:
+        lib = _library
+    if lib is not None:
+        lib.litpath_sssp_release_workspace()
 
 
 def symmetric_csr_arrays(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -192,6 +193,70 @@ def test_arrays_are_passed_without_copies_when_they_match():
         adjacency.cost.astype(np.float64),
     )
     np.testing.assert_array_equal(sssp.rows(converted, [0, 5]), sssp.rows(adjacency, [0, 5]))
+
+
+# -------------------------------------------------------------------------- deadlines --
+# The deadline stopping a search midway is tested on a graph that takes seconds
+# (tests/services/test_api_deadline.py); here, what a deadline means to each call.
+
+
+def test_deadline_past_stops_searches_and_far_deadline_changes_nothing():
+    adjacency = random_undirected(400, 4.0, seed=21)
+    mask = np.ones(adjacency.n, dtype=bool)
+    past, far = time.monotonic() - 1.0, time.monotonic() + 3600.0
+    with pytest.raises(sssp.DeadlineExceeded, match="deadline"):
+        sssp.shortest_path(adjacency, 0, 7, deadline=past)
+    with pytest.raises(sssp.DeadlineExceeded):
+        sssp.nearest(adjacency, 0, mask, 5, deadline=past)
+    assert sssp.shortest_path(adjacency, 3, 3, deadline=past) == (0.0, [3])  # no search to stop
+    for s, t in [(0, 7), (1, 300), (5, adjacency.n - 1)]:
+        assert sssp.shortest_path(adjacency, s, t, deadline=far) == sssp.shortest_path(adjacency, s, t)
+    got, expected = sssp.nearest(adjacency, 0, mask, 9, deadline=far), sssp.nearest(adjacency, 0, mask, 9)
+    np.testing.assert_array_equal(got[0], expected[0])
+    with pytest.raises(ValueError, match="NaN"):
+        sssp.shortest_path(adjacency, 0, 7, deadline=math.nan)
+
+
+def test_scoped_deadlines_nest_and_the_earliest_wins():
+    adjacency = random_undirected(200, 4.0, seed=22)
+    past, far = time.monotonic() - 1.0, time.monotonic() + 3600.0
+    with sssp.search_deadline(past):
+        with pytest.raises(sssp.DeadlineExceeded):
+            sssp.shortest_path(adjacency, 0, 9)
+        with sssp.search_deadline(far), pytest.raises(sssp.DeadlineExceeded):  # a later inner one
+            sssp.shortest_path(adjacency, 0, 9)
+        with sssp.search_deadline(None), pytest.raises(sssp.DeadlineExceeded):
+            sssp.shortest_path(adjacency, 0, 9)
+    with sssp.search_deadline(far):
+        with pytest.raises(sssp.DeadlineExceeded):  # an earlier argument
+            sssp.shortest_path(adjacency, 0, 9, deadline=past)
+        expected = sssp.shortest_path(adjacency, 0, 9)
+    assert sssp.shortest_path(adjacency, 0, 9) == expected  # the block's deadline is gone
+
+
+def test_scoped_deadline_belongs_to_its_thread():
+    adjacency = random_undirected(200, 4.0, seed=23)
+    other: list = []
+    with sssp.search_deadline(time.monotonic() - 1.0):
+        thread = threading.Thread(target=lambda: other.append(sssp.shortest_path(adjacency, 0, 9)))
+        thread.start()
+        thread.join()
+    assert other == [sssp.shortest_path(adjacency, 0, 9)]
+
+
+def test_release_workspace_is_free_before_any_search(monkeypatch, tmp_path):
+    """The service's idle workers call it whether or not they searched: with no library loaded
+    there is nothing to free, and it must not try to load one (there may be none)."""
+    monkeypatch.setattr(sssp, "_library", None)
+    monkeypatch.setenv(sssp.LIBRARY_ENV, str(tmp_path / "missing.so"))
+    sssp.release_workspace()
+
+
+def test_release_workspace_then_search_again():
+    adjacency = random_undirected(300, 4.0, seed=24)
+    expected = sssp.shortest_path(adjacency, 0, 11)
+    sssp.release_workspace()
+    assert sssp.shortest_path(adjacency, 0, 11) == expected
 
 
 # ---------------------------------------------------------------------------- errors --

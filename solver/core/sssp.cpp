@@ -165,6 +165,39 @@ void check_space(const CsrGraph& graph, const SearchSpace& space) {
                                     " vertices used on a graph of " + std::to_string(graph.n));
 }
 
+// Counts a search's work and reads the clock every kDeadlineWork units (see
+// Deadline). Without a deadline the count starts so high it never runs out, so
+// the loop pays one subtraction and one branch a settled vertex.
+class DeadlineMeter {
+public:
+    explicit DeadlineMeter(const Deadline& deadline) : deadline_(deadline) {
+        if (deadline_.never()) {
+            left_ = std::numeric_limits<std::int64_t>::max();
+        } else {
+            check();  // a search whose time is already up does not start
+        }
+    }
+
+    // A vertex of `graph` settled: one unit, and one per edge it is about to scan.
+    void settled(const CsrGraph& graph, std::int64_t u) {
+        left_ -= 1 + graph.row_ptr[u + 1] - graph.row_ptr[u];
+        if (left_ < 0) check();
+        ++settled_;
+    }
+
+private:
+    void check() {
+        if (Deadline::Clock::now() >= deadline_.at)
+            throw DeadlineExceeded("the search reached its deadline after settling " + std::to_string(settled_) +
+                                   " vertices");
+        left_ = kDeadlineWork;
+    }
+
+    const Deadline& deadline_;
+    std::int64_t left_ = 0;
+    std::int64_t settled_ = 0;
+};
+
 }  // namespace
 
 // ------------------------------------------------------------- distance rows --
@@ -209,7 +242,7 @@ std::vector<std::int64_t> without_loops(const std::vector<std::int64_t>& walk) {
 }  // namespace
 
 PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source, std::int64_t target,
-                         PathSpaces& spaces) {
+                         PathSpaces& spaces, const Deadline& deadline) {
     const CsrGraph& backward_graph = reverse ? *reverse : forward;
     check_vertex(forward, source, "source");
     check_vertex(forward, target, "target");
@@ -221,6 +254,7 @@ PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::
         result.vertices = {source};
         return result;
     }
+    DeadlineMeter meter(deadline);
     SearchSpace& fwd = spaces.forward;
     SearchSpace& bwd = spaces.backward;
     fwd.reset();
@@ -245,6 +279,7 @@ PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::
         const SearchSpace& other = go_forward ? bwd : fwd;
         const CsrGraph& graph = go_forward ? forward : backward_graph;
         const auto [du, u] = side.heap.pop();
+        meter.settled(graph, u);
         relax_edges<true>(graph, side, u, du, [&](std::int64_t v, double dv) {
             const double through_v = dv + other.distance[static_cast<std::size_t>(v)];
             if (through_v < best) {
@@ -278,11 +313,12 @@ PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::
 
 // ----------------------------------------------------------------- nearest --
 std::vector<Neighbour> nearest(const CsrGraph& graph, std::int64_t source, const std::uint8_t* candidate_mask,
-                               std::int64_t k, SearchSpace& space) {
+                               std::int64_t k, SearchSpace& space, const Deadline& deadline) {
     check_vertex(graph, source, "source");
     check_space(graph, space);
     std::vector<Neighbour> found;
     if (k <= 0) return found;
+    DeadlineMeter meter(deadline);
     space.reset();
     start_search(space, source);
     double kth = kUnreachable;  // distance of the k-th candidate once found
@@ -290,6 +326,7 @@ std::vector<Neighbour> nearest(const CsrGraph& graph, std::int64_t source, const
         // Past the k-th distance: every tie with it has been settled.
         if (space.heap.top().distance > kth) break;
         const auto [du, u] = space.heap.pop();
+        meter.settled(graph, u);
         if (u != source && candidate_mask[u] != 0) {
             found.push_back(Neighbour{u, du});
             if (static_cast<std::int64_t>(found.size()) == k) kth = du;

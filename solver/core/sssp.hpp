@@ -6,6 +6,10 @@
 //   shortest_path       one pair: bidirectional Dijkstra, distance and path
 //   nearest             the k nearest candidate vertices of a source
 //
+// shortest_path and nearest serve the path service's queries and take a
+// Deadline: one unreachable pair explores a whole component (seconds at
+// millions of vertices), and a request must be able to give up.
+//
 // No MPI and no ADIOS2 here: apsp-fw --sources and liblitpath_sssp.so (the C ABI
 // in sssp_c_api.cpp, used by pipeline/sssp.py) both build on this file.
 //
@@ -18,11 +22,13 @@
 //    the double result once, at the end; unreachable is +inf.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace litpath::sssp {
@@ -162,6 +168,27 @@ void distance_rows_wide_ids(const CsrGraph& graph, const std::int64_t* sources, 
 void symmetric_csr_of_sorted_edges(std::int64_t n, std::int64_t m, const std::int64_t* src, const std::int64_t* dst,
                                    const float* cost, std::int64_t* row_ptr, std::int64_t* col_idx, float* cost_out);
 
+// When a query search must give up: a point on the steady clock (CLOCK_MONOTONIC
+// on Linux, the clock of Python's time.monotonic()). The default never comes. A
+// search reads the clock each time it has done kDeadlineWork units of work (a
+// settled vertex is one, each edge it scans one more: counting edges keeps a few
+// hubs of a million edges from hiding seconds between two readings), about a
+// millisecond apart, and once before it starts; past the deadline it throws
+// DeadlineExceeded. Its search space is left as the next search's reset() expects.
+struct Deadline {
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point at = Clock::time_point::max();
+
+    bool never() const { return at == Clock::time_point::max(); }
+};
+
+inline constexpr std::int64_t kDeadlineWork = std::int64_t{1} << 15;
+
+class DeadlineExceeded : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 struct PathResult {
     // Shortest distance from source to target; +inf when target is unreachable.
     // It is the sum, in path order and in double, of the costs of the returned
@@ -185,9 +212,9 @@ struct PathSpaces {
 // it shortest. The path is simple (no repeated vertex) even with zero-cost
 // cycles. source == target gives distance 0 and the path [source].
 // Throws std::invalid_argument when `reverse` is not the transpose of `forward`
-// (an edge on the path is missing from `forward`).
+// (an edge on the path is missing from `forward`), DeadlineExceeded past `deadline`.
 PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source,
-                         std::int64_t target, PathSpaces& spaces);
+                         std::int64_t target, PathSpaces& spaces, const Deadline& deadline = {});
 
 struct Neighbour {
     std::int64_t vertex;
@@ -200,7 +227,8 @@ struct Neighbour {
 // (distance, vertex id), with distances in double. Ties at the k-th distance are
 // settled completely before choosing, so the smaller ids win even when an equal
 // distance is reached late (over zero-cost edges). Sorted by (distance, id).
+// Throws DeadlineExceeded past `deadline` (nothing found so far is returned).
 std::vector<Neighbour> nearest(const CsrGraph& graph, std::int64_t source, const std::uint8_t* candidate_mask,
-                               std::int64_t k, SearchSpace& space);
+                               std::int64_t k, SearchSpace& space, const Deadline& deadline = {});
 
 }  // namespace litpath::sssp

@@ -3,7 +3,14 @@
 // ctypes) caller.
 #include "core/sssp_c_api.h"
 
+#include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -41,6 +48,9 @@ int guarded(Body&& body) {
     } catch (const BufferTooSmall& e) {
         last_error = e.what();
         return LITPATH_SSSP_BUFFER_TOO_SMALL;
+    } catch (const litpath::sssp::DeadlineExceeded& e) {
+        last_error = e.what();
+        return LITPATH_SSSP_DEADLINE_EXCEEDED;
     } catch (const std::bad_alloc&) {
         last_error = "out of memory";
         return LITPATH_SSSP_OUT_OF_MEMORY;
@@ -69,6 +79,24 @@ CsrGraph graph_of(std::int64_t n, const std::int64_t* row_ptr, const std::int64_
 
 void require(bool ok, const std::string& message) {
     if (!ok) throw ArgumentError(message);
+}
+
+// The ABI's deadline (seconds on CLOCK_MONOTONIC, +inf for none) as a point on
+// the steady clock the search reads. Converted through the time left rather than
+// by assuming both clocks share an epoch (they do on Linux with libstdc++, but
+// nothing promises it).
+litpath::sssp::Deadline deadline_of(double seconds) {
+    using litpath::sssp::Deadline;
+    require(!std::isnan(seconds), "deadline is NaN (INFINITY means none)");
+    if (seconds == HUGE_VAL) return Deadline{};
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const double monotonic_now = static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+    // Clamped so that the conversion cannot overflow: -1 s is as past as -inf,
+    // and a year is as good as never for a query.
+    const double left = std::clamp(seconds - monotonic_now, -1.0, 365.0 * 86400.0);
+    return Deadline{Deadline::Clock::now() +
+                    std::chrono::duration_cast<Deadline::Clock::duration>(std::chrono::duration<double>(left))};
 }
 
 }  // namespace
@@ -114,11 +142,13 @@ LITPATH_SSSP_EXPORT int litpath_sssp_shortest_path(int64_t n, const int64_t* row
                                                    const float* cost, const int64_t* rev_row_ptr,
                                                    const int64_t* rev_col_idx, const float* rev_cost, int64_t source,
                                                    int64_t target, double* distance_out, int64_t* path_out,
-                                                   int64_t path_capacity, int64_t* path_length_out) {
+                                                   int64_t path_capacity, int64_t* path_length_out,
+                                                   double deadline) {
     return guarded([&] {
         require(distance_out && path_length_out, "distance_out and path_length_out must not be null");
         require(path_capacity >= 0 && (path_capacity == 0 || path_out), "path_out must hold path_capacity entries");
         *path_length_out = 0;
+        const litpath::sssp::Deadline until = deadline_of(deadline);
         const CsrGraph forward = graph_of(n, row_ptr, col_idx, cost, "CSR");
         const bool have_reverse = rev_row_ptr || rev_col_idx || rev_cost;
         CsrGraph reverse;
@@ -132,7 +162,7 @@ LITPATH_SSSP_EXPORT int litpath_sssp_shortest_path(int64_t n, const int64_t* row
         if (!path_spaces || path_spaces->forward.vertex_count() != n)
             path_spaces = std::make_unique<litpath::sssp::PathSpaces>(n);
         const auto result =
-            litpath::sssp::shortest_path(forward, have_reverse ? &reverse : nullptr, source, target, *path_spaces);
+            litpath::sssp::shortest_path(forward, have_reverse ? &reverse : nullptr, source, target, *path_spaces, until);
         *distance_out = result.distance;
         const auto length = static_cast<int64_t>(result.vertices.size());
         *path_length_out = length;
@@ -146,17 +176,18 @@ LITPATH_SSSP_EXPORT int litpath_sssp_shortest_path(int64_t n, const int64_t* row
 LITPATH_SSSP_EXPORT int litpath_sssp_nearest(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
                                              const float* cost, int64_t source, const uint8_t* candidate_mask,
                                              int64_t k, int64_t* vertices_out, double* distances_out,
-                                             int64_t* found_out) {
+                                             int64_t* found_out, double deadline) {
     return guarded([&] {
         require(found_out != nullptr, "found_out must not be null");
         *found_out = 0;
+        const litpath::sssp::Deadline until = deadline_of(deadline);
         const CsrGraph graph = graph_of(n, row_ptr, col_idx, cost, "CSR");
         require(k >= 0, "k = " + std::to_string(k) + " is negative");
         require(candidate_mask != nullptr, "candidate_mask must not be null");
         require(k == 0 || (vertices_out && distances_out), "vertices_out and distances_out must hold k entries");
         if (!nearest_space || nearest_space->vertex_count() != n)
             nearest_space = std::make_unique<litpath::sssp::SearchSpace>(n);
-        const auto found = litpath::sssp::nearest(graph, source, candidate_mask, k, *nearest_space);
+        const auto found = litpath::sssp::nearest(graph, source, candidate_mask, k, *nearest_space, until);
         for (std::size_t i = 0; i < found.size(); ++i) {
             vertices_out[i] = found[i].vertex;
             distances_out[i] = found[i].distance;
@@ -166,6 +197,12 @@ LITPATH_SSSP_EXPORT int litpath_sssp_nearest(int64_t n, const int64_t* row_ptr, 
 }
 
 LITPATH_SSSP_EXPORT void litpath_sssp_release_workspace(void) {
+    const bool held = path_spaces || nearest_space;
     path_spaces.reset();
     nearest_space.reset();
+#ifdef __GLIBC__
+    // glibc keeps freed blocks of a thread's arena for reuse: the workspaces'
+    // pages stay resident (measured: half of them) until trimmed.
+    if (held) malloc_trim(0);
+#endif
 }

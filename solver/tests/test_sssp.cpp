@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <set>
@@ -130,6 +131,19 @@ std::vector<Neighbour> reference_nearest(const std::vector<double>& d, std::int6
     });
     if (static_cast<std::int64_t>(all.size()) > k) all.resize(k);
     return all;
+}
+
+// Two undirected paths of m vertices each, 0 .. m-1 and m .. 2m-1 (unit costs,
+// no edge between them): an unreachable pair explores a whole path.
+std::vector<Arc> two_long_paths(std::int64_t m) {
+    std::vector<Arc> arcs;
+    arcs.reserve(static_cast<std::size_t>(4 * m));
+    for (const std::int64_t start : {std::int64_t{0}, m})
+        for (std::int64_t v = start; v + 1 < start + m; ++v) {
+            arcs.push_back(Arc{v, v + 1, 1.0f});
+            arcs.push_back(Arc{v + 1, v, 1.0f});
+        }
+    return arcs;
 }
 
 // 0 -1-> 1 -2-> 2, 0 -4-> 2, 2 -0-> 3 (zero cost), 4 -1-> 0 (directed: 4 is
@@ -288,6 +302,11 @@ TEST_P(RandomGraphs, RowsPathsAndNearestMatchTheReference) {
             }
             EXPECT_NEAR(p.distance, d, 1e-12 * std::max(1.0, d)) << s << " -> " << t;
             expect_valid_path(arcs, p, s, t);
+            // A deadline that does not come changes nothing.
+            const Deadline later{Deadline::Clock::now() + std::chrono::hours(1)};
+            const auto timed = shortest_path(graph, directed ? &rev : nullptr, s, t, spaces, later);
+            EXPECT_EQ(timed.distance, p.distance);
+            EXPECT_EQ(timed.vertices, p.vertices);
         }
         for (const std::int64_t k : {1, 5, 1000}) {
             const auto got = nearest(graph, s, mask.data(), k, space);
@@ -306,6 +325,52 @@ INSTANTIATE_TEST_SUITE_P(Sssp, RandomGraphs,
                                            std::make_tuple(std::int64_t{97}, false, 2u),
                                            std::make_tuple(std::int64_t{150}, true, 3u),
                                            std::make_tuple(std::int64_t{211}, false, 4u)));
+
+TEST(Sssp, DeadlineStopsAWholeComponentSearchAndLeavesTheSpacesUsable) {
+    using Clock = Deadline::Clock;
+    const std::int64_t m = 1'000'000;  // each side settles a million vertices: tens of ms at least
+    const std::vector<Arc> arcs = two_long_paths(m);
+    const OwnedCsr csr(2 * m, arcs);
+    const CsrGraph graph = csr.view();
+    PathSpaces spaces(2 * m);
+    SearchSpace space(2 * m);
+    const std::vector<std::uint8_t> none(static_cast<std::size_t>(2 * m), 0);  // nearest finds nothing: explores all
+
+    const auto budget = std::chrono::milliseconds(2);
+    // Generous: the clock is read about every millisecond of work; the rest is a loaded machine.
+    const auto margin = std::chrono::milliseconds(500);
+    auto started = Clock::now();
+    EXPECT_THROW(shortest_path(graph, nullptr, 0, m, spaces, Deadline{started + budget}), DeadlineExceeded);
+    EXPECT_LT(Clock::now() - started, budget + margin);
+    started = Clock::now();
+    EXPECT_THROW(nearest(graph, 0, none.data(), 1, space, Deadline{started + budget}), DeadlineExceeded);
+    EXPECT_LT(Clock::now() - started, budget + margin);
+
+    // The stopped searches leave the spaces ready for the next query.
+    auto p = shortest_path(graph, nullptr, 3, 7, spaces);
+    EXPECT_EQ(p.distance, 4.0);
+    EXPECT_EQ(p.vertices, (std::vector<std::int64_t>{3, 4, 5, 6, 7}));
+    std::vector<std::uint8_t> mask(none);
+    mask[10] = mask[m + 1] = 1;
+    const auto near = nearest(graph, 12, mask.data(), 5, space);
+    ASSERT_EQ(near.size(), 1u);
+    EXPECT_EQ(near[0].vertex, 10);
+    EXPECT_EQ(near[0].distance, 2.0);
+}
+
+TEST(Sssp, DeadlineAlreadyPastStopsBeforeTheSearch) {
+    const OwnedCsr csr(6, kSmall), reverse(6, reversed(kSmall));
+    const CsrGraph rev = reverse.view();
+    PathSpaces spaces(6);
+    SearchSpace space(6);
+    const Deadline past{Deadline::Clock::now() - std::chrono::seconds(1)};
+    EXPECT_THROW(shortest_path(csr.view(), &rev, 0, 1, spaces, past), DeadlineExceeded);
+    std::vector<std::uint8_t> mask(6, 1);
+    EXPECT_THROW(nearest(csr.view(), 0, mask.data(), 2, space, past), DeadlineExceeded);
+    // No search, no deadline: a vertex with itself still answers.
+    EXPECT_EQ(shortest_path(csr.view(), &rev, 2, 2, spaces, past).distance, 0.0);
+    EXPECT_EQ(shortest_path(csr.view(), &rev, 0, 3, spaces).distance, 3.0);
+}
 
 TEST(Sssp, ReverseThatIsNotTheTransposeIsReported) {
     // The forward search takes the first step and has the larger frontier, so
