@@ -13,6 +13,7 @@ import anyio
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader
 
+from pipeline import sssp
 from services.api.errors import RequestTimeout, Unauthorized
 from services.api.settings import Settings, get_settings
 from services.api.state import ServiceState
@@ -47,22 +48,33 @@ async def run_bounded(state: ServiceState, fn: Callable[..., T], *args, pool: st
     """Run blocking work (array reads, path walks, searches, database calls) in one of the
     service's bounded thread pools (``state.pools``), under the request deadline.
 
-    Past the deadline the client gets 504. Work still queued then is dropped without running;
-    work already running cannot be interrupted (a Python thread cannot be stopped) but keeps
-    its pool thread until it ends, so a flood of slow requests queues and times out instead of
-    starting ever more threads. Work that can stop by itself takes :func:`deadline_of` as an
-    argument (batches check it between pairs, Neo4j queries get it as their transaction timeout).
+    Past the deadline the client gets 504. Work still queued then is dropped without running.
+    Work already running cannot be interrupted from outside (a Python thread cannot be
+    stopped), so it stops by itself: every on-demand search in it (pipeline.sssp) runs under
+    the request's deadline and ends there, freeing the pool thread for the next request; other
+    work takes :func:`deadline_of` as an argument (batches check it between pairs, Neo4j
+    queries get it as their transaction timeout). A flood of slow requests therefore queues and
+    times out instead of starting ever more threads.
     """
     timeout = state.settings.request_timeout_s
+    deadline = time.monotonic() + timeout
     work = asyncio.get_running_loop().run_in_executor(
-        state.pools[pool], functools.partial(fn, *args, **kwargs)
+        state.pools[pool], functools.partial(_searching_until, deadline, fn, *args, **kwargs)
     )
     try:
         with anyio.fail_after(timeout):
             return await work
+    except sssp.DeadlineExceeded:  # the search gave up at the deadline, a moment before the wait
+        raise RequestTimeout(f"request took longer than {timeout} s") from None
     except TimeoutError:
         work.cancel()  # still queued: never runs
         raise RequestTimeout(f"request took longer than {timeout} s") from None
+
+
+def _searching_until(deadline: float, fn: Callable[..., T], *args, **kwargs) -> T:
+    """``fn(*args, **kwargs)`` on a worker thread, its graph searches stopping at ``deadline``."""
+    with sssp.search_deadline(deadline):
+        return fn(*args, **kwargs)
 
 
 def deadline_of(settings: Settings) -> float:

@@ -40,12 +40,29 @@ class Settings(BaseSettings):
         le=64 << 20,
         description="Largest request body, bytes (413 beyond it, before the body is read or parsed)",
     )
-    request_timeout_s: float = Field(10.0, gt=0, description="Per-request compute deadline, seconds")
+    request_timeout_s: float = Field(
+        10.0, gt=0, description="Per-request deadline, seconds: 504 past it, and on-demand searches stop at it"
+    )
+    # Memory of the pools below. Each thread that runs an on-demand search keeps its search
+    # workspaces between requests (pipeline/sssp.py): up to 64 bytes a vertex of the largest
+    # graph searched (a path: two searches of 8-byte distance, parent and reached entries; a
+    # neighbour search: one of distance and reached) plus 16 bytes a heap entry, about one per
+    # vertex reached. Measured after an unreachable pair and a whole-component neighbour search
+    # on 4M vertices: 52 B a vertex. So, at n vertices, up to about
+    #     (compute_threads + compare_concurrency) x 64 B x n
+    # on top of the graphs (0.64 GB at the defaults and n = 1M; 3.8 GB at n = 6M), held until a
+    # thread has been idle workspace_idle_s. `litpath serve --workers N` multiplies everything.
     compute_threads: int = Field(
         8, ge=1, le=256, description="Worker threads for path, distance, search and report work"
     )
     compare_concurrency: int = Field(
         2, ge=1, le=64, description="SPOKE comparisons run at once (each holds Neo4j queries)"
+    )
+    workspace_idle_s: float = Field(
+        60.0,
+        ge=0,
+        description="A worker thread idle this long frees its search memory (up to 64 bytes a vertex); "
+        "0 frees it after every request (each on-demand search then allocates it again)",
     )
     compare_mapping: Path | None = Field(
         None,

@@ -11,17 +11,18 @@ artifacts.
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from pipeline import sssp
 from pipeline.builds import Build, GraphUnavailable, open_build, resolve_build_dir
 from pipeline.graphs import Graph, GraphStale
 from pipeline.paths import Tolerance
 from services.api.errors import BuildUnavailable
+from services.api.pools import WorkerPool
 from services.api.settings import Settings
 
 log = logging.getLogger("litpath.api")
@@ -168,7 +169,8 @@ class ServiceState:
     ``pools`` are the bounded thread pools blocking work runs in (services/api/deps.py,
     run_bounded): ``compute`` (paths, distances, searches, reports), ``compare`` (SPOKE
     comparisons, ``compare_concurrency`` at once) and ``probe`` (readiness checks, so a busy
-    service still answers /v1/ready).
+    service still answers /v1/ready). The threads of the first two search the graph; each frees
+    its search memory after ``workspace_idle_s`` without work (services/api/pools.py).
     """
 
     settings: Settings
@@ -177,7 +179,7 @@ class ServiceState:
     mongo: object | None = None  # pymongo.MongoClient
     neo4j: object | None = None  # neo4j.Driver
     extras: dict = field(default_factory=dict)
-    pools: dict[str, ThreadPoolExecutor] = field(default_factory=dict)
+    pools: dict[str, WorkerPool] = field(default_factory=dict)
 
     def require_build(self) -> ServedBuild:
         if self.build is None:
@@ -191,13 +193,11 @@ class ServiceState:
 
 def open_state(settings: Settings) -> ServiceState:
     state = ServiceState(settings)
+    searching = {"idle_s": settings.workspace_idle_s, "on_idle": sssp.release_workspace}
     state.pools = {
-        name: ThreadPoolExecutor(size, thread_name_prefix=f"litpath-{name}")
-        for name, size in (
-            ("compute", settings.compute_threads),
-            ("compare", settings.compare_concurrency),
-            ("probe", 2),
-        )
+        "compute": WorkerPool(settings.compute_threads, "litpath-compute", **searching),
+        "compare": WorkerPool(settings.compare_concurrency, "litpath-compare", **searching),
+        "probe": WorkerPool(2, "litpath-probe"),
     }
     try:
         state.build = open_served_build(settings)
