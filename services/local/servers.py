@@ -7,10 +7,13 @@ Two small Java launchers live next to this file as Maven projects:
 
 ``build_jars()`` builds them once per source version into
 ``${LITPATH_CACHE:-~/.cache/litpath}/jars/<name>-<digest>/`` (outside the checkout, so a fresh
-clone on the same machine reuses them). ``MongoServer`` and ``Neo4jServer`` start a launcher,
-wait until it answers a real query, and stop it by PID. Each server keeps its state in its data
-directory (mode 0700): ``<name>.log`` (launcher output), ``<name>.pid``, ``<name>.json`` (port,
-URI without credentials) and ``credentials.json`` (mode 0600).
+clone on the same machine reuses them). What they run is pinned by hash: every dependency jar
+Maven resolves must match the project's ``dependencies.sha256`` (after the build and before each
+start), the launcher jar must match the SHA-256 recorded when it was built, and no cache folder
+may be writable by other users (:func:`verify_launcher`). ``MongoServer`` and ``Neo4jServer``
+start a launcher, wait until it answers a real query, and stop it by PID. Each server keeps its
+state in its data directory (mode 0700): ``<name>.log`` (launcher output), ``<name>.pid``,
+``<name>.json`` (port, URI without credentials) and ``credentials.json`` (mode 0600).
 
 Both servers bind 127.0.0.1, which every user of the host can reach, so both require a password:
 Neo4j its own authentication (user ``neo4j``; ``LOAD CSV`` cannot read local files), the
@@ -30,6 +33,7 @@ Command line (used by ``make run``)::
     python -m services.local.servers status
     python -m services.local.servers env       # export LITPATH_MONGO_URI=... LITPATH_NEO4J_*=...
     python -m services.local.servers prune     # drop cached launchers of older source versions
+    python -m services.local.servers lock mongo|neo4j   # record lib/'s SHA-256 after a pom.xml change
 
 Defaults: state under ``<repo>/.local-servers/<name>``, ports 27018 (mongo) and 7688 (neo4j),
 overridable with ``LITPATH_MONGO_PORT`` / ``LITPATH_NEO4J_PORT``. Extra JVM options:
@@ -45,10 +49,12 @@ import hashlib
 import ipaddress
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -135,10 +141,162 @@ def cache_root() -> Path:
     return Path(os.environ.get("LITPATH_CACHE", "~/.cache/litpath")).expanduser() / "jars"
 
 
+# The launchers run with the database passwords in their environment, so what they run must be
+# what this checkout pins: every file Maven puts in lib/ has its SHA-256 in the project's lock
+# (checked after each build and before each start), the launcher jar (and Neo4j's class-data
+# archive) have theirs recorded in the cache folder at build time (checked before each start), and
+# no cache folder on the way may be writable by other users, who could swap the files in between.
+DEPENDENCY_LOCK = "dependencies.sha256"
+LAUNCHER_RECORD = "launcher.sha256"
+_LOCK_HEADER = """\
+# SHA-256 of every file Maven copies into the {name} launcher's lib/ (its runtime dependencies,
+# as pom.xml pins them). services/local/servers.py checks them after each build and before each
+# start, and refuses a launcher whose files differ. After changing pom.xml on purpose, run
+#   python -m services.local.servers lock {name}
+# and review the diff.
+"""
+_RECORD_HEADER = "# SHA-256 of this launcher as built; checked before every start (services/local/servers.py).\n"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def sha256_of(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def read_checksums(path: Path) -> dict[str, str]:
+    """A checksum file (sha256sum's ``<sha256>  <file name>`` lines, ``#`` comments) as
+    {file name: sha256}; ServerError naming the file and line when one is malformed."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ServerError(f"cannot read the checksum file {path}: {error.strerror}") from None
+    entries: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        digest, _, file = line.partition("  ")
+        if not _SHA256.fullmatch(digest) or not file or file != Path(file).name or file in entries:
+            raise ServerError(f"{path}:{number}: expected '<sha256>  <file name>' once per file, got {line!r}")
+        entries[file] = digest
+    return entries
+
+
+def write_checksums(path: Path, entries: dict[str, str], header: str) -> None:
+    """Write a checksum file atomically (a reader sees the old or the new one, whole)."""
+    text = header + "".join(f"{entries[file]}  {file}\n" for file in sorted(entries))
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_text(text)
+    partial.chmod(0o644)
+    partial.replace(path)
+
+
+def _check_not_writable_by_others(path: Path) -> None:
+    """Refuse a file or folder another user could change (owner, or group/world write bits)."""
+    try:
+        info = path.stat()
+    except OSError as error:
+        raise ServerError(f"cannot check {path}: {error.strerror}") from None
+    if info.st_uid not in (os.getuid(), 0):
+        raise ServerError(
+            f"{path} belongs to another user (uid {info.st_uid}), who could replace the local servers' launchers, "
+            "which run with the database passwords; point LITPATH_CACHE at a folder of your own"
+        )
+    if info.st_mode & 0o022:
+        raise ServerError(
+            f"{path} is writable by other users (mode {stat.S_IMODE(info.st_mode):04o}), who could replace the "
+            f"local servers' launchers, which run with the database passwords: chmod go-w {path}"
+        )
+
+
+def _prepare_cache() -> Path:
+    """The jars folder, created if needed. ``$LITPATH_CACHE`` and its ``jars/`` must not be
+    writable by other users; folders created here are made so whatever the umask."""
+    root = cache_root()
+    for folder in (root.parent, root):
+        try:
+            folder.mkdir(parents=True)
+        except FileExistsError:
+            pass
+        else:
+            folder.chmod(stat.S_IMODE(folder.stat().st_mode) & ~0o022)
+        _check_not_writable_by_others(folder)
+    return root
+
+
+def dependency_lock(name: str) -> Path:
+    return LOCAL_DIR / name / DEPENDENCY_LOCK
+
+
+def verify_dependencies(name: str, lib: Path) -> None:
+    """Raise ServerError unless ``lib`` holds exactly the files of ``name``'s lock, each with
+    the SHA-256 the lock gives."""
+    lock = dependency_lock(name)
+    expected = read_checksums(lock)
+    try:
+        present = {path.name: path for path in lib.iterdir()}
+    except OSError as error:
+        raise ServerError(f"cannot list the {name} launcher's dependencies in {lib}: {error.strerror}") from None
+    problems = [f"{file}: missing" for file in sorted(expected.keys() - present.keys())]
+    problems += [f"{file}: not in the lock" for file in sorted(present.keys() - expected.keys())]
+    for file in sorted(expected.keys() & present.keys()):
+        path = present[file]
+        if path.is_symlink() or not path.is_file():
+            problems.append(f"{file}: not a plain file")
+        elif (actual := sha256_of(path)) != expected[file]:
+            problems.append(f"{file}: sha256 {actual}, the lock says {expected[file]}")
+    if problems:
+        raise ServerError(
+            f"the {name} launcher's dependencies in {lib} do not match {lock}:\n"
+            + "".join(f"    {problem}\n" for problem in problems)
+            + f"If pom.xml changed on purpose, run 'python -m services.local.servers lock {name}' and review "
+            "the diff; otherwise these are not the files this checkout pins: do not run them"
+        )
+
+
+def verify_launcher(name: str, jar: Path) -> None:
+    """Raise ServerError unless ``jar`` is the launcher as built from this checkout: its folder
+    and the cache folders above it are not writable by other users, the jar (and the class-data
+    archive, if any) have the SHA-256 recorded at build time, and lib/ matches the lock."""
+    folder = jar.parent
+    for path in (folder.parent.parent, folder.parent, folder, folder / "lib"):
+        _check_not_writable_by_others(path)
+    record_path = folder / LAUNCHER_RECORD
+    if not record_path.is_file():
+        raise ServerError(
+            f"{folder} has no {LAUNCHER_RECORD} (built by an older litpath, or not by litpath); "
+            f"remove that folder and start again to rebuild it"
+        )
+    record = read_checksums(record_path)
+    archive = class_data_archive(jar)
+    if jar.name not in record or (archive.exists() and archive.name not in record):
+        unrecorded = jar if jar.name not in record else archive
+        raise ServerError(f"{unrecorded} is not recorded in {record_path}; remove {folder} to rebuild it")
+    for file, recorded in sorted(record.items()):
+        path = folder / file
+        if path == archive and not path.exists():
+            continue  # optional: recorded just before it is moved into place
+        _check_not_writable_by_others(path)
+        try:
+            actual = sha256_of(path)
+        except OSError as error:
+            raise ServerError(f"cannot read {path}: {error.strerror}") from None
+        if actual != recorded:
+            raise ServerError(
+                f"{path} has changed since it was built (sha256 {actual}, recorded {recorded} in {record_path}); "
+                f"refusing to start it. Remove {folder} to rebuild it from this checkout"
+            )
+    for path in (folder / "lib").iterdir():
+        _check_not_writable_by_others(path)
+    verify_dependencies(name, folder / "lib")
+
+
 def source_digest(project_dir: Path) -> str:
-    """sha256 over pom.xml and every file under src/ (relative names and contents)."""
+    """sha256 over pom.xml, the dependency lock and every file under src/ (relative names and
+    contents)."""
     digest = hashlib.sha256()
-    files = [project_dir / "pom.xml", *sorted(p for p in (project_dir / "src").rglob("*") if p.is_file())]
+    lock = [project_dir / DEPENDENCY_LOCK] if (project_dir / DEPENDENCY_LOCK).is_file() else []
+    files = [project_dir / "pom.xml", *lock, *sorted(p for p in (project_dir / "src").rglob("*") if p.is_file())]
     for path in files:
         digest.update(path.relative_to(project_dir).as_posix().encode())
         digest.update(b"\0")
@@ -171,45 +329,36 @@ def _exclusive_lock(path: Path) -> Iterator[None]:
 def build_jar(name: str) -> Path:
     """Return the launcher jar for ``name`` ("mongo" or "neo4j"), building it if needed.
 
-    The build runs Maven in a scratch copy of the project under the cache, then moves the jar
-    and its ``lib/`` into place with one rename, so a cache folder is always complete.
+    The build runs Maven in a scratch copy of the project under the cache, checks lib/ against
+    the project's lock, records the jar's SHA-256, then moves the jar, its ``lib/`` and the
+    record into place with one rename, so a cache folder is always complete. Whether a cached
+    launcher is intact is checked before each start (:func:`verify_launcher`), not here.
     """
     if name not in SERVER_KINDS:
         raise ServerError(f"unknown server {name!r}; expected one of {sorted(SERVER_KINDS)}")
+    root = _prepare_cache()
     target = _launcher_dir(name)
     jar = target / _jar_name(name)
     if jar.is_file():
         return jar
-    with _exclusive_lock(cache_root() / f".{name}.lock"):
+    with _exclusive_lock(root / f".{name}.lock"):
         if jar.is_file():  # another process built it while we waited
             return jar
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise ServerError("Maven ('mvn') is not on PATH; it is needed once to build the local servers")
         log_path = target.with_name(target.name + ".build.log")
         print(f"[local-servers] building {name} launcher with Maven (log: {log_path}) ...", flush=True)
         started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix=f".{name}-build-", dir=cache_root()) as scratch:
-            project = Path(scratch) / name
-            shutil.copytree(LOCAL_DIR / name, project, ignore=shutil.ignore_patterns("target"))
-            with open(log_path, "w") as log:
-                result = subprocess.run(
-                    [mvn, "-B", "-ntp", "package"],
-                    cwd=project,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    check=False,
-                )
-            if result.returncode != 0:
-                raise ServerError(
-                    f"building the {name} launcher failed (mvn exit {result.returncode}); "
-                    f"see {log_path}:\n{log_tail(log_path, LOG_TAIL_LINES)}"
-                )
+        with tempfile.TemporaryDirectory(prefix=f".{name}-build-", dir=root) as scratch:
+            project = _maven_package(name, Path(scratch), log_path)
+            verify_dependencies(name, project / "target" / "lib")
             staged = Path(scratch) / "out"
             staged.mkdir()
             shutil.copy2(project / "target" / _jar_name(name), staged / _jar_name(name))
             shutil.copytree(project / "target" / "lib", staged / "lib")
+            write_checksums(
+                staged / LAUNCHER_RECORD, {jar.name: sha256_of(staged / _jar_name(name))}, _RECORD_HEADER
+            )
+            for path in [staged, *staged.rglob("*")]:  # whatever the umask, only we may change them
+                path.chmod(stat.S_IMODE(path.stat().st_mode) & ~0o022)
             staged.rename(target)
         if SERVER_KINDS[name].uses_class_data_archive:
             _dump_class_data_archive(name, jar)
@@ -217,6 +366,45 @@ def build_jar(name: str) -> Path:
             f"[local-servers] built {name} launcher in {time.monotonic() - started:.1f} s: {jar}", flush=True
         )
     return jar
+
+
+def _maven_package(name: str, scratch: Path, log_path: Path) -> Path:
+    """Run ``mvn package`` on a copy of ``name``'s project in ``scratch``; returns the copy."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ServerError("Maven ('mvn') is not on PATH; it is needed once to build the local servers")
+    project = scratch / name
+    shutil.copytree(LOCAL_DIR / name, project, ignore=shutil.ignore_patterns("target"))
+    with open(log_path, "w") as log:
+        result = subprocess.run(
+            # --strict-checksums: a download that does not match the repository's checksum fails
+            # the build (Maven's default only warns); the lock is checked after this.
+            [mvn, "-B", "-ntp", "--strict-checksums", "package"],
+            cwd=project,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    if result.returncode != 0:
+        raise ServerError(
+            f"building the {name} launcher failed (mvn exit {result.returncode}); "
+            f"see {log_path}:\n{log_tail(log_path, LOG_TAIL_LINES)}"
+        )
+    return project
+
+
+def lock_dependencies(name: str) -> Path:
+    """Build ``name``'s launcher with Maven in a scratch folder and write the SHA-256 of every
+    file of its lib/ to the project's lock (after a deliberate change of pom.xml: review the diff)."""
+    root = _prepare_cache()
+    with tempfile.TemporaryDirectory(prefix=f".{name}-lock-", dir=root) as scratch:
+        project = _maven_package(name, Path(scratch), root / f"{name}-lock.build.log")
+        lib = project / "target" / "lib"
+        entries = {path.name: sha256_of(path) for path in lib.iterdir()}
+    lock = dependency_lock(name)
+    write_checksums(lock, entries, _LOCK_HEADER.format(name=name))
+    return lock
 
 
 def _dump_class_data_archive(name: str, jar: Path) -> None:
@@ -238,6 +426,12 @@ def _dump_class_data_archive(name: str, jar: Path) -> None:
             server.stop(grace=5)
             print(f"[local-servers] warning: no class-data archive for {name}: {error}", flush=True)
     if partial.is_file() and not server.last_stop_forced:
+        # Recorded before it is moved into place: an archive that is there is always recorded.
+        record_path = jar.parent / LAUNCHER_RECORD
+        record = read_checksums(record_path)
+        record[archive.name] = sha256_of(partial)
+        write_checksums(record_path, record, _RECORD_HEADER)
+        partial.chmod(0o644)
         partial.rename(archive)
     else:
         partial.unlink(missing_ok=True)  # a killed JVM may have left half an archive
@@ -540,6 +734,7 @@ class LocalServer:
     def _launch(self, jar: Path, java_options: list[str], timeout: float) -> LocalServer:
         if self.running():
             raise ServerError(f"{self.name} server already running (pid {self.pid}) for {self.data_dir}")
+        verify_launcher(self.name, jar)
         port = self.port if self.port is not None else free_port()
         self._save_credentials()
         command = [_java(), *java_options, "-jar", str(jar), *self._launcher_args(port)]
@@ -794,6 +989,11 @@ def _cmd_build(_: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_lock(args: argparse.Namespace) -> int:
+    print(f"wrote {lock_dependencies(args.server)}; review the diff before committing it")
+    return 0
+
+
 def _cmd_prune(_: argparse.Namespace) -> int:
     for path in prune_cache():
         print(f"removed {path}")
@@ -879,6 +1079,10 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser("build", help="build both launchers (cached)").set_defaults(func=_cmd_build)
+
+    lock = commands.add_parser("lock", help="record the SHA-256 of a launcher's dependencies (after changing its pom.xml)")
+    lock.add_argument("server", choices=sorted(SERVER_KINDS))
+    lock.set_defaults(func=_cmd_lock)
 
     commands.add_parser("prune", help="delete cached launchers of older versions not in use").set_defaults(
         func=_cmd_prune
