@@ -19,6 +19,7 @@ from pipeline.cli_options import (
 )
 from pipeline.connections import redact_uri, scrub
 from pipeline.resources import memory_budget_bytes, spill_parent
+from pipeline.store.evidence import build_status
 from pipeline.store.mongo import load_build
 
 
@@ -58,6 +59,17 @@ def _build_record(graph_dir: Path, record_file: Path | None) -> dict:
         "graph_digest": graph.get("graph_digest"),
         "weight_scheme": graph.get("weight_scheme"),
     }
+
+
+def _status_read_back(uri: str, database: str, build_id: str) -> str | None:
+    """The build's ``builds`` status as a fresh connection reads it (None: no record)."""
+    from pymongo import MongoClient
+
+    client: MongoClient = MongoClient(uri, serverSelectionTimeoutMS=10_000, connectTimeoutMS=10_000)
+    try:
+        return build_status(client[database], build_id)
+    finally:
+        client.close()
 
 
 @click.command("load-mongo")
@@ -105,6 +117,11 @@ def load_mongo_command(
             budget_bytes=memory_budget_bytes(config),
             spill_dir=spill_parent(config, graph_dir.parent),
         )
+        # The report is the workflow's record that the build is in the store: written only once
+        # the store says so too. The services believe "complete" until they read it again
+        # (pipeline/store/evidence.py), so a marking lost in the server's unflushed tail must
+        # fail the load here, not leave evidence unknown until someone notices.
+        status = _status_read_back(mongo_uri, mongo_database, build_id)
     except FileNotFoundError as error:
         raise click.ClickException(str(error)) from error
     except PyMongoError as error:
@@ -113,6 +130,11 @@ def load_mongo_command(
         raise click.ClickException(
             f"MongoDB at {redact_uri(mongo_uri)}: {type(error).__name__}: {scrub(str(error), mongo_uri)}"
         ) from None
+    if status != "complete":
+        raise click.ClickException(
+            f"MongoDB at {redact_uri(mongo_uri)}: build {build_id} was marked complete, but its builds record "
+            f"reads back as {'missing' if status is None else repr(status)}; the load is not recorded, run it again"
+        )
     click.echo("mongo: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     if report_path is not None:
         summary = {"uri": redact_uri(mongo_uri), "database": mongo_database, "build_id": build_id, "counts": counts}

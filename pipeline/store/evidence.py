@@ -8,7 +8,10 @@ were resolved against the build's vertex table, so only validated values reach t
 A missing document means "no evidence" only when the store holds the whole build: the loader
 marks the build's ``builds`` record ``status: "complete"`` last. While a load runs, after one
 failed, or in a database that never received this build, the evidence is unknown (None), not
-empty.
+empty. What the record says is read again every few seconds while the build is not complete,
+and every :data:`RECHECK_COMPLETE_S` once it is: a store dropped, restored from an older
+backup, or replaced by a rebuilt one under a running service turns the evidence back to unknown
+within that time (the path service sets it from ``LITPATH_EVIDENCE_RECHECK_S``).
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ import time
 log = logging.getLogger("litpath.evidence")
 
 # A build not (yet) complete in the store is looked up again after this many seconds, so a load
-# that finishes is seen without a restart; a complete build stays complete (a reload writes the
-# same documents over the old ones).
+# that finishes is seen without a restart. A complete one is looked up again after
+# RECHECK_COMPLETE_S: one find_one on _id every few minutes costs nothing, and believing
+# "complete" forever would answer [] ("no predication") for the documents of a store that has
+# since been dropped or restored.
 RECHECK_INCOMPLETE_S = 5.0
+RECHECK_COMPLETE_S = 300.0
 _loaded: dict[tuple[int, str, str], tuple[float, bool]] = {}
 _loaded_lock = threading.Lock()
 
@@ -34,8 +40,24 @@ def evidence_id(build_id: str, cui_a: str, cui_b: str) -> str:
     return f"{build_id}:{a}|{b}"
 
 
+def set_recheck_interval(seconds: float) -> None:
+    """How long a "complete" answer is believed before the record is read again (this process)."""
+    global RECHECK_COMPLETE_S
+    if not seconds > 0:
+        raise ValueError(f"the evidence re-check interval must be > 0 seconds, got {seconds!r}")
+    RECHECK_COMPLETE_S = float(seconds)
+
+
+def build_status(db, build_id: str) -> str | None:
+    """The ``status`` of the build's ``builds`` record (``"loading"``, ``"complete"``); None when
+    the store has no record of it. Raises what the driver raises when the store cannot be read."""
+    record = db["builds"].find_one({"_id": build_id}, {"status": 1})
+    return None if not record else record.get("status")
+
+
 def build_loaded(db, build_id: str) -> bool:
-    """Whether the store's ``builds`` record says this build was loaded completely (cached).
+    """Whether the store's ``builds`` record says this build was loaded completely (cached for
+    :data:`RECHECK_COMPLETE_S` when it does, :data:`RECHECK_INCOMPLETE_S` when not).
 
     Raises what the driver raises when the store cannot be read.
     """
@@ -43,16 +65,18 @@ def build_loaded(db, build_id: str) -> bool:
     now = time.monotonic()
     with _loaded_lock:
         cached = _loaded.get(key)
-    if cached is not None and (cached[1] or now - cached[0] < RECHECK_INCOMPLETE_S):
-        return cached[1]
-    record = db["builds"].find_one({"_id": build_id}, {"status": 1})
-    complete = bool(record) and record.get("status") == "complete"
+    if cached is not None:
+        checked, complete = cached
+        if now - checked < (RECHECK_COMPLETE_S if complete else RECHECK_INCOMPLETE_S):
+            return complete
+    status = build_status(db, build_id)
+    complete = status == "complete"
     if not complete:
-        status = "no record" if not record else f"status {record.get('status')!r}"
         log.warning(
-            "evidence of build %s is unknown: the store's builds record has %s, not 'complete'",
+            "evidence of build %s is unknown: the store's builds record %s%s",
             build_id,
-            status,
+            "is missing" if status is None else f"has status {status!r}, not 'complete'",
+            " (it was complete when last read)" if cached is not None and cached[1] else "",
         )
     with _loaded_lock:
         _loaded[key] = (now, complete)

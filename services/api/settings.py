@@ -64,6 +64,12 @@ class Settings(BaseSettings):
         description="A worker thread idle this long frees its search memory (up to 64 bytes a vertex); "
         "0 frees it after every request (each on-demand search then allocates it again)",
     )
+    evidence_recheck_s: float = Field(
+        300.0,
+        gt=0,
+        description="How long the evidence store's 'build loaded completely' is believed before it is "
+        "read again (a dropped or restored store is noticed within this time)",
+    )
     compare_mapping: Path | None = Field(
         None,
         description="CUI -> SPOKE mapping file of /v1/compare; when unset, the served build's "

@@ -21,6 +21,7 @@ from pipeline import sssp
 from pipeline.builds import Build, GraphUnavailable, open_build, resolve_build_dir
 from pipeline.graphs import Graph, GraphStale
 from pipeline.paths import Tolerance
+from pipeline.store import evidence
 from services.api.errors import BuildUnavailable
 from services.api.pools import WorkerPool
 from services.api.settings import Settings
@@ -199,6 +200,7 @@ def open_state(settings: Settings) -> ServiceState:
         "compare": WorkerPool(settings.compare_concurrency, "litpath-compare", **searching),
         "probe": WorkerPool(2, "litpath-probe"),
     }
+    evidence.set_recheck_interval(settings.evidence_recheck_s)
     try:
         state.build = open_served_build(settings)
         stale = state.build.build.stale

@@ -133,3 +133,40 @@ def test_path_evidence_unknown_until_the_build_is_loaded(mongo_uri, fixture_buil
     finally:
         client.drop_database(database)
         client.close()
+
+
+def test_path_evidence_unknown_again_once_the_store_drops_the_build(mongo_uri, fixture_build, monkeypatch):
+    """"Complete" is read again every LITPATH_EVIDENCE_RECHECK_S: a store dropped (or restored
+    from before the load) under the running service turns the documents back to unknown, instead
+    of answering [] ("no predication") for ever."""
+    import time
+
+    from pipeline.store import evidence
+
+    monkeypatch.setattr(evidence, "RECHECK_COMPLETE_S", evidence.RECHECK_COMPLETE_S)  # restored after
+    database = f"test_api_{uuid.uuid4().hex[:8]}"
+    client = MongoClient(mongo_uri)
+    client[database].builds.insert_one({"_id": fixture_build.build_id, "status": "complete"})
+    settings = Settings(
+        results_dir=fixture_build.results_dir, mongo_uri=mongo_uri, mongo_database=database, evidence_recheck_s=0.3
+    )
+    keys = fixture_build.keys
+    try:
+        with TestClient(create_app(settings)) as api:
+
+            def concept_hops() -> list[dict]:
+                hops = []
+                for t in range(1, fixture_build.n_concepts):
+                    body = api.get("/v1/path", params={"source": keys[0], "target": keys[t]}).json()
+                    hops += [h for h in body.get("hops", []) if h["edge_kind"] == "concept_concept"]
+                return hops
+
+            hops = concept_hops()
+            assert hops and all(h["documents"] == [] for h in hops)  # complete, and no document: none
+            client[database].builds.delete_one({"_id": fixture_build.build_id})
+            time.sleep(0.4)
+            hops = concept_hops()
+            assert hops and all(h["documents"] is None and h["n_predications"] is None for h in hops)
+    finally:
+        client.drop_database(database)
+        client.close()

@@ -128,3 +128,38 @@ def test_load_mongo_command(mongo_uri, built, tmp_path):
         client = MongoClient(mongo_uri)
         client.drop_database(database)
         client.close()
+
+
+@pytest.mark.servers
+def test_load_mongo_reads_the_build_back_before_writing_its_report(mongo_uri, built, tmp_path, monkeypatch):
+    """mongo_load.json (--report) is the workflow's record that the build is in the store: it is
+    written only when the builds record reads back complete, not when a lost write left it
+    behind (simulated: a load whose marking never reached the store)."""
+    import json
+
+    from pipeline.store import commands
+
+    tables, graph_dir, _ = built
+    database = f"litpath_test_{uuid.uuid4().hex[:8]}"
+    report = tmp_path / "mongo_load.json"
+    args = ["--mongo-uri", mongo_uri, "--mongo-database", database, "--build-id", "readback",
+            "--tables-dir", str(tables), "--graph-dir", str(graph_dir), "--report", str(report)]  # fmt: skip
+    client = MongoClient(mongo_uri)
+    try:
+        result = CliRunner().invoke(load_mongo_command, args)
+        assert result.exit_code == 0, result.output
+        assert json.loads(report.read_text())["build_id"] == "readback"
+        report.unlink()
+
+        def lost_marking(uri, database, build_id, *args, **kwargs):
+            client[database].builds.replace_one({"_id": build_id}, {"status": "loading"}, upsert=True)
+            return {"documents_written": 0}
+
+        monkeypatch.setattr(commands, "load_build", lost_marking)
+        result = CliRunner().invoke(load_mongo_command, args)
+        assert result.exit_code != 0
+        assert "reads back as 'loading'" in result.output and "run it again" in result.output
+        assert not report.exists()
+    finally:
+        client.drop_database(database)
+        client.close()
