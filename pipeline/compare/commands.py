@@ -189,7 +189,7 @@ def compare(
     from pipeline.builds import open_build
     from pipeline.compare.classify import Comparator
     from pipeline.compare.report import no_mapped_concepts, write_report
-    from pipeline.compare.run import run_comparison
+    from pipeline.compare.run import provenance_path, run_comparison
     from pipeline.compare.spoke import SpokeGraph
 
     mapping = _mapping(mapping_path)
@@ -217,7 +217,8 @@ def compare(
             run = run_comparison(
                 graph, mapping, comparator, query, ordered=pair_mode == "ordered",
                 mongo_db=None if mongo_client is None else mongo_client[mongo_database],
-                settings={"mapping_file": str(Path(mapping_path).resolve()), "neo4j": neo4j.describe()},
+                settings={"mapping_file": provenance_path(Path(mapping_path).resolve(), graph.build_dir),
+                          "neo4j": neo4j.describe()},
                 semtypes={} if concepts is None else concepts.semtypes_by_cui(),
             )  # fmt: skip
     except Neo4jUnavailable as exc:

@@ -252,7 +252,7 @@ def run_comparison(
     graph_config = {**graph.config.get("graph", {}), "edge_kinds": list(graph.edge_kinds)}
     provenance = {
         "build_id": graph.build_id,
-        "build_dir": str(graph.build_dir),
+        "build_dir": provenance_path(graph.build_dir, graph.build_dir),
         "graph": graph.scope,
         "graph_edge_kinds": graph.edge_kinds,
         "graph_vertices": graph.n,
@@ -260,7 +260,7 @@ def run_comparison(
         "graph_distances": graph.method,
         "paths_from": dict(finder.distances_used),
         "graph_config": graph_config,
-        "query_file": query.path,
+        "query_file": provenance_path(query.path, graph.build_dir),
         "pairs": "ordered" if ordered else "unordered",
         "hop_limit": comparator.hops,
         "scenario4_max_hops": comparator.scenario4_max_hops,
@@ -282,6 +282,23 @@ def run_comparison(
         timings,
         comparator.spoke.round_trips - trips_before,
     )
+
+
+def provenance_path(path: str | Path, build_dir: str | Path) -> str:
+    """How the provenance names a file: relative to the results folder (the one holding
+    ``builds/<build id>/``; else the build folder's parent) when the file is in it, else by its
+    name alone. The report is served to API clients (/v1/reports/latest): where the server keeps
+    its files stays in the logs. A relative path (or a description such as "SPOKE neighbourhood
+    of ...") is kept as written."""
+    if not Path(path).is_absolute():
+        return str(path)
+    build_dir = Path(build_dir).resolve()
+    root = build_dir.parent.parent if build_dir.parent.name == "builds" else build_dir.parent
+    file = Path(path).resolve()
+    try:
+        return file.relative_to(root).as_posix()
+    except ValueError:
+        return file.name
 
 
 def given_path(concepts: list[str], graph=None) -> LiteraturePath:
@@ -333,5 +350,5 @@ def classify_pair(comparator: Comparator, graph, source: str, target: str, *, mo
 
 __all__ = [
     "CompareRun", "QueryEntry", "QuerySet", "classify_given_path", "classify_pair", "coverage_of", "given_path",
-    "neighbourhood_entries", "read_query_set", "run_comparison", "write_query_set",
+    "neighbourhood_entries", "provenance_path", "read_query_set", "run_comparison", "write_query_set",
 ]  # fmt: skip

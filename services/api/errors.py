@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -94,6 +95,20 @@ class NoReport(ApiError):
     """The served build has no comparison report."""
 
     status, code = 404, "no_report"
+
+
+# Absolute POSIX paths in a message: quoted (OSError quotes its file name, which may hold
+# spaces), or bare from a "/" at the start of a word; the last name (file or folder) is kept.
+_QUOTED_PATH = re.compile(r"""(['"])/(?:[^'"]*/)?([^'"/]+)/?\1""")
+_BARE_PATH = re.compile(r"""(?<![\w.~/-])/(?:[^\s/'"():,;]+/)*([^\s/'"():,;]+)/?""")
+
+
+def client_safe(message: str) -> str:
+    """``message`` with every absolute path cut to its last name (``/srv/results/builds/b1/graph/graph.bp``
+    -> ``graph.bp``): the reason stays readable, where the server keeps its files does not reach the
+    client. Log the original."""
+    message = _QUOTED_PATH.sub(lambda match: f"{match.group(1)}{match.group(2)}{match.group(1)}", message)
+    return _BARE_PATH.sub(lambda match: match.group(1), message)
 
 
 def error_body(code: str, message: str, detail: Any = None) -> dict:

@@ -5,7 +5,8 @@ the paths are walked on. The build is opened by :func:`pipeline.builds.open_buil
 the comparison opens it, with mismatched distances marked stale: a build that fails to load,
 or whose digests disagree, leaves the service up (``/v1/health`` answers) with ``/v1/ready``
 at 503 and every distance query refused with the reason -- never an answer from mismatched
-artifacts.
+artifacts. The reasons clients see name no server path (:func:`services.api.errors.client_safe`);
+the service log has the full ones.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pipeline.builds import Build, GraphUnavailable, open_build, resolve_build_d
 from pipeline.graphs import Graph, GraphStale
 from pipeline.paths import Tolerance
 from pipeline.store import evidence
-from services.api.errors import BuildUnavailable
+from services.api.errors import BuildUnavailable, client_safe
 from services.api.pools import WorkerPool
 from services.api.settings import Settings
 
@@ -121,14 +122,15 @@ class ServedBuild:
 
     @property
     def graph_errors(self) -> dict[str, str]:
-        """Why a graph did not open, by scope (the co-occurrence graph is optional)."""
-        return self.build.graph_errors
+        """Why a graph did not open, by scope (the co-occurrence graph is optional), as clients
+        may read it: no server path."""
+        return {scope: client_safe(reason) for scope, reason in self.build.graph_errors.items()}
 
     def graph(self, scope: str = "full") -> Graph:
         try:
             return self.build.graph(scope)
         except GraphUnavailable as exc:
-            raise BuildUnavailable(str(exc)) from None
+            raise BuildUnavailable(client_safe(str(exc))) from None
 
     def require_fresh(self, scope: str = "full") -> Graph:
         """The graph, when its stored distances belong to it; else 503 with the reason."""
@@ -172,6 +174,7 @@ class ServiceState:
     comparisons, ``compare_concurrency`` at once) and ``probe`` (readiness checks, so a busy
     service still answers /v1/ready). The threads of the first two search the graph; each frees
     its search memory after ``workspace_idle_s`` without work (services/api/pools.py).
+    ``load_error`` is what clients are told (no server path).
     """
 
     settings: Settings
@@ -203,6 +206,8 @@ def open_state(settings: Settings) -> ServiceState:
     evidence.set_recheck_interval(settings.evidence_recheck_s)
     try:
         state.build = open_served_build(settings)
+        for scope, reason in state.build.build.graph_errors.items():
+            log.warning("build %s: no %s graph: %s", state.build.build_id, scope, reason)
         stale = state.build.build.stale
         if stale:
             reasons = "; ".join(f"{scope} graph: {reason}" for scope, reason in stale.items())
@@ -213,8 +218,9 @@ def open_state(settings: Settings) -> ServiceState:
                 "; ".join(f"{g.scope} graph {g.n} vertices, distances {g.method}" for g in state.build.graphs.values()),
             )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 -- the reason is served by /v1/ready
-        state.load_error = f"{type(exc).__name__}: {exc}"
-        log.error("no build loaded: %s", state.load_error)
+        reason = f"{type(exc).__name__}: {exc}"
+        log.error("no build loaded: %s", reason)
+        state.load_error = f"{client_safe(reason)} (the service log has the details)"
     timeout = settings.db_timeout_ms
     if settings.mongo_uri is not None:
         from pymongo import MongoClient

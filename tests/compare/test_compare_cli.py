@@ -125,6 +125,19 @@ def test_report_renders_with_counts_equal_to_the_table(h1_run):
     assert cov["paths"]["unmapped"] == 2  # C8 and C9
 
 
+def test_served_report_names_files_relative_to_the_results_folder(h1_run, results_dir):
+    """The report is served to API clients (/v1/reports/latest): its provenance names the build,
+    the query file and the mapping relative to the results folder, never by absolute path."""
+    out, _ = h1_run
+    provenance = json.loads((out / "run.json").read_text())["provenance"]
+    assert provenance["build_dir"] == "builds/cmp0001"
+    assert provenance["query_file"] == "queries.txt"
+    assert provenance["mapping_file"] == "spoke/cui_spoke_mapping.parquet"
+    for name in ("report.html", "report.md", "run.json"):
+        text = (out / name).read_text()
+        assert str(results_dir) not in text and str(results_dir.resolve()) not in text, name
+
+
 def test_scenario4_cap_turns_long_spoke_paths_into_none(spoke_driver, results_dir, neo4j_env, tmp_path):
     assert run_compare(results_dir, neo4j_env, tmp_path, "--scenario4-max-hops", "2").exit_code == 0
     table = pq.read_table(tmp_path / "paths.parquet").to_pylist()

@@ -123,6 +123,45 @@ def test_ready_incomplete_build_503(tmp_path):
         assert "incomplete" in error["message"]
 
 
+def test_ready_unloadable_build_503_names_no_server_path(tmp_path, caplog):
+    """Why the build did not load reaches every client (/v1/ready, every route's 503): the reason
+    with file names, never where the server keeps them; the log has the full paths."""
+    build = make_build(tmp_path, n_concepts=10, n_abstracts=5)
+    (build.build_dir / "graph" / "graph.bp").rename(build.build_dir / "graph" / "moved.bp")
+    with caplog.at_level("ERROR", logger="litpath.api"), TestClient(create_app(Settings(results_dir=tmp_path))) as api:
+        ready = _assert_error(api.get("/v1/ready"), 503, "not_ready")
+        query = _assert_error(api.get("/v1/distance?source=C0000001&target=C0000002"), 503, "build_unavailable")
+    for text in (ready["message"], str(ready["detail"]), query["message"]):
+        assert "graph.bp missing" in text and str(tmp_path) not in text, text
+    assert str(build.build_dir / "graph" / "graph.bp") in caplog.text
+
+
+def test_missing_cooccurrence_graph_503_names_no_server_path(tmp_path, caplog):
+    build = make_build(tmp_path, n_concepts=10, n_abstracts=5)
+    (build.build_dir / "cooccurrence" / "vertices.parquet").unlink()
+    with caplog.at_level("WARNING", logger="litpath.api"), TestClient(create_app(Settings(results_dir=tmp_path))) as api:
+        ready = _assert_error(api.get("/v1/ready"), 503, "not_ready")
+        params = {"source": "C0000001", "target": "C0000002", "graph": "cooccurrence"}
+        query = _assert_error(api.get("/v1/distance", params=params), 503, "build_unavailable")
+        assert api.get("/v1/distance", params={**params, "graph": "full"}).status_code == 200
+    for text in (ready["message"], str(ready["detail"]), query["message"]):
+        assert "vertices.parquet missing" in text and str(tmp_path) not in text, text
+    assert str(build.build_dir / "cooccurrence" / "vertices.parquet") in caplog.text
+
+
+def test_client_safe_cuts_absolute_paths_to_their_names():
+    from services.api.errors import client_safe
+
+    assert client_safe("no complete build: /srv/results/latest does not exist") == (
+        "no complete build: latest does not exist"
+    )
+    assert client_safe("distances.bp missing (/srv/r/builds/b/distances.bp)") == "distances.bp missing (distances.bp)"
+    assert client_safe("[Errno 2] No such file or directory: '/srv/my results/x.bp'") == (
+        "[Errno 2] No such file or directory: 'x.bp'"
+    )
+    assert client_safe("/srv/r/builds/b/distances.bp: truncated, ratio 1/2") == "distances.bp: truncated, ratio 1/2"
+
+
 def test_ready_mongo_unreachable_503(fixture_build):
     settings = Settings(
         results_dir=fixture_build.results_dir, mongo_uri="mongodb://127.0.0.1:9/", db_timeout_ms=200
