@@ -89,6 +89,14 @@ def _openapi(app: FastAPI, settings: Settings) -> dict[str, Any]:
                     parameter["schema"]["maximum"] = getattr(settings, setting)
         pairs = document["components"]["schemas"]["PathsIn"]["properties"]["pairs"]
         pairs["maxItems"] = settings.batch_cap
+        if settings.api_key is None:
+            # No key configured: the routes take the header but do not need it. OpenAPI's empty
+            # requirement says so; a document requiring a key this service never checks would
+            # be a false contract (and a client would be right to refuse an unchecked key).
+            for operations in document["paths"].values():
+                for operation in operations.values():
+                    if operation.get("security"):
+                        operation["security"] = [*operation["security"], {}]
         # FastAPI files a route's error models under the route's own media type (text/html for
         # the report); errors are JSON everywhere.
         for operations in document["paths"].values():

@@ -533,7 +533,7 @@ def test_openapi_states_the_configured_caps_and_the_api_key(client):
     scheme = document["components"]["securitySchemes"]["ApiKey"]
     assert (scheme["type"], scheme["in"], scheme["name"]) == ("apiKey", "header", "X-API-Key")
     post_paths = document["paths"]["/v1/paths"]["post"]
-    assert post_paths["security"] == [{"ApiKey": []}]
+    assert post_paths["security"] == [{"ApiKey": []}, {}]  # no key configured: the key is optional
     assert {"401", "413", "422", "503", "504"} <= set(post_paths["responses"])
     for operations in document["paths"].values():
         for operation in operations.values():
@@ -543,6 +543,40 @@ def test_openapi_states_the_configured_caps_and_the_api_key(client):
                         "$ref": "#/components/schemas/ErrorOut"
                     }
     assert "security" not in document["paths"]["/v1/health"]["get"]
+
+
+def _operations(document):
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            url = path.replace("{cui}", "C0000001").replace("{key}", "C0000001")
+            yield method, url, operation
+
+
+@pytest.mark.parametrize("api_key", [None, "s3cret"], ids=["no-key", "key"])
+def test_openapi_security_is_what_the_service_enforces(fixture_build, api_key):
+    """With a key every /v1 route but health requires it, and answers 401 without it; without a
+    key the document declares it optional, and no route asks for it."""
+    settings = Settings(results_dir=fixture_build.results_dir, api_key=api_key)
+    with TestClient(create_app(settings)) as api:
+        document = api.get("/openapi.json").json()
+        for method, url, operation in _operations(document):
+            security = operation.get("security")
+            if url == "/v1/health":
+                assert security is None
+            elif api_key is None:
+                assert security == [{"ApiKey": []}, {}], url
+            else:
+                assert security == [{"ApiKey": []}], url
+            status = api.request(method, url, json={}).status_code
+            assert (status == 401) == (security == [{"ApiKey": []}]), (method, url, status)
+
+
+def test_openapi_announces_the_same_concept_pair_422(client):
+    """OpenAPI cannot relate two parameters: the operation's own 422 says source must differ from
+    target, and the service answers so."""
+    operation = client.get("/openapi.json").json()["paths"]["/v1/compare/pair"]["get"]
+    assert "source equals its target" in operation["responses"]["422"]["description"]
+    _assert_error(client.get("/v1/compare/pair?source=C0000001&target=C0000001"), 422, "invalid_request")
 
 
 def test_openapi_types_the_comparison(client):

@@ -4,8 +4,8 @@ number of examples per operation.
 
 The served build has a comparison report and a CUI -> SPOKE mapping of some of its concepts onto a
 small SPOKE graph in the session's Neo4j (with its password), so every operation, the comparisons
-included, answers for real; the service runs with an API key, which the ``ignored_auth`` check
-verifies is enforced.
+included, answers for real. The service runs once with an API key, which the ``ignored_auth`` check
+verifies is enforced, and once without, when the document must not claim a key it does not check.
 """
 
 from __future__ import annotations
@@ -64,27 +64,29 @@ def served_build(tmp_path_factory, neo4j_server):
         driver.execute_query("MATCH (n) WHERE n.identifier STARTS WITH 'FUZZ:' DETACH DELETE n")
 
 
-@pytest.fixture(scope="module")
-def service(served_build, neo4j_env, tmp_path_factory):
+@pytest.fixture(scope="module", params=[API_KEY, None], ids=["key", "no-key"])
+def service(request, served_build, neo4j_env, tmp_path_factory):
+    key = request.param
     log_path = tmp_path_factory.mktemp("fuzz-log") / "serve.log"
-    env = {**neo4j_env, "LITPATH_API_KEY": API_KEY, "LITPATH_MONGO_URI": ""}
+    env = {**neo4j_env, "LITPATH_API_KEY": key or "", "LITPATH_MONGO_URI": ""}
+    headers = {"X-API-Key": key} if key else {}
     try:
         with running_service(
-            served_build.results_dir, log_path, env=env, ready_path="/v1/ready", headers={"X-API-Key": API_KEY}
+            served_build.results_dir, log_path, env=env, ready_path="/v1/ready", headers=headers
         ) as running:
-            yield running.base, log_path
+            yield running.base, log_path, key
     except ServiceDidNotStart as exc:
         pytest.fail(str(exc))
 
 
 def test_openapi_contract_holds_under_fuzzing(service, tmp_path):
-    base, log_path = service
+    base, log_path, key = service
     command = [
         str(SCHEMATHESIS), "run", f"{base}/openapi.json",
         "--checks", "all", "--mode", "all",
         "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED),
         "--workers", "1", "--generation-database", "none",
-        "--header", f"X-API-Key: {API_KEY}",
+        *(["--header", f"X-API-Key: {key}"] if key else []),
         "--request-timeout", "30", "--no-color",
         "--report", "junit", "--report-dir", str(tmp_path / "report"),
     ]  # fmt: skip

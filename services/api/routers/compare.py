@@ -16,8 +16,8 @@ from fastapi.responses import HTMLResponse
 from pipeline.compare.spoke import DEFAULT_SCENARIO4_MAX_HOPS, MAX_PAIR_HOPS
 from services.api import comparisons
 from services.api.deps import SettingsDep, StateDep, deadline_of, run_bounded
-from services.api.errors import InvalidRequest, error_responses
-from services.api.models import CUI_PATTERN, GRAPH_DESCRIPTION, CompareOut, ComparePathIn, GraphName
+from services.api.errors import STATUS_MEANINGS, InvalidRequest, error_responses
+from services.api.models import CUI_PATTERN, GRAPH_DESCRIPTION, CompareOut, ComparePathIn, ErrorOut, GraphName
 
 router = APIRouter(prefix="/v1", tags=["compare"], responses=error_responses(400, 401, 413, 422, 500, 503, 504))
 
@@ -31,7 +31,18 @@ async def post_compare_path(state: StateDep, settings: SettingsDep, body: Compar
 CuiQuery = Query(pattern=CUI_PATTERN, description="CUI (C0000000) or GENE:<entrez>")
 
 
-@router.get("/compare/pair", response_model=CompareOut)
+# OpenAPI cannot relate two parameters, so the pair's one extra rule is stated in this
+# operation's own 422 (and in target's description).
+SAME_CONCEPT_422 = {
+    422: {
+        "model": ErrorOut,
+        "description": f"{STATUS_MEANINGS[422]}; here also a pair whose source equals its target "
+        "(a concept is not compared with itself)",
+    }
+}
+
+
+@router.get("/compare/pair", response_model=CompareOut, responses=SAME_CONCEPT_422)
 async def get_compare_pair(
     state: StateDep,
     settings: SettingsDep,
