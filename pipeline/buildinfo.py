@@ -24,6 +24,8 @@ import click
 from pipeline.cli_options import build_id_option, config_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.connections import redact_config
+from pipeline.files import fsync_dir as _fsync_dir
+from pipeline.files import write_atomically as _write_atomically
 from pipeline.ingest.registry import KINDS
 
 # The input kinds are the ingest readers' (one reader per kind).
@@ -197,34 +199,6 @@ def write_build_config_command(
         )
     write_build_config(out, config, [[f.kind, str(f.path), f.sha256] for f in inputs])
     click.echo(f"build {actual}: configuration and {len(inputs)} input file(s) recorded in {out}")
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """``path`` holds either its old content or all of ``text``, also after a power loss: a
-    temporary file of a unique name (two workflows may share a results folder), fsynced, renamed
-    over ``path``, and the folder fsynced so the rename itself is on disk."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _read_json(path: Path) -> Any:

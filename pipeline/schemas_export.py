@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.config import REPO_ROOT
+from pipeline.files import write_atomically
 from pipeline.tables import ALL_TABLES
 
 SCHEMAS_DIR = REPO_ROOT / "schemas"
@@ -77,6 +78,6 @@ def write_documents() -> list[Path]:
     for path, text in rendered_documents().items():
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.read_text() != text:
-            path.write_text(text)
+            write_atomically(path, text)
             written.append(path)
     return written

@@ -39,6 +39,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.files import write_atomically
+
 PMID_BASE = 10_000_000
 DOCS_PER_PREDICATION = 5
 CHUNK_DOCS = 50_000
@@ -599,7 +601,7 @@ def generate_corpus(
         "expected_quarantine": corpus.expected_quarantine,
         "stats": corpus.stats,
     }
-    (corpus.out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    write_atomically(corpus.out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     return manifest
 
 
@@ -620,5 +622,5 @@ def write_corpus_config(corpus_dir: Path, manifest: dict[str, Any], base: Path, 
     )
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(header + yaml.safe_dump(config, sort_keys=False))
+    write_atomically(out, header + yaml.safe_dump(config, sort_keys=False))
     return out

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from pipeline.cli_options import option, report_option
+from pipeline.files import write_atomically
 from pipeline.plan.machine import BROADCAST_VARIANTS, MACHINES_DIR, MachineError, load_machine
 from pipeline.plan.model import SolverConfig
 from pipeline.plan.search import candidates
@@ -212,7 +213,7 @@ def check_command(machine_path, cases, repeats, report_path):
     click.echo(f"\nmedian |error| {100 * s['median_abs_error']:.1f} %, worst {100 * s['max_abs_error']:.1f} % "
                f"over {s['cases']} cases")  # fmt: skip
     if report_path:
-        report_path.write_text(json.dumps(rows, indent=1, default=str))
+        write_atomically(report_path, json.dumps(rows, indent=1, default=str))
 
 
 @click.group("hypermod")

@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.files import write_atomically
 from pipeline.plan.hypermod import Hyperbola
 
 REPO = Path(__file__).resolve().parents[2]
@@ -256,8 +257,10 @@ class Machine:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         text = yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=110)
-        path.write_text(
-            f"# HyPerMod machine description ({self.name}); written by `litpath plan-calibrate`.\n" + text
+        # Atomically: every later plan reads this file, and a calibration killed mid-write must not
+        # leave a truncated one that fails them all until someone deletes it.
+        write_atomically(
+            path, f"# HyPerMod machine description ({self.name}); written by `litpath plan-calibrate`.\n" + text
         )
         return path
 

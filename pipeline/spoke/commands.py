@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from pipeline.cli_options import neo4j_options, out_option, report_option
+from pipeline.files import write_atomically
 from pipeline.spoke.dump import FORMATS, DumpError
 from pipeline.store.neo4j import Neo4jSettings, Neo4jUnavailable, open_driver
 
@@ -66,7 +67,7 @@ def load_spoke(
         raise click.ClickException(str(exc)) from None
     click.echo(report.to_text())
     if report_path:
-        report_path.write_text(json.dumps(report.as_dict(), indent=2) + "\n")
+        write_atomically(report_path, json.dumps(report.as_dict(), indent=2) + "\n")
     if not report.verified:
         raise click.ClickException("the counts in Neo4j do not match the load (see above)")
 
@@ -183,7 +184,7 @@ def build_mapping(
     if concept_table is not None:
         stats["concepts"] = {"total": coverage.concepts, "mapped": coverage.concepts_mapped,
                              "unmapped": coverage.concepts_unmapped}  # fmt: skip
-    (out_dir / "mapping_stats.json").write_text(json.dumps(stats, indent=2, default=str) + "\n")
+    write_atomically(out_dir / "mapping_stats.json", json.dumps(stats, indent=2, default=str) + "\n")
     for name, path in {**paths, **coverage_paths}.items():
         click.echo(f"{name:>10}: {path}")
     click.echo(f"rows: {result.table.num_rows} {json.dumps(result.stats['rows_per_method'])}")

@@ -18,6 +18,7 @@ from pipeline.cli_options import (
     tables_dir_option,
 )
 from pipeline.connections import redact_uri, scrub
+from pipeline.files import write_atomically
 from pipeline.resources import memory_budget_bytes, spill_parent
 from pipeline.store.evidence import build_status
 from pipeline.store.mongo import load_build
@@ -138,4 +139,4 @@ def load_mongo_command(
     click.echo("mongo: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     if report_path is not None:
         summary = {"uri": redact_uri(mongo_uri), "database": mongo_database, "build_id": build_id, "counts": counts}
-        report_path.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        write_atomically(report_path, json.dumps(summary, indent=2, default=str) + "\n")

@@ -54,6 +54,25 @@ def test_machine_file_round_trips(toy_machine, tmp_path):
     assert again.to_dict() == toy_machine.to_dict()
 
 
+def test_a_calibration_that_fails_mid_write_keeps_the_old_machine_file(toy_machine, tmp_path, monkeypatch):
+    """The file every later plan reads is replaced whole or not at all (a truncated one would
+    fail them all with MachineError until someone deleted it)."""
+    from pipeline import files
+
+    path = toy_machine.save(tmp_path / "toy.yaml")
+    before = path.read_text()
+
+    def killed(_fd):
+        raise KeyboardInterrupt  # stands for the kill that a write in place would not survive
+
+    monkeypatch.setattr(files.os, "fsync", killed)
+    with pytest.raises(KeyboardInterrupt):
+        toy_machine.save(path)
+    assert path.read_text() == before
+    assert load_machine(path).to_dict() == toy_machine.to_dict()
+    assert [p.name for p in tmp_path.iterdir()] == ["toy.yaml"]
+
+
 def test_plan_is_deterministic_for_a_machine_file(toy_machine, tmp_path):
     path = toy_machine.save(tmp_path / "toy.yaml")
     runner = CliRunner()
