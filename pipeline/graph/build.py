@@ -49,11 +49,19 @@ import pyarrow.parquet as pq
 
 from pipeline.columnar import sort_keys, split_keys, sum_by_key
 from pipeline.config import load_schema, validate_config
+from pipeline.files import write_atomically
 from pipeline.graph import spill, weights
 from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
 from pipeline.progress import Progress
-from pipeline.resources import memory_budget_bytes, resident_bytes, room_left, spill_parent
+from pipeline.resources import (
+    SpillFolder,
+    memory_budget_bytes,
+    resident_bytes,
+    room_left,
+    spill_parent,
+    sweep_stale_spills,
+)
 from pipeline.store.adios import GraphBpWriter, write_graph_bp
 from pipeline.tables import EDGE_KINDS, EDGES, table_path
 
@@ -733,6 +741,10 @@ def build_graph(
     if not isinstance(batch_rows, int) or batch_rows < 1:
         raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
     cfg = {**graph_config(config), "batch_rows": batch_rows}
+    # Spill folders of an earlier build-graph that was killed (their owner is gone) go first.
+    for scope_dir in (out_dir, cooccurrence_dir):
+        if scope_dir is not None:
+            sweep_stale_spills(spill_parent(config, Path(scope_dir)))
     timings: dict[str, float] = {}
     counts: dict[str, int] = {}
     clock = time.perf_counter()
@@ -860,7 +872,7 @@ def _graph_record(scope: str, cfg: dict, counts: dict, digest: str, timings: dic
 
 
 def _save_record(out_dir: Path, record: dict) -> None:
-    (out_dir / "graph_counts.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    write_atomically(out_dir / "graph_counts.json", json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 @dataclass
@@ -1079,7 +1091,7 @@ def _write_graph_scope_partitioned(
 
     edges_by_kind = np.zeros(len(EDGE_KINDS), np.int64)
     row_counts = np.zeros(n, np.int64)
-    with spill.SpillFolder(spill_dir, ".graph-spill-") as folder:
+    with SpillFolder(spill_dir, ".graph-spill-") as folder:
         partitions = spill.EdgePartitions(folder / "edges", bounds)
         cc_src, cc_dst = vid_of_concept[cc[0]], vid_of_concept[cc[1]]
         partitions.add(np.minimum(cc_src, cc_dst), np.maximum(cc_src, cc_dst), 0, cc[2])

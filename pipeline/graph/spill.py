@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,23 +218,7 @@ def budget_partitions(edges: int, budget_bytes: int) -> int:
     return max(1, math.ceil(2 * edges / per_partition))
 
 
-class SpillFolder:
-    """A temporary folder for spilled partitions, removed when done (also on errors)."""
-
-    def __init__(self, parent: Path | None, prefix: str):
-        parent = Path(parent) if parent else None
-        if parent is not None:
-            parent.mkdir(parents=True, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-
-    def __enter__(self) -> Path:
-        return self.path
-
-    def __exit__(self, *exc) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
 __all__ = [
-    "ENTRY_BYTES", "EdgePartitions", "FinishedPartition", "SpillFolder", "StreamingDigest", "budget_partitions",
+    "ENTRY_BYTES", "EdgePartitions", "FinishedPartition", "StreamingDigest", "budget_partitions",
     "finish_partitions", "partition_bounds",
 ]  # fmt: skip

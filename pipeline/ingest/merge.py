@@ -63,10 +63,10 @@ import pyarrow.parquet as pq
 from pipeline import tables
 from pipeline.columnar import split_keys, sum_by_key
 from pipeline.config import check_setting, schema_of
-from pipeline.graph.spill import SpillFolder
+from pipeline.files import write_atomically
 from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError
 from pipeline.progress import Progress
-from pipeline.resources import memory_budget_bytes, spill_parent
+from pipeline.resources import SpillFolder, memory_budget_bytes, spill_parent, sweep_stale_spills
 
 SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}
 # The values of ingest.mention_source, as the config schema defines them.
@@ -1002,6 +1002,7 @@ def merge_ingested(
     merger = _Merger(file_dirs, out_dir, config or {})
     out_dir = merger.out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
+    sweep_stale_spills(merger.spill_parent)  # left by a merge that was killed
     merger.load_counts()
     merger.load_deletions()
     # Progress: the rows each stage reads, from the per-file counts (ETA at stage granularity).
@@ -1037,7 +1038,7 @@ def merge_ingested(
         key: sum(c[key] for c in merger.file_counts)
         for key in ("rows_read", "rows_accepted", "rows_quarantined")
     }
-    assert totals["rows_read"] == totals["rows_accepted"] + totals["rows_quarantined"]
+    _check_rows_invariant(merger.file_dirs, merger.file_counts)
     counts = {
         "files": merger.file_counts,
         **totals,
@@ -1049,5 +1050,19 @@ def merge_ingested(
         "tables": written,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    (out_dir / "counts.json").write_text(json.dumps(counts, indent=2) + "\n")
+    write_atomically(out_dir / "counts.json", json.dumps(counts, indent=2) + "\n")
     return counts
+
+
+def _check_rows_invariant(file_dirs: list[Path], file_counts: list[dict[str, Any]]) -> None:
+    """Every file's rows read = accepted + quarantined, checked always (``assert`` is gone under
+    ``python -O``): IngestError naming the file whose counts break it. The ingest of each file
+    checks the same before writing its counts.json, so a break means that file was changed since
+    or written by something else."""
+    for file_dir, counts in zip(file_dirs, file_counts, strict=True):
+        read, accepted, quarantined = (counts[k] for k in ("rows_read", "rows_accepted", "rows_quarantined"))
+        if read != accepted + quarantined:
+            raise IngestError(
+                f"{file_dir / 'counts.json'}: rows read {read:,} != accepted {accepted:,} + quarantined "
+                f"{quarantined:,}; ingest {counts.get('source_file', 'this file')} again"
+            )

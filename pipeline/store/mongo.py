@@ -30,7 +30,6 @@ saying what was being written, and a rerun completes it without duplicates.
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure
 
 from pipeline.connections import redact_config, redact_uri
-from pipeline.resources import memory_budget_bytes
+from pipeline.resources import SpillFolder, memory_budget_bytes, sweep_stale_spills
 from pipeline.store.evidence import evidence_id
 from pipeline.tables import table_path
 
@@ -330,9 +329,8 @@ def _evidence_tables(
         parts = list(_evidence_rows(tables_dir, edge_keys, batch_rows))
         yield _group_evidence(pa.concat_tables(parts) if parts else _EVIDENCE_ROWS.empty_table(), edge_keys)
         return
-    spill_parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".evidence-spill-", dir=spill_parent) as spill:
-        paths = [Path(spill) / f"part-{k:04d}.parquet" for k in range(partitions)]
+    with SpillFolder(spill_parent, ".evidence-spill-") as spill:
+        paths = [spill / f"part-{k:04d}.parquet" for k in range(partitions)]
         writers = [pq.ParquetWriter(path, _EVIDENCE_ROWS) for path in paths]
         try:
             for rows in _evidence_rows(tables_dir, edge_keys, batch_rows):
@@ -404,6 +402,8 @@ def load_build(
     for needed in (graph_dir / "vertices.parquet", graph_dir / "edges.parquet"):
         if not needed.exists():
             raise FileNotFoundError(f"{needed} not found (run build-graph first)")
+    spill_dir = Path(spill_dir) if spill_dir else graph_dir.parent
+    sweep_stale_spills(spill_dir)  # evidence spilled by a load that was killed
     started = time.perf_counter()
     timings: dict[str, float] = {}
     client: MongoClient = MongoClient(
@@ -458,7 +458,7 @@ def load_build(
             (
                 operation
                 for piece in _evidence_tables(
-                    tables_dir, edge_keys, max(batch_size, 1 << 18), partitions, spill_dir or graph_dir.parent
+                    tables_dir, edge_keys, max(batch_size, 1 << 18), partitions, spill_dir
                 )
                 for operation in _evidence_operations(piece, build_id, max_evidence, truncated)
             ),

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 import scipy.sparse
 from click.testing import CliRunner
+from spills import stale_spill_folder
 
 from pipeline.bpfiles import bp_reader
 from pipeline.graph import weights
@@ -120,6 +121,17 @@ def test_build_all_kinds_matches_hand_computed_weights(tables, tmp_path):
     on_disk = json.loads((tmp_path / "g" / "graph_counts.json").read_text())
     assert on_disk["graph_digest"] == record["graph_digest"]
     assert on_disk["counts"] == counts
+
+
+def test_build_sweeps_the_spill_folders_of_a_killed_build_first(tables, tmp_path):
+    """Both graphs' spill folders (beside each graph by default; one spill_dir when set)."""
+    graph, cooccurrence = tmp_path / "g", tmp_path / "cooccurrence"
+    stale = [stale_spill_folder(graph, ".graph-spill-"), stale_spill_folder(cooccurrence, ".graph-spill-")]
+    build_graph(tables, graph, {}, cooccurrence_dir=cooccurrence)
+    assert not any(folder.exists() for folder in stale)
+    shared = stale_spill_folder(tmp_path / "spill", ".graph-spill-")
+    build_graph(tables, tmp_path / "g2", {"resources": {"spill_dir": str(tmp_path / "spill")}})
+    assert not shared.exists()
 
 
 def test_vertex_ids_sorted_concepts_then_abstracts(tables, tmp_path):

@@ -7,6 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from spills import stale_spill_folder
 
 from pipeline import tables
 from pipeline.ingest import merge as merge_module
@@ -126,6 +127,28 @@ def test_unfinished_ingest_dir_is_refused(tmp_path):
     (tmp_path / "half").mkdir()
     with pytest.raises(IngestError, match="no counts.json"):
         merge_ingested([tmp_path / "half"], tmp_path / "out", {})
+
+
+def test_broken_rows_invariant_is_an_error_naming_the_file(ingested, tmp_path):
+    """Rows read = accepted + quarantined is checked always: an IngestError naming the file's
+    counts.json (an `assert` raised AssertionError, and nothing at all under `python -O`)."""
+    import shutil
+
+    copy = tmp_path / "cit"
+    shutil.copytree(ingested / "cit", copy)
+    counts = json.loads((copy / "counts.json").read_text())
+    counts["rows_read"] += 1
+    (copy / "counts.json").write_text(json.dumps(counts))
+    with pytest.raises(IngestError, match=r"cit/counts.json: rows read .* != accepted .* \+ quarantined"):
+        merge_ingested([ingested / "pred", copy], tmp_path / "out", {})
+    assert not (tmp_path / "out" / "counts.json").exists()
+
+
+def test_merge_sweeps_a_killed_merges_spill_folder_first(ingested, tmp_path):
+    out = tmp_path / "merged"
+    stale = stale_spill_folder(out, ".merge-spill-")
+    merge_ingested([ingested / "pred"], out, {})
+    assert not stale.exists()
 
 
 # --- mention sums: Parquet dictionaries, plain strings and compaction give the same table ---

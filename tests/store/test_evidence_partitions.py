@@ -9,6 +9,7 @@ import uuid
 import pyarrow as pa
 import pytest
 from pymongo import MongoClient
+from spills import stale_spill_folder
 
 from pipeline.graph.build import build_graph
 from pipeline.ingest.merge import merge_ingested
@@ -89,3 +90,16 @@ def test_a_load_under_a_tiny_budget_writes_the_same_evidence(mongo_uri, built, t
 def test_an_empty_graph_has_no_evidence(tmp_path):
     empty = mongo._group_evidence(mongo._EVIDENCE_ROWS.empty_table(), pa.array([], pa.string()))
     assert empty.num_rows == 0 and empty.column_names[:2] == ["cui_a", "cui_b"]
+
+
+def test_load_sweeps_a_killed_loads_evidence_spill_first(tmp_path):
+    """The sweep runs when the load starts, before MongoDB is reached (here: never)."""
+    graph_dir = tmp_path / "build" / "graph"
+    graph_dir.mkdir(parents=True)
+    for name in ("vertices.parquet", "edges.parquet"):
+        (graph_dir / name).touch()
+    stale = stale_spill_folder(graph_dir.parent, ".evidence-spill-")
+    closed = mongo.RetryPolicy(attempts=1, timeout_ms=100)
+    with pytest.raises(mongo.MongoUnavailable):
+        load_build("mongodb://127.0.0.1:1/", "litpath", "b", tmp_path / "tables", graph_dir, {}, retry=closed)
+    assert not stale.exists()
