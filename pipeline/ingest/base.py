@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from isal import igzip, isal_zlib
 
 from pipeline import tables
+from pipeline.files import LineLengthCap, line_number_at
 from pipeline.progress import Progress
 
 BATCH_ROWS = 100_000
@@ -140,6 +141,25 @@ class InputFile:
 
     def binary(self) -> BinaryIO:
         return _GzipGuard(self._stream, self) if self.is_gzip else self._stream
+
+    def line_stream(self, buffered: bool = True) -> BinaryIO:
+        """:meth:`binary` for a line-based reader: a physical line longer than
+        :data:`pipeline.files.MAX_LINE_BYTES` raises IngestError naming the file, the line and
+        the byte where it starts, instead of being buffered whole (a dump without line ends
+        would exhaust memory). ``buffered``: behind a 1 MiB buffer, for a reader that asks for
+        small pieces (:class:`io.TextIOWrapper`)."""
+        capped = LineLengthCap(self.binary(), self._line_too_long)
+        return io.BufferedReader(capped, buffer_size=1 << 20) if buffered else capped
+
+    def _line_too_long(self, offset: int, max_line_bytes: int) -> IngestError:
+        opener = igzip.open if self.is_gzip else open
+        line = line_number_at(lambda: opener(self.path, "rb"), offset)
+        start = f"byte {offset:,}" + (" of the decompressed data" if self.is_gzip else "")
+        which = f"line {line:,} (from {start})" if line is not None else f"the line from {start}"
+        return IngestError(
+            f"{self.path}: {which} runs past {max_line_bytes:,} bytes without a line end, the most a "
+            "line may hold (pipeline.files.MAX_LINE_BYTES); the file is damaged or not a line-based dump"
+        )
 
     def head(self, n: int = 4) -> bytes:
         """First ``n`` decompressed bytes, read from a separate handle."""

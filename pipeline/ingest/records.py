@@ -96,7 +96,7 @@ def utf8_csv_records(source: InputFile) -> Iterator[Record]:
     makes such a record's text fit for the quarantine.
     """
     reject_utf16(source)
-    text = io.TextIOWrapper(source.binary(), encoding="utf-8-sig", errors="surrogateescape", newline="")
+    text = io.TextIOWrapper(source.line_stream(), encoding="utf-8-sig", errors="surrogateescape", newline="")
     yield from csv_records(text)
 
 

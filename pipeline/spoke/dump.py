@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.files import LineLengthCap, line_number_at
 from pipeline.spoke.hetionet import Metaedge, label_of_kind
 
 FORMATS = ("hetionet", "csv")
@@ -87,16 +88,30 @@ class EdgeRow:
     properties: dict[str, Any] = field(default_factory=dict)
 
 
+def _open_binary(path: Path) -> io.BufferedIOBase:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115 - the caller closes it
+
+
 def open_text(path: str | Path, errors: str = "strict") -> io.TextIOBase:
     """A text handle on a plain or gzip file (UTF-8, universal newlines kept for csv).
 
     ``errors="surrogateescape"`` keeps bytes that are not UTF-8 as lone surrogates, so that a
     reader can reject the line that holds them (see :func:`undecodable`) instead of failing
-    the whole file."""
+    the whole file. A physical line longer than :data:`pipeline.files.MAX_LINE_BYTES` stops
+    the file with a DumpError naming its line and byte, instead of being buffered whole."""
     path = Path(path)
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors=errors, newline="")
-    return open(path, encoding="utf-8", errors=errors, newline="")
+
+    def too_long(offset: int, max_line_bytes: int) -> DumpError:
+        line = line_number_at(lambda: _open_binary(path), offset)
+        start = f"byte {offset:,}" + (" of the decompressed data" if path.suffix == ".gz" else "")
+        reason = (
+            f"the line from {start} runs past {max_line_bytes:,} bytes without a line end, the most a "
+            "line may hold (pipeline.files.MAX_LINE_BYTES); the file is damaged or not a dump"
+        )
+        return DumpError(Rejection(str(path), line or 0, reason))
+
+    capped = io.BufferedReader(LineLengthCap(_open_binary(path), too_long), buffer_size=1 << 20)
+    return io.TextIOWrapper(capped, encoding="utf-8", errors=errors, newline="")
 
 
 _SURROGATE = re.compile("[\udc80-\udcff]")

@@ -162,3 +162,28 @@ def test_loader_refuses_properties_that_overwrite_configured_property_names(tmp_
         "(and 1 more problem)"
     )
     assert error.value.more == 1
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("fmt, fixture", [("hetionet", "nodes.tsv"), ("csv", "mapping_nodes.csv")])
+def test_a_line_past_the_cap_stops_the_dump(tmp_path, monkeypatch, compress, fmt, fixture):
+    """A physical line longer than pipeline.files.MAX_LINE_BYTES (patched small here) is a
+    DumpError naming file, line and byte, not a line buffered whole."""
+    import gzip
+
+    from pipeline import files
+
+    reference = list(read_nodes(SPOKE / fixture, fmt))
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 1000)
+    lines = (SPOKE / fixture).read_bytes().splitlines(keepends=True)
+    data = b"".join(lines[:2]) + b"y" * 1001  # no line end: the rest of the file is one line
+    path = tmp_path / (fixture + (".gz" if compress else ""))
+    path.write_bytes(gzip.compress(data) if compress else data)
+    with pytest.raises(DumpError) as error:
+        list(read_nodes(path, fmt))
+    start = len(b"".join(lines[:2]))
+    assert str(error.value).startswith(f"{path}:3: the line from byte {start:,}")
+    assert "runs past 1,000 bytes" in str(error.value) and "MAX_LINE_BYTES" in str(error.value)
+    # Lines up to the cap read as before.
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", max(len(line.rstrip(b"\n")) for line in lines))
+    assert list(read_nodes(SPOKE / fixture, fmt)) == reference

@@ -93,7 +93,7 @@ def dump_records(
 def read_dump(source: InputFile) -> Iterator[Record]:
     """The records of a dump file (latin-1)."""
     reject_utf16(source)
-    text = io.TextIOWrapper(source.binary(), encoding="latin-1", newline="")
+    text = io.TextIOWrapper(source.line_stream(), encoding="latin-1", newline="")
     yield from dump_records(text)
 
 

@@ -555,7 +555,9 @@ class PredicationBlocks(PredicationRows):
         one, which commits blocks strictly in file order.
         """
         reject_utf16(source)
-        blocks = _Blocks(Prefetch(source.binary(), block_bytes), block_bytes)
+        # line_stream: a line with no end within MAX_LINE_BYTES stops the file, so _Blocks,
+        # which reads on until a line feed, holds at most that much plus what is read ahead.
+        blocks = _Blocks(Prefetch(source.line_stream(buffered=False), block_bytes), block_bytes)
         next_line = 1
         ahead: deque[tuple[bytes, bool, Future | None]] = deque()
         with ThreadPoolExecutor(max_workers=PARSE_AHEAD, thread_name_prefix="predication-parse") as parser:
