@@ -31,7 +31,14 @@ from typing import Any
 
 import click
 
-from pipeline.connections import MONGO_URI_ENV, NEO4J_PASSWORD_ENV, GraphNaming, Neo4jSettings
+from pipeline.connections import (
+    MONGO_URI_ENV,
+    NEO4J_PASSWORD_ENV,
+    NEO4J_QUERY_TIMEOUT_ENV,
+    NEO4J_QUERY_TIMEOUT_S,
+    GraphNaming,
+    Neo4jSettings,
+)
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -158,8 +165,9 @@ def mongo_database_option(*, old: Sequence[str] = ()) -> Decorator:
 
 
 def neo4j_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--neo4j-uri/user/password/database and the graph's property names, passed to the command as
-    ``neo4j`` (:class:`~pipeline.connections.Neo4jSettings`); the environment fills the gaps."""
+    """--neo4j-uri/user/password/database/query-timeout and the graph's property names, passed to
+    the command as ``neo4j`` (:class:`~pipeline.connections.Neo4jSettings`); the environment fills
+    the gaps."""
 
     @click.option("--neo4j-uri", help="Bolt URI (default $LITPATH_NEO4J_URI, else bolt://127.0.0.1:7687)")
     @click.option("--neo4j-user", help="User (default $LITPATH_NEO4J_USER; none = server with auth off)")
@@ -170,6 +178,14 @@ def neo4j_options(command: Callable[..., Any]) -> Callable[..., Any]:
     @click.option(
         "--neo4j-database", help="Database (default $LITPATH_NEO4J_DATABASE, else the server's default)"
     )
+    @click.option(
+        "--neo4j-query-timeout",
+        type=click.FloatRange(min=0),
+        help=(
+            "Seconds one query or load batch may run before Neo4j stops it; 0: no limit "
+            f"(default ${NEO4J_QUERY_TIMEOUT_ENV}, else {NEO4J_QUERY_TIMEOUT_S:g})"
+        ),
+    )
     @click.option("--identifier-property", default="identifier", show_default=True)
     @click.option("--name-property", default="name", show_default=True)
     @functools.wraps(command)
@@ -179,6 +195,7 @@ def neo4j_options(command: Callable[..., Any]) -> Callable[..., Any]:
         neo4j_user: str | None,
         neo4j_password: str | None,
         neo4j_database: str | None,
+        neo4j_query_timeout: float | None,
         identifier_property: str,
         name_property: str,
         **kwargs: Any,
@@ -187,7 +204,13 @@ def neo4j_options(command: Callable[..., Any]) -> Callable[..., Any]:
             naming = GraphNaming(identifier_property=identifier_property, name_property=name_property)
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
-        settings = Neo4jSettings.from_env(neo4j_uri, neo4j_user, neo4j_password, neo4j_database, naming)
+        try:
+            settings = Neo4jSettings.from_env(
+                neo4j_uri, neo4j_user, neo4j_password, neo4j_database, naming,
+                query_timeout_s=neo4j_query_timeout,
+            )  # fmt: skip
+        except ValueError as exc:  # $LITPATH_NEO4J_QUERY_TIMEOUT_S is not a number
+            raise click.BadParameter(str(exc), param_hint="--neo4j-query-timeout") from None
         return command(*args, neo4j=settings, **kwargs)
 
     return wrapper

@@ -1,8 +1,9 @@
 """Where the databases are, and keeping their credentials out of everything litpath writes.
 
 Credentials travel only in the environment: ``LITPATH_MONGO_URI`` (user and password in the
-URI), ``LITPATH_NEO4J_URI`` / ``_USER`` / ``_PASSWORD`` / ``_DATABASE``. A config may still name
-the servers (``mongo.uri``, ``neo4j.uri``/``user``/``database``): :func:`export_connection_settings`
+URI), ``LITPATH_NEO4J_URI`` / ``_USER`` / ``_PASSWORD`` / ``_DATABASE`` (and, not a secret, the
+Neo4j query timeout, ``LITPATH_NEO4J_QUERY_TIMEOUT_S``). A config may still name the servers
+(``mongo.uri``, ``neo4j.uri``/``user``/``database``/``query_timeout_s``): :func:`export_connection_settings`
 moves those values into the environment of the workflow's jobs, so they never appear on a
 command line (``ps`` shows every user's), in a shell string or in Snakemake's records, and
 :func:`redact_config` removes credentials from every copy of the config a build writes (its
@@ -22,6 +23,16 @@ MONGO_URI_ENV = "LITPATH_MONGO_URI"
 NEO4J_ENV = {"uri": "LITPATH_NEO4J_URI", "user": "LITPATH_NEO4J_USER", "database": "LITPATH_NEO4J_DATABASE"}
 NEO4J_PASSWORD_ENV = "LITPATH_NEO4J_PASSWORD"  # never a config key: the environment only
 NEO4J_DEFAULT_URI = "bolt://127.0.0.1:7687"
+# Seconds one Neo4j transaction of a litpath command (a SPOKE query of `compare`, a batch of
+# `load-spoke`) may run before Neo4j stops it, so that a server that stalls cannot hold a job
+# until its walltime. The config schema's neo4j.query_timeout_s default (tests hold the two
+# together); 0 there, in the environment or on the command line means no limit.
+NEO4J_QUERY_TIMEOUT_S = 600.0
+NEO4J_QUERY_TIMEOUT_ENV = "LITPATH_NEO4J_QUERY_TIMEOUT_S"
+# How a message names the setting, so that a timed-out command says what to change.
+NEO4J_QUERY_TIMEOUT_SETTING = (
+    f"neo4j.query_timeout_s in the config, ${NEO4J_QUERY_TIMEOUT_ENV} or --neo4j-query-timeout"
+)
 REDACTED = "***"
 # Keys whose values are secrets wherever they appear in a record.
 _SECRET_KEY = re.compile(r"password|passwd|secret|api_?key|token|credential", re.IGNORECASE)
@@ -81,7 +92,9 @@ def export_connection_settings(config: Mapping[str, Any], environ: dict[str, str
     """Put the config's server settings into the environment the workflow's jobs inherit.
 
     ``mongo.uri`` becomes ``LITPATH_MONGO_URI``; ``neo4j.uri``/``user``/``database`` become
-    ``LITPATH_NEO4J_*``. An empty value leaves the variable as it is. Returns the names set.
+    ``LITPATH_NEO4J_*``. An empty value leaves the variable as it is. ``neo4j.query_timeout_s``
+    becomes ``LITPATH_NEO4J_QUERY_TIMEOUT_S`` whenever it is set, 0 (no limit) included.
+    Returns the names set.
     """
     env = os.environ if environ is None else environ
     exported = []
@@ -94,7 +107,22 @@ def export_connection_settings(config: Mapping[str, Any], environ: dict[str, str
         if neo4j.get(key):
             env[variable] = str(neo4j[key])
             exported.append(variable)
+    if neo4j.get("query_timeout_s") is not None:
+        env[NEO4J_QUERY_TIMEOUT_ENV] = str(neo4j["query_timeout_s"])
+        exported.append(NEO4J_QUERY_TIMEOUT_ENV)
     return exported
+
+
+def query_timeout(value: float | str, source: str) -> float | None:
+    """A query timeout in seconds from ``source`` (a setting's name, for the message): None for
+    0 (no limit); ValueError naming ``source`` for anything but a number >= 0."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source}: expected seconds (a number, 0 for no limit), not {value!r}") from None
+    if not seconds >= 0 or seconds == float("inf"):  # `not >=` also refuses NaN
+        raise ValueError(f"{source}: expected seconds (a number, 0 for no limit), not {value!r}")
+    return seconds or None
 
 
 # Neo4j's settings: where it is, who connects, and how its graph is spelled. They are plain data,
@@ -137,6 +165,8 @@ class Neo4jSettings:
     password: str | None = field(default=None, repr=False)
     database: str | None = None
     naming: GraphNaming = field(default_factory=GraphNaming)
+    # Seconds each transaction of a command may run (None: no limit); see NEO4J_QUERY_TIMEOUT_S.
+    query_timeout_s: float | None = NEO4J_QUERY_TIMEOUT_S
 
     @classmethod
     def from_env(
@@ -147,15 +177,24 @@ class Neo4jSettings:
         database: str | None = None,
         naming: GraphNaming | None = None,
         environ: dict[str, str] | None = None,
+        query_timeout_s: float | None = None,
     ) -> Neo4jSettings:
-        """Arguments win over the environment; empty strings count as not given."""
+        """Arguments win over the environment; empty strings count as not given. A query
+        timeout of 0 means no limit; one that is not a number raises ValueError naming it."""
         env = os.environ if environ is None else environ
+        if query_timeout_s is not None:
+            timeout = query_timeout(query_timeout_s, "--neo4j-query-timeout")
+        elif env.get(NEO4J_QUERY_TIMEOUT_ENV):
+            timeout = query_timeout(env[NEO4J_QUERY_TIMEOUT_ENV], f"${NEO4J_QUERY_TIMEOUT_ENV}")
+        else:
+            timeout = NEO4J_QUERY_TIMEOUT_S
         return cls(
             uri=uri or env.get(NEO4J_ENV["uri"]) or NEO4J_DEFAULT_URI,
             user=user or env.get(NEO4J_ENV["user"]) or None,
             password=password or env.get(NEO4J_PASSWORD_ENV) or None,
             database=database or env.get(NEO4J_ENV["database"]) or None,
             naming=naming or GraphNaming(),
+            query_timeout_s=timeout,
         )
 
     @property

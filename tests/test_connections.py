@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.connections import export_connection_settings, redact_config, redact_uri, scrub
+from pipeline.config import schema_of
+from pipeline.connections import (
+    NEO4J_QUERY_TIMEOUT_S,
+    export_connection_settings,
+    redact_config,
+    redact_uri,
+    scrub,
+)
 from pipeline.store.neo4j import Neo4jSettings
 
 
@@ -63,3 +70,27 @@ def test_config_server_settings_go_to_the_environment() -> None:
         "LITPATH_NEO4J_DATABASE": "spoke",
     }
     assert exported == ["LITPATH_MONGO_URI", "LITPATH_NEO4J_URI", "LITPATH_NEO4J_DATABASE"]
+
+
+def test_query_timeout_goes_to_the_environment_zero_included() -> None:
+    env: dict[str, str] = {}
+    exported = export_connection_settings({"neo4j": {"uri": "", "query_timeout_s": 0}}, env)
+    assert env == {"LITPATH_NEO4J_QUERY_TIMEOUT_S": "0"} and exported == ["LITPATH_NEO4J_QUERY_TIMEOUT_S"]
+    env = {}
+    export_connection_settings({"neo4j": {"query_timeout_s": 42.5}}, env)
+    assert env == {"LITPATH_NEO4J_QUERY_TIMEOUT_S": "42.5"}
+
+
+def test_query_timeout_from_argument_environment_or_default() -> None:
+    env = {"LITPATH_NEO4J_QUERY_TIMEOUT_S": "30"}
+    assert Neo4jSettings.from_env(environ=env).query_timeout_s == 30.0
+    assert Neo4jSettings.from_env(environ=env, query_timeout_s=5).query_timeout_s == 5.0
+    assert Neo4jSettings.from_env(environ={}).query_timeout_s == NEO4J_QUERY_TIMEOUT_S
+    assert Neo4jSettings.from_env(environ={"LITPATH_NEO4J_QUERY_TIMEOUT_S": "0"}).query_timeout_s is None
+    for bad in ("ten", "-1", "nan", "inf"):
+        with pytest.raises(ValueError, match=r"\$LITPATH_NEO4J_QUERY_TIMEOUT_S: expected seconds"):
+            Neo4jSettings.from_env(environ={"LITPATH_NEO4J_QUERY_TIMEOUT_S": bad})
+
+
+def test_query_timeout_default_is_the_config_schemas() -> None:
+    assert schema_of("neo4j.query_timeout_s")["default"] == NEO4J_QUERY_TIMEOUT_S

@@ -17,7 +17,9 @@ A whole run costs
 * one ``UNWIND $pairs`` query per ``chunk_size`` distinct node pairs per hop bound, each
   pair answered with ``shortestPath((a)-[*..h]-(b))``.
 
-:attr:`SpokeGraph.round_trips` counts the queries sent.
+:attr:`SpokeGraph.round_trips` counts the queries sent. Each runs with the driver's query
+timeout (:func:`pipeline.store.neo4j.query_timeout_of`, ``neo4j.query_timeout_s``), or the time
+left to a deadline when that is shorter: Neo4j stops a query past it.
 
 Node level. :class:`SpokeConnections` keeps the SPOKE path of every pair of mapped *nodes*,
 not only the best per concept pair, so that the classifier can ask for one SPOKE node per
@@ -38,7 +40,16 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
 
-from pipeline.store.neo4j import GraphNaming, Neo4jTimeout, Neo4jUnavailable, check_name, quote
+from pipeline.store.neo4j import (
+    GraphNaming,
+    Neo4jTimeout,
+    Neo4jUnavailable,
+    check_name,
+    is_timeout,
+    query_timeout_of,
+    quote,
+    timeout_error,
+)
 
 CONCEPT_KEY = re.compile(r"^(C\d{7}|GENE:\d{1,12})$")
 MAX_HOPS = 4  # hop limit h of a literature hop: a few relationships at most are meaningful
@@ -183,8 +194,11 @@ class SpokeGraph:
         self.driver = driver
         # time.monotonic() by which every query must have ended (the path service's request
         # deadline): each query gets the time left as its transaction timeout, so Neo4j itself
-        # stops work nobody waits for. None: no limit (the CLI).
+        # stops work nobody waits for. None: no deadline (the CLI).
         self.deadline = deadline
+        # Seconds any one query may run (the CLI's neo4j.query_timeout_s, set on the driver by
+        # connect()); None: no limit.
+        self.query_timeout_s = query_timeout_of(driver)
         self.database = database
         self.naming = naming or GraphNaming()
         self.chunk_size = chunk_size
@@ -196,18 +210,23 @@ class SpokeGraph:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _time_left(self) -> float | None:
+    def _timeout(self) -> tuple[float | None, bool]:
+        """(the next query's transaction timeout, whether it is the time left to the deadline):
+        the shorter of the query timeout and that time; Neo4jTimeout once the deadline passed."""
         if self.deadline is None:
-            return None
+            return self.query_timeout_s, False
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise Neo4jTimeout(f"SPOKE queries at {self.where} ran past their deadline")
-        return left
+        if self.query_timeout_s is not None and self.query_timeout_s < left:
+            return self.query_timeout_s, False
+        return left, True
 
     def _read(self, query: str, **parameters: Any) -> list[dict[str, Any]]:
         """One query in a managed read transaction: one round trip."""
+        timeout, by_deadline = self._timeout()
 
-        @neo4j.unit_of_work(timeout=self._time_left())
+        @neo4j.unit_of_work(timeout=timeout)
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             return [record.data() for record in tx.run(query, parameters)]
 
@@ -223,8 +242,10 @@ class SpokeGraph:
         except (ServiceUnavailable, SessionExpired, OSError) as exc:
             raise Neo4jUnavailable(f"Neo4j is not reachable at {self.where}: {exc}") from None
         except Neo4jError as exc:
-            if "TransactionTimedOut" in str(exc.code):
+            if is_timeout(exc) and by_deadline:
                 raise Neo4jTimeout(f"a SPOKE query at {self.where} ran past its deadline") from None
+            if is_timeout(exc):
+                raise timeout_error(f"a SPOKE query at {self.where}", timeout) from None
             raise Neo4jUnavailable(
                 f"Neo4j at {self.where} refused a SPOKE query: {exc.code}: {exc.message}"
             ) from None

@@ -19,6 +19,11 @@ The load runs in two passes over the files:
 Afterwards the counts in Neo4j are checked against what was written (before + created =
 after, per label and per relationship type) and the report says exactly what is in.
 
+Every query and batch runs with the driver's query timeout (``neo4j.query_timeout_s``, see
+:func:`pipeline.store.neo4j.query_timeout_of`): a Neo4j that stalls stops the load with an
+error naming that setting instead of holding the job until its walltime. The batches already
+written stay; a rerun writes the same graph (the load is idempotent).
+
 Memory: the check pass keeps each node's identifier and line (about 100 bytes a node)
 and a 64-bit digest of each edge (about 60 bytes an edge).
 """
@@ -34,12 +39,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import neo4j
-from neo4j.exceptions import ClientError
+from neo4j.exceptions import ClientError, Neo4jError
 
 from pipeline.progress import Progress
 from pipeline.spoke.dump import DumpError, EdgeRow, NodeRow, Rejection, read_edges, read_nodes
 from pipeline.spoke.hetionet import Metaedge
-from pipeline.store.neo4j import GraphNaming, quote
+from pipeline.store.neo4j import GraphNaming, is_timeout, query_timeout_of, quote, timeout_error
 
 OnError = Literal["fail", "reject"]
 MALFORMED = "(malformed)"  # the count key for rows whose label or type could not be read
@@ -161,6 +166,12 @@ class SpokeLoader:
         self.naming = naming or GraphNaming()
         self.batch_size = batch_size
         self.on_error = on_error
+        self.query_timeout_s = query_timeout_of(driver)  # seconds per transaction; None: no limit
+        self._doing = ""  # what the load asks of Neo4j now, for a timeout's message
+
+    def _query(self, text: str) -> neo4j.Query:
+        """An auto-commit query that Neo4j stops past the query timeout."""
+        return neo4j.Query(text, timeout=self.query_timeout_s)
 
     # ------------------------------------------------------------------------ check pass
 
@@ -276,7 +287,8 @@ class SpokeLoader:
         with self.driver.session(database=self.database) as session:
             for label, identifiers in wanted.items():
                 ordered = sorted(identifiers)
-                query = f"UNWIND $ids AS id MATCH (n:{quote(label)} {{{prop}: id}}) RETURN id"
+                query = self._query(f"UNWIND $ids AS id MATCH (n:{quote(label)} {{{prop}: id}}) RETURN id")
+                self._doing = f"looking up {label} edge endpoints already in Neo4j"
                 for start in range(0, len(ordered), self.batch_size):
                     chunk = ordered[start : start + self.batch_size]
                     for record in session.run(query, ids=chunk):
@@ -294,9 +306,12 @@ class SpokeLoader:
                     f"CREATE CONSTRAINT {quote(name)} IF NOT EXISTS "
                     f"FOR (n:{quote(label)}) REQUIRE n.{quote(prop)} IS UNIQUE"
                 )
+                self._doing = f"creating the uniqueness constraint on :{label}({prop})"
                 try:
-                    session.run(query).consume()
+                    session.run(self._query(query)).consume()
                 except ClientError as exc:
+                    if is_timeout(exc):
+                        raise  # load() names the timeout setting
                     raise RuntimeError(
                         f"cannot create the uniqueness constraint on :{label}({prop}): {exc.message}"
                     ) from None
@@ -305,13 +320,14 @@ class SpokeLoader:
         self, labels: Iterable[str], rel_types: Iterable[str]
     ) -> tuple[dict[str, int], dict[str, int]]:
         # notifications off: counting a type not created yet is expected, not worth a warning
+        self._doing = "counting nodes and relationships"
         with self.driver.session(database=self.database, notifications_min_severity="OFF") as session:
             nodes = {
-                label: session.run(f"MATCH (n:{quote(label)}) RETURN count(n) AS n").single()["n"]
+                label: session.run(self._query(f"MATCH (n:{quote(label)}) RETURN count(n) AS n")).single()["n"]
                 for label in labels
             }
             edges = {
-                rel: session.run(f"MATCH ()-[r:{quote(rel)}]->() RETURN count(r) AS n").single()["n"]
+                rel: session.run(self._query(f"MATCH ()-[r:{quote(rel)}]->() RETURN count(r) AS n")).single()["n"]
                 for rel in rel_types
             }
         return nodes, edges
@@ -321,6 +337,7 @@ class SpokeLoader:
     ) -> tuple[int, int]:
         """Run one batch in a managed (retried) write transaction; (rows matched, entities created)."""
 
+        @neo4j.unit_of_work(timeout=self.query_timeout_s)
         def work(tx: neo4j.ManagedTransaction) -> tuple[int, int]:
             result = tx.run(query, rows=batch)
             record = result.single()
@@ -362,6 +379,7 @@ class SpokeLoader:
                     return
                 create = report.nodes[label].before == 0
                 query = self._node_query(label, _fill_properties(batch), create)
+                self._doing = f"writing a batch of {len(batch):,} {label} nodes"
                 matched, created = self._write_batches(session, query, batch)
                 report.nodes[label].loaded += matched
                 report.nodes[label].created += created
@@ -392,6 +410,7 @@ class SpokeLoader:
                 query = self._edge_query(
                     source_label, rel_type, target_label, _fill_properties(batch), create
                 )
+                self._doing = f"writing a batch of {len(batch):,} {rel_type} edges"
                 matched, created = self._write_batches(session, query, batch)
                 if matched != len(batch):
                     # Endpoints were checked before writing; a shortfall means the graph changed under us.
@@ -424,7 +443,22 @@ class SpokeLoader:
         fmt: str = "hetionet",
         metaedges: dict[str, Metaedge] | None = None,
     ) -> LoadReport:
-        """Check, then write, then verify; raises DumpError (on_error="fail") before writing anything."""
+        """Check, then write, then verify; raises DumpError (on_error="fail") before writing anything,
+        Neo4jTimeout naming the query timeout setting when Neo4j stops a query or batch past it."""
+        try:
+            return self._load(nodes_path, edges_path, fmt, metaedges)
+        except Neo4jError as exc:
+            if is_timeout(exc):
+                raise timeout_error(f"load-spoke ({self._doing})", self.query_timeout_s) from None
+            raise
+
+    def _load(
+        self,
+        nodes_path: str | Path | None,
+        edges_path: str | Path | None,
+        fmt: str,
+        metaedges: dict[str, Metaedge] | None,
+    ) -> LoadReport:
         if nodes_path is None and edges_path is None:
             raise ValueError("nothing to load: give a nodes file, an edges file or both")
         self._nodes_file = str(nodes_path) if nodes_path else ""

@@ -197,12 +197,17 @@ def spoke_nodes_from_neo4j(
     labels: Iterable[str] = MAPPABLE_LABELS,
     properties: Iterable[str] = NODE_PROPERTIES,
 ) -> Iterator[SpokeNode]:
-    """SPOKE nodes of the mappable labels from Neo4j, read-only (identifiers as strings)."""
-    from pipeline.store.neo4j import GraphNaming, quote
+    """SPOKE nodes of the mappable labels from Neo4j, read-only (identifiers as strings). Each
+    label's query runs with the driver's query timeout; past it, Neo4jTimeout names the setting."""
+    import neo4j
+    from neo4j.exceptions import Neo4jError
+
+    from pipeline.store.neo4j import GraphNaming, is_timeout, query_timeout_of, quote, timeout_error
 
     naming = naming or GraphNaming()
     ident, name = quote(naming.identifier_property), quote(naming.name_property)
     wanted = list(properties)
+    timeout = query_timeout_of(driver)
     with driver.session(database=database, default_access_mode="READ") as session:
         for label in labels:
             neo_label = naming.label_of(label)
@@ -211,9 +216,14 @@ def spoke_nodes_from_neo4j(
                 f"RETURN toString(n.{ident}) AS identifier, n.{name} AS name, "
                 f"[p IN $props | n[p]] AS values"
             )
-            for record in session.run(query, props=wanted):
-                props = {p: v for p, v in zip(wanted, record["values"], strict=True) if v is not None}
-                yield SpokeNode(label, record["identifier"], record["name"], props)
+            try:
+                for record in session.run(neo4j.Query(query, timeout=timeout), props=wanted):
+                    props = {p: v for p, v in zip(wanted, record["values"], strict=True) if v is not None}
+                    yield SpokeNode(label, record["identifier"], record["name"], props)
+            except Neo4jError as exc:
+                if is_timeout(exc):
+                    raise timeout_error(f"reading the SPOKE {label} nodes from Neo4j", timeout) from None
+                raise
 
 
 # ---------------------------------------------------------------------------- cross-references

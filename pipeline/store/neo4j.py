@@ -9,11 +9,17 @@ shown with any ``user:password@`` part redacted (:func:`pipeline.connections.red
 The graph's naming is configurable for servers that do not follow SPOKE's: by default
 each node type is its label, the identifier lives in property ``identifier`` and the
 display name in ``name``.
+
+A driver made by :func:`connect` carries its settings' query timeout
+(:attr:`Neo4jSettings.query_timeout_s`, :func:`query_timeout_of`): every transaction litpath
+runs on it (a SPOKE query of ``compare``, a batch of ``load-spoke``, the mapping's node reads)
+asks Neo4j to stop it past that many seconds, so the commands only pass the driver on.
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -24,6 +30,7 @@ from pipeline.connections import (
     NEO4J_DEFAULT_URI,
     NEO4J_ENV,
     NEO4J_PASSWORD_ENV,
+    NEO4J_QUERY_TIMEOUT_SETTING,
     GraphNaming,
     Neo4jSettings,
     check_name,
@@ -41,7 +48,8 @@ DEFAULT_URI = NEO4J_DEFAULT_URI
 
 __all__ = [
     "DEFAULT_URI", "ENV_DATABASE", "ENV_PASSWORD", "ENV_URI", "ENV_USER", "GraphNaming", "Neo4jSettings",
-    "Neo4jTimeout", "Neo4jUnavailable", "check_name", "connect", "open_driver", "quote",
+    "Neo4jTimeout", "Neo4jUnavailable", "check_name", "connect", "is_timeout", "open_driver", "query_timeout_of",
+    "quote", "timeout_error",
 ]  # fmt: skip
 
 
@@ -51,6 +59,33 @@ class Neo4jUnavailable(RuntimeError):
 
 class Neo4jTimeout(Neo4jUnavailable):
     """A query ran past the deadline it was given; Neo4j stopped it (transaction timeout)."""
+
+
+# The query timeout of each driver connect() made (weak keys: forgotten with the driver).
+_QUERY_TIMEOUTS: weakref.WeakKeyDictionary[neo4j.Driver, float | None] = weakref.WeakKeyDictionary()
+
+
+def query_timeout_of(driver: neo4j.Driver) -> float | None:
+    """Seconds a transaction on ``driver`` may run: its settings' ``query_timeout_s`` if
+    :func:`connect` made it, else None (no limit: a driver made elsewhere, as in tests)."""
+    try:
+        return _QUERY_TIMEOUTS.get(driver)
+    except TypeError:  # not a driver at all (a stand-in that cannot be weakly referenced)
+        return None
+
+
+def is_timeout(exc: Neo4jError) -> bool:
+    """Whether Neo4j stopped a transaction for running past its timeout."""
+    return "TransactionTimedOut" in str(exc.code or "")
+
+
+def timeout_error(what: str, seconds: float | None) -> Neo4jTimeout:
+    """The error of ``what`` (a query, a batch) stopped after ``seconds``: it names the setting."""
+    limit = f"{seconds:g} s" if seconds is not None else "its limit"
+    return Neo4jTimeout(
+        f"{what} ran past the Neo4j query timeout ({limit}) and Neo4j stopped it; if the server is "
+        f"only slow, raise {NEO4J_QUERY_TIMEOUT_SETTING} (0: no limit)"
+    )
 
 
 def quote(name: str) -> str:
@@ -87,6 +122,7 @@ def connect(
         # The driver's message may quote the URI, credentials and all.
         reason = scrub(str(exc), settings.uri)
         raise Neo4jUnavailable(f"Neo4j URI {redact_uri(settings.uri)!r} is not usable: {reason}") from None
+    _QUERY_TIMEOUTS[driver] = settings.query_timeout_s
     if not verify:
         return driver
     try:
@@ -94,7 +130,7 @@ def connect(
         # verify_connectivity may succeed before authentication on some servers; a trivial
         # query makes a refused login or an unknown database fail here, not mid-load.
         with driver.session(database=settings.database) as session:
-            session.run("RETURN 1").consume()
+            session.run(neo4j.Query("RETURN 1", timeout=settings.query_timeout_s)).consume()
     except AuthError:
         driver.close()
         raise Neo4jUnavailable(
