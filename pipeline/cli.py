@@ -21,6 +21,7 @@ import click
 from pipeline import __version__
 from pipeline.cli_options import build_dir_option, config_option, input_option, option
 from pipeline.config import ConfigError, load_config
+from pipeline.errors import LitpathError
 
 COMMANDS_GROUP = "litpath.commands"
 
@@ -52,6 +53,8 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # named ones (litpath.api, litpath.evidence). Other libraries stay at warnings unless -vv.
 OWN_LOGGERS = ("pipeline", "services", "litpath")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# -v/-q as given to the root group; main() prints a domain error's traceback only when > 0.
+_verbosity = 0
 
 
 class _CurrentStderr(logging.StreamHandler):
@@ -200,9 +203,11 @@ class LitpathGroup(click.Group):
 )
 def cli(verbose: int, quiet: bool) -> None:
     """litpath: literature knowledge graph -> all-pairs shortest paths -> SPOKE comparison."""
+    global _verbosity
     if verbose and quiet:
         raise click.UsageError("--verbose and --quiet contradict each other; give one")
-    configure_logging(-1 if quiet else verbose)
+    _verbosity = -1 if quiet else verbose
+    configure_logging(_verbosity)
 
 
 @cli.command()
@@ -302,6 +307,9 @@ def schemas() -> None:
 
 
 def main() -> None:
+    """The ``litpath`` entry point: a domain error (:class:`~pipeline.errors.LitpathError`, a
+    missing or unreadable file) is one line, ``litpath: error: ...``, and its exit status (1; 2
+    for a configuration or a file that is not there); ``-v`` adds its traceback."""
     try:
         cli(standalone_mode=False)
     except click.exceptions.Abort:
@@ -309,9 +317,13 @@ def main() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except (ConfigError, FileNotFoundError, PermissionError) as exc:
+    except (LitpathError, FileNotFoundError, PermissionError) as exc:
+        if _verbosity > 0:
+            import traceback
+
+            traceback.print_exc()
         click.echo(f"litpath: error: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(2 if isinstance(exc, (ConfigError, FileNotFoundError, PermissionError)) else exc.exit_code)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ from pathlib import Path
 import click
 import psutil
 
+from pipeline.errors import LitpathError
+
 # Where Slurm's clients look for the cluster's configuration when SLURM_CONF is unset (Debian's
 # compiled-in default).
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
@@ -39,7 +41,7 @@ PARTITION_ENV = "LITPATH_SLURM_PARTITION"
 ACCOUNT_ENV = "LITPATH_SLURM_ACCOUNT"
 
 
-class ClusterCheckError(RuntimeError):
+class ClusterCheckError(LitpathError, RuntimeError):
     """The cluster cannot run the requested job (unreachable, partition, account, size)."""
 
 

@@ -16,11 +16,13 @@ from typing import Any
 import jsonschema
 import yaml
 
+from pipeline.errors import LitpathError
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "schemas" / "config.schema.yaml"
 
 
-class ConfigError(ValueError):
+class ConfigError(LitpathError, ValueError):
     """A configuration that does not match the schema; the message names the key."""
 
 

@@ -25,12 +25,14 @@ from pathlib import Path
 
 import psutil
 
+from pipeline.errors import LitpathError
+
 LOOPBACK = "127.0.0.1"
 # Seconds a SIGKILLed process may take to disappear before we give up on it.
 KILL_WAIT_S = 10.0
 
 
-class ProcessError(RuntimeError):
+class ProcessError(LitpathError, RuntimeError):
     """A process could not be stopped; the message names what survived."""
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cluster import launcher_command
+from pipeline.errors import LitpathError
 from pipeline.process import ProcessError, terminate_session
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,7 +55,7 @@ _NOTICE_PREFIXES = (
 )
 
 
-class SolverError(RuntimeError):
+class SolverError(LitpathError, RuntimeError):
     """The solver could not be built, was not found, or failed; the message says why."""
 
 

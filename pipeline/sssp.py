@@ -49,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.errors import LitpathError
 from pipeline.paths import Adjacency
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,7 +64,7 @@ _DEADLINE_EXCEEDED = 5
 _PATH_CAPACITY = 1024
 
 
-class SsspError(RuntimeError):
+class SsspError(LitpathError, RuntimeError):
     """The library is missing or a call failed for a reason other than bad input."""
 
 

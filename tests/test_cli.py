@@ -273,3 +273,39 @@ def test_a_missing_renamed_option_is_named_by_its_new_name() -> None:
     assert result.exit_code == 2 and "Missing option '--build-dir'" in result.output
     result = CliRunner().invoke(cli, ["compare", "--mapping", SAMPLE], prog_name="litpath")
     assert result.exit_code == 2 and "Missing option '--build-dir'" in result.output
+
+
+def test_a_domain_error_is_one_line_and_exit_1_with_the_traceback_under_v(tmp_path) -> None:
+    """`litpath solve --input <not a graph.bp>`: `litpath: error: ...` naming the file, exit 1; `-v`
+    shows the traceback above the same line."""
+    folder = tmp_path / "not-a-graph.bp"
+    folder.mkdir()
+    args = ["solve", "--input", str(folder), "--distances", str(tmp_path / "d.bp")]
+    run = subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"litpath: error: {folder}: "), run.stderr
+    verbose = subprocess.run([sys.executable, "-m", "pipeline.cli", "-v", *args], capture_output=True, text=True,
+                             timeout=120)  # fmt: skip
+    assert verbose.returncode == 1 and "Traceback (most recent call last)" in verbose.stderr
+    assert verbose.stderr.strip().splitlines()[-1] == lines[0]
+
+
+def test_every_domain_error_is_a_litpath_error() -> None:
+    """The errors a user acts on share one base, so that `litpath` prints each as one line."""
+    from pipeline.cluster import ClusterCheckError
+    from pipeline.config import ConfigError
+    from pipeline.errors import LitpathError
+    from pipeline.ingest.base import IngestError
+    from pipeline.plan.calibrate import CalibrationError
+    from pipeline.plan.machine import MachineError
+    from pipeline.plan.methods import PlanError
+    from pipeline.process import ProcessError
+    from pipeline.solve import SolverError
+    from pipeline.spoke.dump import DumpError
+    from pipeline.sssp import SsspError
+    from pipeline.store.adios import DistancesCorrupt, GraphCorrupt
+
+    for error in (ClusterCheckError, ConfigError, IngestError, CalibrationError, MachineError, PlanError,
+                  ProcessError, SolverError, DumpError, SsspError, DistancesCorrupt, GraphCorrupt):  # fmt: skip
+        assert issubclass(error, LitpathError), error

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from isal import igzip, isal_zlib
 
 from pipeline import tables
+from pipeline.errors import LitpathError
 from pipeline.files import LineLengthCap, line_number_at
 from pipeline.progress import Progress
 
@@ -64,7 +65,7 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
-class IngestError(Exception):
+class IngestError(LitpathError):
     """A whole input file cannot be read; the message names the file and position."""
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import LitpathError
 from pipeline.plan.hypermod import Hyperbola, fit_hyperbola
 from pipeline.plan.machine import (
     BROADCAST_VARIANTS,
@@ -40,7 +41,7 @@ DEFAULT_LOCALS = (256, 512, 1024, 2048, 3072, 4096)
 DEFAULT_MESSAGE_BYTES = ("4K", "16K", "64K", "256K", "1M", "4M", "16M")
 
 
-class CalibrationError(RuntimeError):
+class CalibrationError(LitpathError, RuntimeError):
     pass
 
 

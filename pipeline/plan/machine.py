@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.errors import LitpathError
 from pipeline.files import write_atomically
 from pipeline.plan.hypermod import Hyperbola
 
@@ -46,7 +47,7 @@ BROADCAST_VARIANTS = ("bcast", "ring", "two-ring", "chunked-ring")
 DEFAULT_CHUNK_BYTES = 2 * 1024 * 1024
 
 
-class MachineError(ValueError):
+class MachineError(LitpathError, ValueError):
     """A machine file is missing or malformed; the message names the file and field."""
 
 

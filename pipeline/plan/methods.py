@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import LitpathError
 from pipeline.plan.machine import Machine, MachineError
 from pipeline.plan.search import candidates
 
@@ -56,7 +57,7 @@ def rows_workspace_bytes(n: int, arcs: int, rows: int, threads: int) -> int:
     return packed + min(max(threads, 1), rows) * search
 
 
-class PlanError(RuntimeError):
+class PlanError(LitpathError, RuntimeError):
     """The method asked for does not fit; the message has the numbers and the ways out."""
 
 

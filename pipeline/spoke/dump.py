@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import LitpathError
 from pipeline.files import LineLengthCap, line_number_at
 from pipeline.spoke.hetionet import Metaedge, label_of_kind
 
@@ -58,7 +59,7 @@ class Rejection:
         return f"{self.file}:{self.line}: {self.reason}"
 
 
-class DumpError(ValueError):
+class DumpError(LitpathError, ValueError):
     """A dump row that stops the load; the message names file and line."""
 
     def __init__(self, rejection: Rejection, more: int = 0):

@@ -40,12 +40,13 @@ import adios2
 import numpy as np
 
 from pipeline.bpfiles import bp_reader, close_bp_reader
+from pipeline.errors import LitpathError
 
 GRAPH_ATTRIBUTES = ("graph_digest", "weight_scheme", "edge_kinds", "created", "n_vertices", "n_edges")
 DISTANCE_ATTRIBUTES = ("graph_digest", "n")
 
 
-class DistancesCorrupt(ValueError):
+class DistancesCorrupt(LitpathError, ValueError):
     """distances.bp is truncated, damaged or incomplete; the message names the file and the check."""
 
 
@@ -308,7 +309,7 @@ def write_distance_rows_bp(
         stream.end_step()
 
 
-class GraphCorrupt(ValueError):
+class GraphCorrupt(LitpathError, ValueError):
     """graph.bp is truncated or damaged; the message names the file."""
 
 
