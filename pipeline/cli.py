@@ -22,6 +22,7 @@ from pipeline import __version__
 from pipeline.cli_options import build_dir_option, config_option, input_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.errors import LitpathError
+from pipeline.files import write_atomically
 
 COMMANDS_GROUP = "litpath.commands"
 
@@ -242,13 +243,16 @@ def cli(verbose: int, quiet: bool) -> None:
     default=None,
     help="Override the config's method for this graph",
 )
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="Solve from the start: keep neither distances of this graph nor checkpoints (solver.reuse: false)",
+)
 def solve(
     input_path: Path, distances_path: Path, config_path: Path | None, summary: str | None, scope: str,
-    plan_path: str | None, sources_path: str | None, method: str | None,
+    plan_path: str | None, sources_path: str | None, method: str | None, fresh: bool,
 ) -> None:  # fmt: skip
     """Plan the solve of one graph (dense, rows or on-demand), print the plan, then solve as planned."""
-    from pipeline.plan.methods import PlanError
-    from pipeline.solve import SolverError
     from pipeline.solve_graph import read_keys, solve_graph
 
     settings = load_config(config_path)["solver"] if config_path else load_config_defaults()["solver"]
@@ -256,20 +260,39 @@ def solve(
         settings["full_graph" if scope == "full" else "cooccurrence_graph"] = method
     sources_path = sources_path or (settings.get("row_sources") if scope == "full" else None) or None
     keys = read_keys(Path(sources_path)) if sources_path else None
-    try:
-        result = solve_graph(
-            input_path, distances_path, settings, scope=scope,
-            plan_path=Path(plan_path) if plan_path else input_path.parent / "plan.json",
-            source_keys=keys,
-        )  # fmt: skip
-    except PlanError as exc:
-        raise click.ClickException(str(exc)) from None
-    except SolverError as exc:
-        raise click.ClickException(str(exc)) from None
+    result = solve_graph(
+        input_path, distances_path, settings, scope=scope,
+        plan_path=Path(plan_path) if plan_path else input_path.parent / "plan.json",
+        source_keys=keys, fresh=fresh,
+    )  # fmt: skip
     text = json.dumps(result, indent=2, default=str)
     if summary:
-        Path(summary).write_text(text + "\n")
-    click.echo(text)
+        write_atomically(Path(summary), text + "\n")
+        # The record is in the file; the terminal (and the workflow's log) gets one line.
+        click.echo(f"{describe_solve(result)}; summary in {summary}")
+    else:
+        click.echo(text)
+
+
+def describe_solve(result: dict) -> str:
+    """One line for a solve summary: what was stored for which graph, how fast, whether checked."""
+    head = f"litpath solve: {result['scope']} graph, n = {result['n']:,}: "
+    if result.get("reused"):
+        return head + f"kept the {result['method']} distances already stored for this graph"
+    if result["method"] == "on-demand":
+        return head + "on-demand (nothing stored; the service computes exact paths per query)"
+    solver = result.get("solver") or {}
+    seconds = (solver.get("seconds") or {}).get("solve")
+    took = f" in {seconds:.2f} s" if isinstance(seconds, (int, float)) else ""
+    if result["method"] == "rows":
+        return head + f"rows of {result['sources']['in_graph']:,} sources{took}"
+    rate = solver.get("semiring_gflops")
+    checked = solver.get("validate")
+    return head + (
+        f"dense (grid {solver.get('grid')}, tile {solver.get('tile')}){took}"
+        + (f", {rate:.1f} GF/s" if isinstance(rate, (int, float)) else "")
+        + (f", {checked['rows']} rows validated" if checked else "")
+    )
 
 
 def load_config_defaults() -> dict:
@@ -285,7 +308,8 @@ def finish_build(build_dir: Path) -> None:
     from pipeline.buildinfo import finish_build as finish
 
     record = finish(build_dir)
-    click.echo(json.dumps(record, indent=2))
+    click.echo(f"litpath finish-build: build {record['build_id']} recorded in {build_dir / 'build.json'}; "
+               f"{build_dir.parent.parent / 'latest'} points at it")  # fmt: skip
 
 
 @cli.command()

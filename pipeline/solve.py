@@ -257,6 +257,25 @@ def default_checkpoint_dir(output: str | Path) -> Path:
     return output.with_name(output.name + ".checkpoints")
 
 
+def checkpoint_identity(checkpoint_dir: str | Path) -> dict[str, str] | None:
+    """What the newest complete checkpoint in ``checkpoint_dir`` was made of: its MANIFEST's
+    ``n``, ``tile``, ``grid``, ``ranks``, ``graph_digest`` and ``iteration`` (as text), or None
+    when there is none (or its MANIFEST cannot be read: apsp-fw then starts over by itself)."""
+    manifests = sorted(Path(checkpoint_dir).glob("iter-*/MANIFEST"), key=lambda p: p.parent.name)
+    if not manifests:
+        return None
+    identity: dict[str, str] = {}
+    try:
+        lines = manifests[-1].read_text(encoding="ascii", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines[1:]:  # the first line is the format header
+        key, _, value = line.partition(" ")
+        if key in ("iteration", "n", "tile", "grid", "ranks", "graph_digest"):
+            identity[key] = value.strip()
+    return identity
+
+
 def has_checkpoint(checkpoint_dir: str | Path) -> bool:
     """True when ``checkpoint_dir`` holds a complete checkpoint (an ``iter-*/MANIFEST``).
 

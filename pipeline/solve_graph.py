@@ -13,13 +13,23 @@ The steps (docs/design.md §8):
    stores nothing (and removes distances left from an earlier plan);
 5. ``solve_summary.json``: the method, the plan and the solver's own summary.
 
-A ``distances.bp`` already in place for the same graph and the same method (and sources) is
-kept: re-running the stage after, say, an edit of the query set does not redo a dense solve.
+What a rerun keeps (the reuse rule, README "Reruns" and docs/design.md §8):
+
+* a ``distances.bp`` already in place for the same graph (its 64-hex digest) and the same
+  method (and, for rows, the same sources) is kept and nothing is solved: re-running the stage
+  after, say, an edit of the query set does not redo a dense solve;
+* the checkpoints of a dense solve that was killed or failed (``distances.bp.checkpoints``) are
+  kept, and the solve resumes from the newest valid one, when they were written for this graph
+  with this solve's n, tile, grid and rank count (apsp-fw checks each piece again); otherwise,
+  or when the method is not dense, they are removed with a log line saying why;
+* ``fresh=True`` (``litpath solve --fresh``, or ``solver.reuse: false`` in the config) removes
+  distances and checkpoints and solves from the start.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from collections.abc import Callable
@@ -27,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.plan.methods import GraphPlan, PlanError, memory_available_bytes, plan_graph
+
+# A graph's digest (graph.bp's graph_digest attribute): SHA-256 in hex, as the graph build writes it.
+DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def graph_size(graph_bp: Path) -> tuple[int, int, str]:
@@ -38,11 +51,17 @@ def graph_size(graph_bp: Path) -> tuple[int, int, str]:
     with bp_reader(graph_bp) as reader:
         n = int(reader.read("n"))
         attributes = reader.available_attributes()
-        digest = str(reader.read_attribute("graph_digest")[0]) if "graph_digest" in attributes else ""
+        # A string attribute reads as the whole string (n_edges, a number, as a 1-element array).
+        digest = str(reader.read_attribute("graph_digest")) if "graph_digest" in attributes else ""
         if "n_edges" in attributes:
             arcs = 2 * int(reader.read_attribute("n_edges")[0])
         else:
             arcs = int(reader.read("row_ptr", [n], [1])[0]) if n else 0
+    if not DIGEST.fullmatch(digest):
+        raise GraphCorrupt(
+            f"{graph_bp}: graph_digest attribute {digest[:80]!r} is not a SHA-256 in hex (64 characters); "
+            "the graph was not written by `litpath build-graph`, or is damaged"
+        )
     return n, arcs, digest
 
 
@@ -88,14 +107,47 @@ def _existing_solve(output: Path, digest: str, method: str, sources: list[int]) 
         return False
 
 
-def _remove_distances(output: Path) -> None:
-    from pipeline.solve import default_checkpoint_dir
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
 
-    for stale in (output, output.with_name(output.name + ".partial"), default_checkpoint_dir(output)):
-        if stale.is_dir():
-            shutil.rmtree(stale)
-        elif stale.exists():
-            stale.unlink()
+
+def _clear_for_solve(
+    output: Path, plan: GraphPlan, digest: str, n: int, fresh: bool, log: Callable[[str], None]
+) -> None:
+    """Before a solve: remove distances this solve will not keep, and checkpoints it cannot
+    resume from (the module docstring's reuse rule), each with a log line saying why."""
+    from pipeline.solve import checkpoint_identity, default_checkpoint_dir
+
+    why = "a fresh solve was asked for" if fresh else f"they are not the {plan.method} distances of this graph"
+    for stale in (output, output.with_name(output.name + ".partial")):
+        if stale.exists():
+            log(f"litpath solve: removing {stale}: {why}")
+            _remove(stale)
+    checkpoints = default_checkpoint_dir(output)
+    if not checkpoints.exists():
+        return
+    identity = checkpoint_identity(checkpoints)
+    if fresh:
+        reason = "a fresh solve was asked for"
+    elif plan.method != "dense":
+        reason = f"this solve stores {plan.method}, not the dense matrix"
+    elif identity is None:
+        reason = "it holds no complete checkpoint"
+    else:
+        settings = plan.dense["solver_settings"]
+        want = {"graph_digest": digest, "n": str(n), "tile": str(settings["tile"]),
+                "grid": str(settings["grid"]), "ranks": str(plan.ranks)}  # fmt: skip
+        differ = [f"{k} {identity.get(k)!r} (now {v!r})" for k, v in want.items() if identity.get(k) != v]
+        if not differ:
+            log(f"litpath solve: resuming the dense solve from {checkpoints} "
+                f"(iteration {identity.get('iteration')} of its checkpoint)")  # fmt: skip
+            return
+        reason = "its checkpoints are of another solve: " + ", ".join(differ)
+    log(f"litpath solve: removing {checkpoints}: {reason}")
+    _remove(checkpoints)
 
 
 def solve_graph(
@@ -106,11 +158,14 @@ def solve_graph(
     scope: str = "full",
     plan_path: Path | None = None,
     source_keys: list[str] | None = None,
+    fresh: bool = False,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
 ) -> dict[str, Any]:
     """Plan, record and run the solve of one graph; returns the summary (see the module docstring).
 
-    Raises :class:`PlanError` (after writing ``plan_path``) when the method asked for does not fit.
+    ``fresh`` (or ``solver["reuse"]`` false) solves from the start, keeping neither distances
+    nor checkpoints. Raises :class:`PlanError` (after writing ``plan_path``) when the method
+    asked for does not fit.
     """
     from pipeline.plan.host import machine_for_planning
 
@@ -146,11 +201,13 @@ def solve_graph(
         "plan": plan.as_dict(),
         "solver": None,
     }
-    if _existing_solve(output, digest, plan.method, sources):
-        log(f"litpath solve: {output} already holds the {plan.method} distances of this graph; kept")
+    fresh = fresh or not solver.get("reuse", True)
+    if not fresh and _existing_solve(output, digest, plan.method, sources):
+        log(f"litpath solve: {output} already holds the {plan.method} distances of this graph; kept "
+            "(litpath solve --fresh, or solver.reuse: false, solves again)")  # fmt: skip
         summary["reused"] = True
         return summary
-    _remove_distances(output)
+    _clear_for_solve(output, plan, digest, n, fresh, log)
     if plan.method == "on-demand":
         log(f"litpath solve: nothing to store for the {scope} graph; the service computes exact paths per query")
         return summary
@@ -168,7 +225,7 @@ def _available(machine, solver: dict[str, Any]) -> int:
 
 
 def _run(graph_bp: Path, output: Path, solver: dict, plan: GraphPlan, sources: list[int], log) -> dict:
-    from pipeline.solve import run_solver
+    from pipeline.solve import DEFAULT_CHECKPOINT_EVERY, run_solver
 
     common = dict(
         ranks=plan.ranks,
@@ -184,14 +241,17 @@ def _run(graph_bp: Path, output: Path, solver: dict, plan: GraphPlan, sources: l
     return run_solver(
         graph_bp, output, grid=settings["grid"], tile=settings["tile"], broadcast=settings["broadcast"],
         lookahead=settings["lookahead"], chunk_bytes=solver.get("chunk_bytes"),
-        validate_rows=solver.get("validate_rows", 0), **common,
+        validate_rows=solver.get("validate_rows", 0),
+        checkpoint_every=solver.get("checkpoint_every") or DEFAULT_CHECKPOINT_EVERY, **common,
     )  # fmt: skip
 
 
 def _write_json(path: Path, data: dict) -> None:
+    from pipeline.files import write_atomically
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    write_atomically(path, json.dumps(data, indent=2, default=str) + "\n")
 
 
 __all__ = ["graph_size", "read_keys", "solve_graph", "source_vertices"]

@@ -4,7 +4,6 @@ classified against SPOKE and the report."""
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -229,11 +228,12 @@ def compare(
     names = {key: graph.name_of(key) for comp in run.comparisons for key in comp.concepts}
     build.close()
     paths = write_report(run, out_dir, names)
-    summary = {"graph": scope, "pairs": len(run.comparisons), "counts": run.counts(),
-               "neo4j_round_trips": run.round_trips, "outputs": {k: str(v) for k, v in paths.items()}}  # fmt: skip
     if no_mapped_concepts(run):
         click.echo("litpath compare: no concept of the query set maps to a SPOKE node in Neo4j", err=True)
-    click.echo(json.dumps(summary, indent=2))
+    # The record is run.json (counts, pairs, provenance); the terminal gets one line.
+    counts = ", ".join(f"{scenario} {n:,}" for scenario, n in run.counts().items())
+    click.echo(f"litpath compare: {len(run.comparisons):,} pairs of the {scope} graph by scenario: {counts}; "
+               f"report in {paths['html']}")  # fmt: skip
 
 
 __all__ = ["compare", "query_set_command", "resolve_query_set"]

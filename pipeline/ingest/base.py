@@ -79,6 +79,7 @@ class IngestCounts:
     rows_quarantined: int
     seconds: float
     tables: dict[str, int]
+    first_quarantined: dict[str, Any] | None = None  # {"line", "field", "reason"} of the first
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -323,6 +324,8 @@ class IngestRun:
         self.rows_read = 0
         self.rows_accepted = 0
         self.rows_quarantined = 0
+        # The first quarantined row ({line, field, reason}): what the quarantine ceiling's error shows.
+        self.first_quarantined: dict[str, Any] | None = None
         out_dir.mkdir(parents=True, exist_ok=True)
         self._background = _BackgroundWrites()
         self._sinks = {
@@ -356,6 +359,8 @@ class IngestRun:
     def quarantine(self, line: int, field: str | None, reason: str, raw: str | None) -> None:
         self.rows_read += 1
         self.rows_quarantined += 1
+        if self.first_quarantined is None:
+            self.first_quarantined = {"line": line, "field": field, "reason": reason}
         if raw is not None and len(raw) > 2000:
             raw = raw[:2000] + "..."
         self._sinks["quarantine"].append(

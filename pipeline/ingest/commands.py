@@ -15,23 +15,31 @@ from pipeline.cli_options import config_option, input_option, out_option
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.merge import MENTION_SOURCES, merge_ingested
 from pipeline.ingest.registry import KINDS
-from pipeline.ingest.run import ingest_file
+from pipeline.ingest.run import (
+    DEFAULT_MAX_QUARANTINE_FRACTION,
+    MAX_QUARANTINE_ENV,
+    check_quarantine,
+    ingest_file,
+)
+
+_CEILING_HELP = (
+    "Fail when more than this fraction of a file's rows is quarantined (ingest.max_quarantine_fraction; "
+    f"default ${MAX_QUARANTINE_ENV}, else {DEFAULT_MAX_QUARANTINE_FRACTION})"
+)
 
 
 @click.command("ingest")
 @click.option("--kind", type=click.Choice(KINDS), required=True, help="Input format of the file.")
 @input_option("One input file (.gz allowed).")
 @out_option("Folder for this file's tables.", old=("--out-dir",))
-def ingest(kind: str, input_path: Path, out_dir: Path) -> None:
+@click.option(
+    "--max-quarantine-fraction", type=click.FloatRange(0, 1), envvar=MAX_QUARANTINE_ENV,
+    default=DEFAULT_MAX_QUARANTINE_FRACTION, show_envvar=True, help=_CEILING_HELP,
+)  # fmt: skip
+def ingest(kind: str, input_path: Path, out_dir: Path, max_quarantine_fraction: float) -> None:
     """Read ONE literature dump file into Parquet tables, quarantine.parquet and counts.json."""
-    try:
-        counts = ingest_file(kind, input_path, out_dir)
-    except IngestError as exc:
-        raise click.ClickException(str(exc)) from exc
-    click.echo(
-        f"{counts.source_file}: read {counts.rows_read}, accepted {counts.rows_accepted}, "
-        f"quarantined {counts.rows_quarantined} ({counts.seconds:.2f} s)"
-    )
+    # An IngestError (a damaged file, the quarantine ceiling) is one `litpath: error:` line.
+    ingest_file(kind, input_path, out_dir, max_quarantine_fraction=max_quarantine_fraction)
 
 
 @click.command("merge")
@@ -58,11 +66,24 @@ def merge(
             config["resources"] = loaded["resources"]
     if mention_source:
         config["mention_source"] = mention_source
+    # The ceiling again, at the build's value: a file ingested (and cached) under a higher one
+    # must not pass into a build that asks for less.
+    ceiling = config.pop("max_quarantine_fraction", DEFAULT_MAX_QUARANTINE_FRACTION)
+    for folder in file_dirs:
+        counts_file = folder / "counts.json"
+        if counts_file.is_file():
+            check_quarantine(json.loads(counts_file.read_text()), ceiling, folder / "quarantine.parquet")
     try:
         counts = merge_ingested(list(file_dirs), out_dir, config)
     except IngestError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(json.dumps({"tables": counts["tables"], "merge": counts["merge"]}, indent=2))
+    # The whole record is counts.json; the terminal (and the workflow's log) gets one line.
+    quarantined = counts["rows_quarantined"] + counts["merge_quarantined"]
+    click.echo(
+        f"litpath merge: {counts['rows_read']:,} rows of {len(counts['files'])} files, {quarantined:,} quarantined"
+        + (f" (in {out_dir / 'quarantine.parquet'})" if quarantined else "")
+        + f"; concept mentions from {counts['mention_source']}; counts in {out_dir / 'counts.json'}"
+    )
 
 
 @click.command("synth")

@@ -3,11 +3,14 @@
 * ``<table>.parquet`` for each table the kind produces, always present even when empty;
 * ``quarantine.parquet`` (schema ``QUARANTINE``), always present;
 * ``counts.json`` = ``{source_file, kind, sha256, rows_read, rows_accepted,
-  rows_quarantined, seconds, tables}`` where ``rows_read == rows_accepted +
+  rows_quarantined, first_quarantined, seconds, tables}`` where ``rows_read == rows_accepted +
   rows_quarantined`` is checked before writing.
 
 A failed read leaves no table behind, and ``counts.json`` is written last, so its presence
-marks a finished ingest.
+marks a finished ingest. A file with more of its rows quarantined than the ceiling
+(``ingest.max_quarantine_fraction``, :func:`check_quarantine`) fails without a counts.json, its
+quarantine.parquet left for inspection: a release whose layout drifted quarantines every row,
+and a build made from the rest would look complete.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pipeline.files import write_atomically
 from pipeline.ingest.base import IngestCounts, IngestError, IngestRun, InputFile
 from pipeline.ingest.registry import reader_for
 from pipeline.progress import Progress
@@ -32,6 +36,42 @@ from pipeline.progress import Progress
 # them paused was 0.6-1.2 s faster, peak memory unchanged (AMD EPYC, 2 cores). Few cycles are
 # made, and the timed collection still frees them.
 GC_INTERVAL_S = 5.0
+
+# The default ceiling of quarantined rows per file (schemas/config.schema.yaml,
+# ingest.max_quarantine_fraction); the workflow passes the config's value in this variable, which
+# `litpath ingest` reads (an environment variable, so that changing the ceiling does not make
+# Snakemake ingest every file again).
+DEFAULT_MAX_QUARANTINE_FRACTION = 0.01
+MAX_QUARANTINE_ENV = "LITPATH_MAX_QUARANTINE_FRACTION"
+
+
+def export_quarantine_ceiling(config: dict[str, Any], environ: dict[str, str] | None = None) -> None:
+    """Put the config's ``ingest.max_quarantine_fraction`` into the environment that the workflow's
+    ingest jobs inherit (:data:`MAX_QUARANTINE_ENV`)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    env[MAX_QUARANTINE_ENV] = str((config.get("ingest") or {}).get("max_quarantine_fraction",
+                                                                   DEFAULT_MAX_QUARANTINE_FRACTION))  # fmt: skip
+
+
+def check_quarantine(counts: dict[str, Any], ceiling: float, quarantine_file: Path) -> None:
+    """IngestError when more than ``ceiling`` of a file's rows were quarantined: the message names
+    the file, the count and fraction, the first reason with its line, and where the rows are."""
+    read, bad = counts["rows_read"], counts["rows_quarantined"]
+    if not read or bad / read <= ceiling:
+        return
+    first = counts.get("first_quarantined")
+    reason = ""
+    if first:
+        field = f" field {first['field']}" if first.get("field") else ""
+        reason = f"; the first, line {first['line']:,}{field}: {first['reason']}"
+    raise IngestError(
+        f"{counts['source_file']}: {bad:,} of {read:,} rows quarantined ({bad / read:.2%}), above the ceiling "
+        f"ingest.max_quarantine_fraction = {ceiling:g}{reason}. All quarantined rows: {quarantine_file}. "
+        "Nearly every row quarantined means the file's layout is not the one this reader knows (a column "
+        "added or dropped in this release?); raise the ceiling only if these rows are expected to be bad."
+    )
 
 
 @contextmanager
@@ -58,10 +98,14 @@ def _timed_garbage_collection() -> Iterator[None]:
             gc.enable()
 
 
-def ingest_file(kind: str, path: Path, out_dir: Path, **options: Any) -> IngestCounts:
+def ingest_file(
+    kind: str, path: Path, out_dir: Path, *, max_quarantine_fraction: float | None = None, **options: Any
+) -> IngestCounts:
     """Read one input file of ``kind`` and write its tables, quarantine and counts.json.
 
-    ``options`` go to the kind's read function (PREDICATION's ``block_path``, for one).
+    ``options`` go to the kind's read function (PREDICATION's ``block_path``, for one). More of
+    the file's rows quarantined than ``max_quarantine_fraction`` (None: no ceiling; `litpath
+    ingest` always gives one) raises IngestError (:func:`check_quarantine`) and writes no counts.json.
     """
     reader = reader_for(kind)
     path = Path(path)
@@ -104,7 +148,14 @@ def ingest_file(kind: str, path: Path, out_dir: Path, **options: Any) -> IngestC
         rows_quarantined=run.rows_quarantined,
         seconds=round(time.perf_counter() - started, 3),
         tables=rows,
+        first_quarantined=run.first_quarantined,
     )
-    (out_dir / "counts.json").write_text(json.dumps(counts.to_dict(), indent=2) + "\n")
-    progress.finish(f"{run.rows_read:,} rows read, {run.rows_quarantined:,} quarantined")
+    quarantine_file = out_dir / "quarantine.parquet"
+    if max_quarantine_fraction is not None:
+        check_quarantine(counts.to_dict(), max_quarantine_fraction, quarantine_file)
+    write_atomically(out_dir / "counts.json", json.dumps(counts.to_dict(), indent=2) + "\n")
+    progress.finish(
+        f"{run.rows_read:,} rows read, {run.rows_quarantined:,} quarantined"
+        + (f" (in {quarantine_file})" if run.rows_quarantined else "")
+    )
     return counts

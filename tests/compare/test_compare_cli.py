@@ -45,7 +45,10 @@ def h1_run(spoke_driver, results_dir, neo4j_env):
     out = results_dir / "latest" / "compare"  # the served build's report: /v1/reports/latest
     result = run_compare(results_dir, neo4j_env, out)
     assert result.exit_code == 0, result.output
-    return out, json.loads(result.output)
+    # One line on the terminal; the summary is run.json.
+    assert result.stdout.startswith("litpath compare: ") and result.stdout.count("\n") == 1, result.stdout
+    run = json.loads((out / "run.json").read_text())
+    return out, {"graph": run["provenance"]["graph"], "counts": run["counts"]}
 
 
 @pytest.mark.parametrize("hops,expected", [(1, EXPECTED_H1), (2, EXPECTED_H2)], ids=["h1", "h2"])
