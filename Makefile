@@ -4,7 +4,12 @@
 SHELL := /bin/bash
 VENV  := .venv/bin
 CONFIG ?= config/config.yaml
-CORES ?= 2
+# Cores the workflow may use (all of this machine's by default).
+CORES ?= $(shell nproc)
+# Which MongoDB and Neo4j `make run` uses (services/local/for_run.py): auto = yours where
+# LITPATH_MONGO_URI / LITPATH_NEO4J_URI (or the config's mongo.uri / neo4j.uri) point at them,
+# else local servers started here; local = always the local ones; external = never.
+SERVERS ?= auto
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export LITPATH_CACHE ?= $(HOME)/.cache/litpath
 
@@ -13,9 +18,9 @@ export LITPATH_CACHE ?= $(HOME)/.cache/litpath
 setup:
 	@scripts/setup.sh
 
-## run: set up, start the local MongoDB-wire and Neo4j servers, run the workflow on the sample
-run: setup servers-start
-	@source <($(VENV)/python -m services.local.servers env) && \
+## run: set up, pick the servers (SERVERS), run the workflow on CONFIG (the bundled sample by default)
+run: setup
+	@source <($(VENV)/python -m services.local.for_run --config $(CONFIG) --servers $(SERVERS)) && \
 	  $(VENV)/snakemake -s workflow/Snakefile --configfile $(CONFIG) --cores $(CORES) \
 	    --workflow-profile config/profiles/local && \
 	  $(VENV)/litpath describe --config $(CONFIG)

@@ -101,3 +101,86 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys")
     return validate_config(raw, source=str(path))
+
+
+# The bundled sample: its config (what `make run` builds by default) and its files. A config of
+# one's own that still names one of these files would mix the synthetic sample into a real build.
+SAMPLE_CONFIG = REPO_ROOT / "config" / "config.yaml"
+SAMPLE_DIR = REPO_ROOT / "config" / "sample"
+# The keys whose values are files (or folders, or glob patterns): every one a build reads.
+FILE_KEYS: tuple[str, ...] = (
+    "spoke.nodes", "spoke.edges", "spoke.metaedges",
+    "mapping.umls_dir", "mapping.do_xrefs", "mapping.gene_info", "mapping.ncit_swissprot",
+    "mapping.unichem", "mapping.unichem_structure", "mapping.unichem_reference",
+    "mapping.uberon_obo", "mapping.cl_obo",
+    "compare.queries", "solver.row_sources",
+)  # fmt: skip
+
+
+def file_settings(config: dict[str, Any], used_only: bool = False) -> list[tuple[str, str]]:
+    """``(dotted key, path or pattern)`` of every file a config names: each input pattern
+    (``inputs.<kind>``) and each of :data:`FILE_KEYS` that is set, in that order. ``used_only``:
+    only those a run of it reads (SPOKE's dump when spoke.load, the mapping sources when
+    spoke.enabled, the query set when compare.enabled)."""
+    spoke = config.get("spoke") or {}
+    used = {
+        "spoke": bool(spoke.get("enabled")) and spoke.get("load", True),
+        "mapping": bool(spoke.get("enabled")),
+        "compare": bool(spoke.get("enabled")) and bool((config.get("compare") or {}).get("enabled")),
+        "solver": True,
+    }
+    found: list[tuple[str, str]] = []
+    for kind, patterns in (config.get("inputs") or {}).items():
+        found += [(f"inputs.{kind}", str(p)) for p in patterns or []]
+    for key in FILE_KEYS:
+        section, name = key.split(".")
+        if used_only and not used[section]:
+            continue
+        value = (config.get(section) or {}).get(name)
+        values = value if isinstance(value, list) else [value]
+        found += [(key, str(v)) for v in values if v]
+    return found
+
+
+def _under(pattern: str, folder: Path, base: Path) -> bool:
+    """Whether a path or glob pattern (relative to ``base``) points into ``folder``: its part
+    before the first wildcard, resolved (links and ``..`` too)."""
+    import glob
+    import os
+
+    fixed = pattern.split("*", 1)[0].split("?", 1)[0].split("[", 1)[0]
+    if glob.has_magic(pattern) and not fixed.endswith(os.sep):
+        fixed = os.path.dirname(fixed)
+    where = (base / os.path.expanduser(fixed or ".")).resolve()
+    return where == folder or folder in where.parents
+
+
+def is_bundled_sample(config_files: list[Path | str]) -> bool:
+    """Whether a run's config is the bundled sample's: no config file given (the workflow's own
+    default), or only ``config/config.yaml`` itself."""
+    return all(Path(f).resolve() == SAMPLE_CONFIG for f in config_files)
+
+
+def refuse_sample_files(config: dict[str, Any], config_files: list[Path | str], base: Path | None = None) -> None:
+    """Stop a run whose config is one of the user's own (``config_files``, given on the command
+    line) but still names a file of the bundled sample that the run reads: ConfigError naming
+    every such key.
+
+    A config of one's own replaces the sample's (keys left out take the schema's defaults, empty
+    for every file), so a sample file can only come from a copy of config/config.yaml whose
+    lines were not all changed, exactly the mix this refuses.
+    """
+    if is_bundled_sample(config_files):
+        return
+    base = Path.cwd() if base is None else base
+    sample = SAMPLE_DIR.resolve()
+    mixed = [(key, value) for key, value in file_settings(config, used_only=True) if _under(value, sample, base)]
+    if mixed:
+        names = ", ".join(str(f) for f in config_files)
+        listing = "\n".join(f"  {key}: {value}" for key, value in mixed)
+        raise ConfigError(
+            f"{names}: these settings still name files of the bundled sample ({SAMPLE_DIR}), which would "
+            f"enter the build as if they were your data:\n{listing}\n"
+            "Point each at your own file, or remove it from your config (a setting left out takes its "
+            "default from schemas/config.schema.yaml: no file, and that part of the build is left out)."
+        )

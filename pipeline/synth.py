@@ -615,12 +615,51 @@ def write_corpus_config(corpus_dir: Path, manifest: dict[str, Any], base: Path, 
     for entry in manifest["files"]:
         inputs.setdefault(entry["kind"], []).append(str(Path(corpus_dir) / entry["path"]))
     config["inputs"] = inputs
+    copied = _copy_sample_references(config, Path(corpus_dir) / "reference")
     header = (
         f"# Workflow config for the synthetic corpus in {corpus_dir} ({manifest['scale']:,} predications,\n"
         f"# seed {manifest['seed']}), written by `litpath synth --config-out`; every other setting is\n"
-        f"# {base}'s (see it for what each key means).\n"
+        f"# {base}'s (see it for what each key means)"
+        + (f", its {copied} bundled-sample reference files (SPOKE, mapping,\n# query set) copied under "
+           f"{Path(corpus_dir) / 'reference'}.\n" if copied else ".\n")
     )
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(out, header + yaml.safe_dump(config, sort_keys=False))
     return out
+
+
+def _copy_sample_references(config: dict[str, Any], into: Path) -> int:
+    """Copy the files the config names under config/sample/ (SPOKE, the mapping sources, the
+    query set) into ``into`` and point the config at the copies; returns how many were copied.
+
+    The corpus's config is a config of its own, which the workflow refuses to let name sample
+    files (pipeline.config.refuse_sample_files): the copies are the corpus's reference data.
+    """
+    import shutil
+
+    from pipeline.config import SAMPLE_DIR, file_settings
+
+    sample = SAMPLE_DIR.resolve()
+    copied = 0
+    for key, value in file_settings(config):
+        if key.startswith("inputs."):
+            continue
+        source = Path(value) if Path(value).is_absolute() else Path.cwd() / value
+        source = source.resolve()
+        if not (source == sample or sample in source.parents) or not source.exists():
+            continue
+        target = into / source.relative_to(sample)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+        section, name = key.split(".")
+        current = config[section][name]
+        config[section][name] = (
+            [str(target) if v == value else v for v in current] if isinstance(current, list) else str(target)
+        )
+        copied += 1
+    return copied
+

@@ -124,3 +124,49 @@ def test_config_yaml_documents_every_key_of_the_schema() -> None:
     assert sorted(defined - _config_keys(shipped)) == []
     assert sorted(_config_keys(shipped) - defined) == []
     validate_config(shipped, "config/config.yaml")
+
+
+# --- a config of one's own may not name the bundled sample's files ----------------------------
+
+
+def test_sample_files_are_refused_in_a_config_of_ones_own(tmp_path):
+    """Every way of naming a sample file is caught (relative, absolute, a glob, a link into the
+    sample); a file not read by the run (SPOKE off) or the sample's own config pass."""
+    from pipeline.config import REPO_ROOT, SAMPLE_CONFIG, refuse_sample_files
+
+    link = tmp_path / "linked-spoke"
+    link.symlink_to(REPO_ROOT / "config" / "sample" / "spoke")
+    own = tmp_path / "mine.yaml"
+    config = validate_config({
+        "inputs": {"semmeddb_predication": [str(tmp_path / "pred.csv.gz")],
+                   "pubmed_xml": ["config/sample/pubmed/updatefiles/*.xml.gz"]},
+        "spoke": {"enabled": True, "nodes": str(link / "nodes.tsv"), "edges": str(tmp_path / "edges.sif")},
+        "mapping": {"umls_dir": str(REPO_ROOT / "config" / "sample" / "umls"), "unichem": ["x.txt"]},
+        "compare": {"enabled": False, "queries": "config/sample/spoke/query_concepts.txt"},
+    })  # fmt: skip
+    with pytest.raises(ConfigError) as refused:
+        refuse_sample_files(config, [own], base=REPO_ROOT)
+    message = str(refused.value)
+    assert message.startswith(f"{own}: these settings still name files of the bundled sample")
+    named = [line.split(":")[0].strip() for line in message.splitlines() if line.startswith("  ")]
+    assert named == ["inputs.pubmed_xml", "spoke.nodes", "mapping.umls_dir"]  # queries: compare is off
+    refuse_sample_files(config, [SAMPLE_CONFIG])  # the sample's own config: its files are its own
+    refuse_sample_files(config, [])  # no config file given: the workflow's default, the sample
+    mine = validate_config({"inputs": {"semmeddb_predication": [str(tmp_path / "pred.csv.gz")]}})
+    refuse_sample_files(mine, [own], base=tmp_path)
+
+
+def test_synth_config_points_at_copies_of_the_reference_files(tmp_path):
+    """`litpath synth --config-out` writes a config of its own: the SPOKE, mapping and query files
+    of the sample are copied beside the corpus, so the workflow accepts it."""
+    from pipeline.config import REPO_ROOT, refuse_sample_files
+    from pipeline.synth import write_corpus_config
+
+    manifest = {"scale": 10, "seed": 1, "files": [{"kind": "semmeddb_predication", "path": "p.csv.gz"}]}
+    out = write_corpus_config(tmp_path / "corpus", manifest, REPO_ROOT / "config" / "config.yaml",
+                              tmp_path / "corpus" / "config.yaml")  # fmt: skip
+    written = yaml.safe_load(out.read_text())
+    refuse_sample_files(written, [out], base=REPO_ROOT)
+    assert (tmp_path / "corpus" / "reference" / "umls" / "MRCONSO.RRF").is_file()
+    assert written["spoke"]["nodes"] == str(tmp_path / "corpus" / "reference" / "spoke" / "nodes.tsv")
+    assert all(Path(p).is_file() for p in written["mapping"]["unichem"])

@@ -18,7 +18,6 @@ written; an entry that matches no README command fails the test, so the lists st
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -26,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from pipeline.process import free_port
+from checkout import copy_working_tree, fresh_shell_env
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -67,9 +65,13 @@ SUBSTITUTIONS = {
 }
 # Files a user writes before a command, as the README's prose tells them: command prefix -> shell.
 PREPARATIONS = {
-    # "Copy config/config.yaml, point inputs at the dump files": the sample's dumps, and a setting
-    # that changes how, not what, is computed (so the build is the sample's, and nothing reruns).
-    "make run CONFIG=my-config.yaml": "sed 's/^  threads: 1$/  threads: 2/' config/config.yaml > my-config.yaml",
+    # "Write a config of your own (copy config/config.yaml...), point inputs ... and every other
+    # file at yours": the sample's files copied as one's own data (the same checksums, so the
+    # build is the sample's), and a setting that changes how, not what, is computed (nothing reruns).
+    "make run CONFIG=my-config.yaml": (
+        "cp -r config/sample data && sed -e 's#config/sample/#data/#' -e 's/^  threads: 1$/  threads: 2/' "
+        "config/config.yaml > my-config.yaml"
+    ),
     # Then another hop limit, so that the comparison runs again (its rule calls `litpath`, found
     # on the PATH the command sets), with the servers the user "already has": the local ones.
     'PATH="$PWD/.venv/bin:$PATH"': (
@@ -149,40 +151,6 @@ class Checkout:
     make_run: str  # what `make run` printed
 
 
-def _fresh_shell_env(root: Path) -> dict[str, str]:
-    """A user's shell: nothing of litpath's set (but its cache), no virtual environment on PATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITPATH_", "VIRTUAL_ENV"))}
-    if "LITPATH_CACHE" in os.environ:
-        env["LITPATH_CACHE"] = os.environ["LITPATH_CACHE"]
-    venvs = {str(VENV_BIN), str(REPO / ".venv" / "bin")}
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p not in venvs)
-    # The copy's own local servers, away from any that run for the repository itself.
-    env["LITPATH_MONGO_PORT"] = str(free_port())
-    env["LITPATH_NEO4J_PORT"] = str(free_port())
-    env["LITPATH_PORT"] = str(free_port())  # `litpath serve`'s port (SUBSTITUTIONS)
-    return env
-
-
-def _copy_working_tree(root: Path) -> None:
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, capture_output=True, check=True,
-    ).stdout.decode().split("\0")  # fmt: skip
-    for name in filter(None, listed):
-        source, target = REPO / name, root / name
-        if not source.is_symlink() and not source.is_file():
-            continue  # deleted in the working tree, not yet in the index
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_symlink():
-            target.symlink_to(os.readlink(source))
-        else:
-            target.write_bytes(source.read_bytes())
-            target.chmod(source.stat().st_mode)
-    # What the set-up builds and caches, shared rather than built again (minutes).
-    (root / ".venv").symlink_to(REPO / ".venv")
-    (root / "solver" / "build").symlink_to(REPO / "solver" / "build")
-
-
 def _run(root: Path, env: dict[str, str], script: str, timeout: float = 900) -> tuple[int, str]:
     """Exit status and output, stdout and stderr in one stream: in the order they were written."""
     done = subprocess.run(
@@ -195,8 +163,8 @@ def _run(root: Path, env: dict[str, str], script: str, timeout: float = 900) -> 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("checkout")
-    _copy_working_tree(root)
-    env = _fresh_shell_env(root)
+    copy_working_tree(root)
+    env = fresh_shell_env()
     (make_run,) = [c for c in readme_commands() if c.section.startswith("Quick start") and c.text.startswith("make run")]
     try:
         status, output = _run(root, env, make_run.text)
@@ -286,8 +254,11 @@ def check_real_dumps(checkout: Checkout) -> None:
     sample = latest_build(checkout)
     outputs = run_section(checkout, "Running on real dumps")
     make_run, snakemake = outputs.values()
-    # Other solver threads: the sample's build, and nothing to run again.
-    assert "Nothing to be done" in make_run, make_run[-3000:]
+    # The sample's files under data/ and other solver threads: the same content and settings make
+    # the sample's build (the jobs that read the moved files ran again into it); the run says at
+    # its start which servers it uses (the local ones: nobody pointed elsewhere).
+    assert "litpath: MongoDB: mongodb://127.0.0.1:" in make_run and "(local server, already running" in make_run
+    assert latest_build(checkout) == sample, make_run[-3000:]
     # Another hop limit: the comparison alone runs again, its rule finding `litpath` on PATH.
     assert job_stats(snakemake) == {"compare": 1, "build_record": 1, "all": 1}, snakemake[-3000:]
     assert latest_build(checkout) == sample

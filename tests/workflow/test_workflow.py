@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,15 +69,20 @@ def write_config(workdir: Path, corpus: Path, pubmed_files: list[Path], name: st
     for kind, patterns in inputs.items():
         inputs[kind] = [str(corpus / Path(p).relative_to("config/sample")) for p in patterns]
     inputs["pubmed_xml"] = [str(p) for p in pubmed_files]
-    # SPOKE, the mapping sources and the query set stay the bundled sample's.
+    # SPOKE, the mapping sources and the query set: copies of the bundled sample's, as a user's
+    # own files (a config of one's own may not name the sample's: pipeline.config.refuse_sample_files).
+    reference = workdir / "reference"
+    if not reference.exists():
+        for part in ("spoke", "umls", "xrefs"):
+            shutil.copytree(REPO / "config" / "sample" / part, reference / part)
     for section, keys in (
         ("spoke", ("nodes", "edges")),
         ("mapping", ("umls_dir", "do_xrefs", "gene_info", "ncit_swissprot", "uberon_obo", "cl_obo")),
         ("compare", ("queries",)),
     ):
         for key in keys:
-            config[section][key] = str(REPO / config[section][key])
-    config["mapping"]["unichem"] = [str(REPO / p) for p in config["mapping"]["unichem"]]
+            config[section][key] = str(reference / Path(config[section][key]).relative_to("config/sample"))
+    config["mapping"]["unichem"] = [str(reference / Path(p).relative_to("config/sample")) for p in config["mapping"]["unichem"]]
     # The shipped machine file, named explicitly: a plan never calibrates in the middle of a test.
     config["solver"].update(ranks=2, tile=32, machine=str(REPO / "config" / "machines" / "dev-vm-2core.yaml"))
     for section, values in changes.items():
@@ -219,6 +225,18 @@ def test_how_the_solve_runs_rebuilds_nothing(finished_build) -> None:
     output = run_snakemake(workdir, env, config="config-faster.yaml")
     assert "Nothing to be done" in output, output[-3000:]
 
+    # Forced to run again, the solve keeps the distances it stored for this graph (the reuse rule).
+    stats = job_stats(run_snakemake(workdir, env, "--forcerun", "solve", config="config-faster.yaml"))
+    assert stats == {"solve": 1, "build_record": 1, "all": 1}, stats
+    kept = json.loads((build / "solve_summary.json").read_text())
+    assert kept["reused"] is True and kept["solver"] is None
+    assert kept["graph_digest"] == json.loads((build / "graph" / "graph_counts.json").read_text())["graph_digest"]
+    assert json.loads((build / "build.json").read_text())["solve"]["graph_digest"] == kept["graph_digest"]
+    # solver.reuse: false solves from the start, with the new settings.
+    write_config(
+        workdir, corpus, pubmed, "config-faster.yaml",
+        solver={"ranks": 1, "threads": 2, "tile": 64, "broadcast": "ring", "reuse": False}, resources={"memory_gib": 1},
+    )  # fmt: skip
     stats = job_stats(run_snakemake(workdir, env, "--forcerun", "solve", config="config-faster.yaml"))
     assert stats == {"solve": 1, "build_record": 1, "all": 1}, stats
     assert (workdir / "results" / "latest").resolve() == build

@@ -12,12 +12,21 @@
 import shlex
 
 from pipeline.buildinfo import build_id, resolve_inputs
+from pipeline.config import refuse_sample_files
 from pipeline.connections import export_connection_settings, redact_config
+from pipeline.ingest.run import export_quarantine_ceiling
+
+# Before anything is hashed or run: a config of one's own must not still name sample files.
+refuse_sample_files(config, workflow.overwrite_configfiles)
 
 # The config's server settings (mongo.uri, neo4j.*) reach the jobs through their environment,
 # never a command line; build records get the config without credentials.
 export_connection_settings(config)
 RECORDED_CONFIG = redact_config(config)
+# The quarantine ceiling reaches `litpath ingest` through its environment, not its command line:
+# a changed ceiling must not make Snakemake ingest every file again (the merge checks each file's
+# counts against it too).
+export_quarantine_ceiling(config)
 
 RESULTS = Path(config["results_dir"])
 INPUTS = resolve_inputs(config, cache_file=RESULTS / ".checksums.json")
