@@ -40,12 +40,22 @@ BUILD_SECTIONS = ("ingest", "graph", "solver")
 # two layouts can differ in the last bit, within the solver's --validate tolerance);
 # validate_rows only re-checks rows. Changing one keeps the build id, so nothing is rebuilt.
 HOW_SETTINGS: dict[str, tuple[str, ...]] = {
+    # The ceiling decides whether a build is made, not what it holds.
+    "ingest": ("max_quarantine_fraction",),
     "solver": (
         "ranks", "threads", "grid", "tile", "broadcast", "chunk_bytes", "lookahead", "backend",
-        "validate_rows",
+        "validate_rows", "checkpoint_every", "reuse",
     ),
 }  # fmt: skip
 
+
+# The format of what a build holds, hashed into every build id: bump it with any change of litpath
+# that changes a build's results (its tables, graph, weights, distances), so that an upgraded
+# litpath makes a new build instead of reusing, or writing into, one the old code made.
+#   2: the build id's first recorded format;
+#   3: build.json records litpath's version and commit, the comparison's source files and the stages'
+#      times; the quarantine ceiling may refuse a file an older litpath ingested.
+RESULTS_FORMAT = 3
 
 # Where `make run` keeps the state of the local MongoDB-wire and Neo4j servers (services/local),
 # relative to the checkout it runs in.
@@ -134,7 +144,7 @@ def build_id(inputs: list[InputFile], config: dict[str, Any]) -> str:
     payload = {
         "inputs": [[f.kind, f.order, f.sha256] for f in inputs],
         "config": build_settings(config),
-        "format": 2,
+        "format": RESULTS_FORMAT,
     }
     text = json.dumps(payload, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -211,6 +221,86 @@ def _read_yaml(path: Path) -> Any:
     return yaml.safe_load(path.read_text()) if path.exists() else None
 
 
+def litpath_provenance() -> dict[str, Any]:
+    """Which litpath made a build: its version, the results format (:data:`RESULTS_FORMAT`) and,
+    when it runs from a git checkout, the commit and whether the checkout had changes."""
+    import subprocess
+
+    from pipeline import __version__
+    from pipeline.config import REPO_ROOT
+
+    record: dict[str, Any] = {"version": __version__, "results_format": RESULTS_FORMAT, "commit": None, "dirty": None}
+    try:
+        def git(*args: str) -> str:
+            return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True,
+                                  timeout=30, check=True).stdout.strip()  # fmt: skip
+
+        record["commit"] = git("rev-parse", "HEAD")
+        # Tracked files changed (untracked ones, results and caches among them, do not count).
+        record["dirty"] = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        pass  # not a checkout (an installed package), or no git: the version says it all
+    return record
+
+
+def source_files(settings: dict[str, Any], cache: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The files besides the literature dumps that shape a build's results: SPOKE's dump, the
+    mapping sources (UMLS's MRCONSO.RRF and MRCUI.RRF from ``mapping.umls_dir``), the query set
+    and the row sources, each ``{setting, path, bytes, sha256}`` (a missing one with ``sha256``
+    None). Hashes reuse ``cache`` (results/.checksums.json) for files whose size and mtime match."""
+    from pipeline.config import file_settings
+
+    found = []
+    for key, value in file_settings(settings, used_only=True):
+        if key.startswith("inputs."):
+            continue  # the build's inputs, recorded with their checksums under "inputs"
+        path = Path(value)
+        files = [path / name for name in ("MRCONSO.RRF", "MRCUI.RRF")] if key == "mapping.umls_dir" else [path]
+        for file in files:
+            entry: dict[str, Any] = {"setting": key, "path": str(file), "bytes": None, "sha256": None}
+            if file.is_file():
+                entry["bytes"] = file.stat().st_size
+                entry["sha256"] = sha256_of_file(file, cache)
+            found.append(entry)
+    return found
+
+
+def stage_times(build_dir: Path, inputs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Wall time and peak memory of each stage of the build, from Snakemake's benchmark files
+    (``<results>/logs/<build>/<rule>.benchmark.tsv``; the ingest of each input file under
+    ``logs/ingest/<kind>/<key>.benchmark.tsv``): ``{stage: {seconds, max_rss_mib}}``. A stage
+    that ran in an earlier run (an input ingested then) keeps that run's figures."""
+    import csv
+
+    logs = build_dir.parent.parent / "logs"
+    files = sorted((logs / build_dir.name).glob("*.benchmark.tsv"))
+    names = [f.name.removesuffix(".benchmark.tsv") for f in files]
+    # The SPOKE load is not a build's (one Neo4j serves every build); its last run's figures.
+    if (logs / "spoke" / "load.benchmark.tsv").is_file():
+        files.append(logs / "spoke" / "load.benchmark.tsv")
+        names.append("spoke/load")
+    for entry in inputs:
+        key = InputFile(entry["kind"], Path(entry["path"]), entry["sha256"], 0).key
+        files.append(logs / "ingest" / entry["kind"] / f"{key}.benchmark.tsv")
+        names.append(f"ingest/{entry['kind']}/{key}")
+    stages: dict[str, dict[str, float]] = {}
+    for name, file in zip(names, files, strict=True):
+        try:
+            with file.open() as handle:
+                row = next(csv.DictReader(handle, delimiter="\t"))
+        except (OSError, StopIteration):
+            continue
+        stages[name] = {"seconds": _number(row, "s"), "max_rss_mib": _number(row, "max_rss")}
+    return stages
+
+
+def _number(row: dict[str, str], column: str) -> float | None:
+    try:
+        return round(float(row[column]), 3)
+    except (KeyError, TypeError, ValueError):  # "NA" where Snakemake could not measure
+        return None
+
+
 def finish_build(build_dir: Path) -> dict[str, Any]:
     """Write ``build.json`` (provenance, counts, timings) and point ``<results>/latest`` here.
 
@@ -228,10 +318,21 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
     # The settings of the latest run (the comparison's, say, may have changed since the build was
     # made); the inputs are the build's own.
     settings = _read_yaml(build_dir / "run_config.yaml") or config
+    checksums_file = build_dir.parent.parent / ".checksums.json"
+    cache = _read_json(checksums_file) or {}
+    run_config = build_dir / "run_config.yaml"
     record = {
         "build_id": build_dir.name,
+        "litpath": litpath_provenance(),
+        # The workflow writes run_config.yaml as the run starts (its onstart).
+        "started": (
+            datetime.datetime.fromtimestamp(run_config.stat().st_mtime, datetime.UTC).isoformat(timespec="seconds")
+            if run_config.exists() else None
+        ),
         "completed": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "inputs": config.get("resolved_inputs", []),
+        "sources": source_files(settings, cache),
+        "stages": stage_times(build_dir, config.get("resolved_inputs", [])),
         "config": redact_config({k: v for k, v in settings.items() if k != "resolved_inputs"}),
         "ingest": _read_json(build_dir / "tables" / "counts.json"),
         "graph": _read_json(build_dir / "graph" / "graph_counts.json"),
@@ -242,6 +343,8 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
         },
         "mongo": _read_json(build_dir / "mongo_load.json"),
     }
+    if cache != (_read_json(checksums_file) or {}):  # the sources' hashes, kept for the next run
+        _write_atomically(checksums_file, json.dumps(cache, indent=0))
     _write_atomically(build_dir / "build.json", json.dumps(record, indent=2, default=str) + "\n")
     latest = build_dir.parent.parent / "latest"
     tmp = latest.with_name(f".latest.{os.getpid()}.{secrets.token_hex(4)}.tmp")

@@ -80,8 +80,10 @@ def test_build_id_keeps_to_what_changes_the_results(tmp_path: Path) -> None:
     base = build_id(inputs, validate_config({}))
     how = {
         "solver": {"ranks": 8, "threads": 4, "grid": "2x4", "tile": 64, "broadcast": "chunked-ring",
-                   "chunk_bytes": 4096, "lookahead": False, "backend": "reference", "validate_rows": 0},
+                   "chunk_bytes": 4096, "lookahead": False, "backend": "reference", "validate_rows": 0,
+                   "checkpoint_every": 5, "reuse": False},
         "resources": {"memory_gib": 2, "spill_dir": str(tmp_path / "spill")},
+        "ingest": {"max_quarantine_fraction": 0.5},
     }  # fmt: skip
     assert build_id(inputs, validate_config(how)) == base
     assert build_id(inputs, validate_config({"solver": {"ranks": 2, "threads": 2}})) == base
@@ -153,3 +155,56 @@ def test_describe_says_how_a_new_shell_finds_the_local_servers(tmp_path: Path) -
         "  source <(.venv/bin/python -m services.local.servers env)   # their LITPATH_* variables"
     ]
     assert "LITPATH_NEO4J_URI" in servers_env_step(tmp_path / "elsewhere")[0]
+
+
+# --- provenance: which code and which reference files made a build ----------------------------
+
+
+def test_build_record_says_which_litpath_and_which_sources_made_it(tmp_path: Path) -> None:
+    """build.json names litpath's version, results format and commit, every file besides the dumps
+    that shapes the results with its sha256 (UMLS's two files from the folder), and each stage's
+    time and peak memory from the benchmark files."""
+    import hashlib
+    import subprocess
+
+    from pipeline import __version__
+    from pipeline.buildinfo import RESULTS_FORMAT
+
+    nodes, umls = tmp_path / "nodes.tsv", tmp_path / "umls"
+    nodes.write_text("id\tname\tkind\nDOID:1\tx\tDisease\n")
+    umls.mkdir()
+    (umls / "MRCONSO.RRF").write_text("C0000001|ENG|P|L1|PF|S1|Y|A1||||MSH|PT|D1|x|0|N||\n")
+    build_dir = _build(tmp_path / "results", "b1")
+    (build_dir / "run_config.yaml").write_text(
+        yaml.safe_dump({**CONFIG, "spoke": {"enabled": True, "nodes": str(nodes)}, "mapping": {"umls_dir": str(umls)}})
+    )
+    logs = tmp_path / "results" / "logs"
+    (logs / "b1").mkdir(parents=True)
+    (logs / "b1" / "solve.benchmark.tsv").write_text("s\th:m:s\tmax_rss\n12.5\t0:00:12\t300.25\n")
+    (logs / "ingest" / "pubmed_xml").mkdir(parents=True)
+    (logs / "ingest" / "pubmed_xml" / f"a.xml.gz-{'0' * 12}.benchmark.tsv").write_text("s\tmax_rss\n1.0\tNA\n")
+
+    record = finish_build(build_dir)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert record["litpath"]["version"] == __version__ and record["litpath"]["results_format"] == RESULTS_FORMAT
+    assert record["litpath"]["commit"] == (head or None) and isinstance(record["litpath"]["dirty"], bool)
+    assert record["started"] and record["started"] <= record["completed"]
+    sources = {(s["setting"], Path(s["path"]).name): s for s in record["sources"]}
+    assert sources["spoke.nodes", "nodes.tsv"]["sha256"] == hashlib.sha256(nodes.read_bytes()).hexdigest()
+    assert sources["mapping.umls_dir", "MRCONSO.RRF"]["bytes"] == (umls / "MRCONSO.RRF").stat().st_size
+    assert sources["mapping.umls_dir", "MRCUI.RRF"]["sha256"] is None  # named, and missing: said so
+    assert record["stages"]["solve"] == {"seconds": 12.5, "max_rss_mib": 300.25}
+    assert record["stages"][f"ingest/pubmed_xml/a.xml.gz-{'0' * 12}"] == {"seconds": 1.0, "max_rss_mib": None}
+    # The hashes are kept for the next run (the checksum cache of the inputs).
+    assert str(nodes.resolve()) in json.loads((tmp_path / "results" / ".checksums.json").read_text())
+
+
+def test_build_id_changes_with_the_results_format(tmp_path: Path, monkeypatch) -> None:
+    """An upgrade that changes results bumps RESULTS_FORMAT: the same inputs then make a new build."""
+    import pipeline.buildinfo as buildinfo
+    from pipeline.config import validate_config
+
+    inputs = _inputs(tmp_path)
+    before = buildinfo.build_id(inputs, validate_config({}))
+    monkeypatch.setattr(buildinfo, "RESULTS_FORMAT", buildinfo.RESULTS_FORMAT + 1)
+    assert buildinfo.build_id(inputs, validate_config({})) != before
