@@ -65,9 +65,11 @@ def load_spoke(
             )  # fmt: skip
     except (Neo4jUnavailable, DumpError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
+    # Which Neo4j was loaded (credentials never part of it): on the terminal and in the report.
+    click.echo(f"litpath load-spoke: into {neo4j.describe()}")
     click.echo(report.to_text())
     if report_path:
-        write_atomically(report_path, json.dumps(report.as_dict(), indent=2) + "\n")
+        write_atomically(report_path, json.dumps({"neo4j": neo4j.describe(), **report.as_dict()}, indent=2) + "\n")
     if not report.verified:
         raise click.ClickException("the counts in Neo4j do not match the load (see above)")
 

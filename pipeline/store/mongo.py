@@ -499,7 +499,12 @@ def load_build(
             }
         }
         retried(lambda: db.builds.update_one({"_id": build_id}, complete), "marking the build complete")
-        log.info("loaded build %s into %s/%s: %s", build_id, redact_uri(uri), database, counts)
+        written = ", ".join(
+            f"{counts[key]:,} {key.removesuffix('_written')}" for key in counts
+            if key.endswith("_written") and isinstance(counts[key], int)
+        )  # fmt: skip
+        log.info("loaded build %s into %s/%s: %s written in %.1f s (counts in the builds record)",
+                 build_id, redact_uri(uri), database, written, timings["total"])  # fmt: skip
         return counts
     finally:
         client.close()
