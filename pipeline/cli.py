@@ -21,7 +21,7 @@ import click
 from pipeline import __version__
 from pipeline.cli_options import build_dir_option, config_option, input_option, option
 from pipeline.config import ConfigError, load_config
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 from pipeline.files import write_atomically
 
 COMMANDS_GROUP = "litpath.commands"
@@ -331,7 +331,7 @@ def schemas() -> None:
 
 
 def main() -> None:
-    """The ``litpath`` entry point: a domain error (:class:`~pipeline.errors.LitpathError`, a
+    """The ``litpath`` entry point: a domain error (:class:`~pipeline.runtime.errors.LitpathError`, a
     missing or unreadable file) is one line, ``litpath: error: ...``, and its exit status (1; 2
     for a configuration or a file that is not there); ``-v`` adds its traceback."""
     try:

@@ -26,7 +26,7 @@ from pathlib import Path
 import click
 import psutil
 
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 
 # Where Slurm's clients look for the cluster's configuration when SLURM_CONF is unset (Debian's
 # compiled-in default).

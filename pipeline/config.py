@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO_ROOT / "schemas" / "config.schema.yaml"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import psutil
 
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 
 LOOPBACK = "127.0.0.1"
 # Seconds a SIGKILLed process may take to disappear before we give up on it.

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cluster import launcher_command
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 from pipeline.process import ProcessError, terminate_session
 
 REPO = Path(__file__).resolve().parents[1]

@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 from pipeline.paths import Adjacency
 
 REPO = Path(__file__).resolve().parents[1]

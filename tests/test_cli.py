@@ -295,7 +295,7 @@ def test_every_domain_error_is_a_litpath_error() -> None:
     """The errors a user acts on share one base, so that `litpath` prints each as one line."""
     from pipeline.cluster import ClusterCheckError
     from pipeline.config import ConfigError
-    from pipeline.errors import LitpathError
+    from pipeline.runtime.errors import LitpathError
     from pipeline.ingest.base import IngestError
     from pipeline.plan.calibrate import CalibrationError
     from pipeline.plan.machine import MachineError

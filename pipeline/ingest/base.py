@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from isal import igzip, isal_zlib
 
 from pipeline import tables
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 from pipeline.files import LineLengthCap, line_number_at
 from pipeline.progress import Progress
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 from pipeline.plan.hypermod import Hyperbola, fit_hyperbola
 from pipeline.plan.machine import (
     BROADCAST_VARIANTS,

@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 from pipeline.files import write_atomically
 from pipeline.plan.hypermod import Hyperbola
 

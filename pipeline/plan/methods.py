@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 from pipeline.plan.machine import Machine, MachineError
 from pipeline.plan.search import candidates
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 from pipeline.files import LineLengthCap, line_number_at
 from pipeline.spoke.hetionet import Metaedge, label_of_kind
 

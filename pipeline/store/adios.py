@@ -40,7 +40,7 @@ import adios2
 import numpy as np
 
 from pipeline.bpfiles import bp_reader, close_bp_reader
-from pipeline.errors import LitpathError
+from pipeline.runtime.errors import LitpathError
 
 GRAPH_ATTRIBUTES = ("graph_digest", "weight_scheme", "edge_kinds", "created", "n_vertices", "n_edges")
 DISTANCE_ATTRIBUTES = ("graph_digest", "n")
