@@ -22,7 +22,7 @@ from pipeline import __version__
 from pipeline.cli_options import build_dir_option, config_option, input_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.runtime.errors import LitpathError
-from pipeline.files import write_atomically
+from pipeline.runtime.files import write_atomically
 
 COMMANDS_GROUP = "litpath.commands"
 

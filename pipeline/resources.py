@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pipeline.files import write_atomically
+from pipeline.runtime.files import write_atomically
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.config import REPO_ROOT
-from pipeline.files import write_atomically
+from pipeline.runtime.files import write_atomically
 from pipeline.tables import ALL_TABLES
 
 SCHEMAS_DIR = REPO_ROOT / "schemas"

@@ -247,7 +247,7 @@ def _run(graph_bp: Path, output: Path, solver: dict, plan: GraphPlan, sources: l
 
 
 def _write_json(path: Path, data: dict) -> None:
-    from pipeline.files import write_atomically
+    from pipeline.runtime.files import write_atomically
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

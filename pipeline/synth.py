@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.files import write_atomically
+from pipeline.runtime.files import write_atomically
 
 PMID_BASE = 10_000_000
 DOCS_PER_PREDICATION = 5

@@ -1,4 +1,4 @@
-"""pipeline.files: the atomic write of small records and the cap on a physical line's length."""
+"""pipeline.runtime.files: the atomic write of small records and the cap on a physical line's length."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from pipeline import files
-from pipeline.files import LineLengthCap, line_number_at, write_atomically
+from pipeline.runtime.files import LineLengthCap, line_number_at, write_atomically
 
 
 class TooLong(Exception):

@@ -49,7 +49,7 @@ import pyarrow.parquet as pq
 
 from pipeline.columnar import sort_keys, split_keys, sum_by_key
 from pipeline.config import load_schema, validate_config
-from pipeline.files import write_atomically
+from pipeline.runtime.files import write_atomically
 from pipeline.graph import spill, weights
 from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table

@@ -35,7 +35,7 @@ from isal import igzip, isal_zlib
 
 from pipeline import tables
 from pipeline.runtime.errors import LitpathError
-from pipeline.files import LineLengthCap, line_number_at
+from pipeline.runtime.files import LineLengthCap, line_number_at
 from pipeline.progress import Progress
 
 BATCH_ROWS = 100_000
@@ -146,7 +146,7 @@ class InputFile:
 
     def line_stream(self, buffered: bool = True) -> BinaryIO:
         """:meth:`binary` for a line-based reader: a physical line longer than
-        :data:`pipeline.files.MAX_LINE_BYTES` raises IngestError naming the file, the line and
+        :data:`pipeline.runtime.files.MAX_LINE_BYTES` raises IngestError naming the file, the line and
         the byte where it starts, instead of being buffered whole (a dump without line ends
         would exhaust memory). ``buffered``: behind a 1 MiB buffer, for a reader that asks for
         small pieces (:class:`io.TextIOWrapper`)."""
@@ -160,7 +160,7 @@ class InputFile:
         which = f"line {line:,} (from {start})" if line is not None else f"the line from {start}"
         return IngestError(
             f"{self.path}: {which} runs past {max_line_bytes:,} bytes without a line end, the most a "
-            "line may hold (pipeline.files.MAX_LINE_BYTES); the file is damaged or not a line-based dump"
+            "line may hold (pipeline.runtime.files.MAX_LINE_BYTES); the file is damaged or not a line-based dump"
         )
 
     def head(self, n: int = 4) -> bytes:

@@ -63,7 +63,7 @@ import pyarrow.parquet as pq
 from pipeline import tables
 from pipeline.columnar import split_keys, sum_by_key
 from pipeline.config import check_setting, schema_of
-from pipeline.files import write_atomically
+from pipeline.runtime.files import write_atomically
 from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError
 from pipeline.progress import Progress
 from pipeline.resources import SpillFolder, memory_budget_bytes, spill_parent, sweep_stale_spills

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pipeline.files import write_atomically
+from pipeline.runtime.files import write_atomically
 from pipeline.ingest.base import IngestCounts, IngestError, IngestRun, InputFile
 from pipeline.ingest.registry import reader_for
 from pipeline.progress import Progress

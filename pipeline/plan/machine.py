@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from pipeline.runtime.errors import LitpathError
-from pipeline.files import write_atomically
+from pipeline.runtime.files import write_atomically
 from pipeline.plan.hypermod import Hyperbola
 
 REPO = Path(__file__).resolve().parents[2]

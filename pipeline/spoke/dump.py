@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.runtime.errors import LitpathError
-from pipeline.files import LineLengthCap, line_number_at
+from pipeline.runtime.files import LineLengthCap, line_number_at
 from pipeline.spoke.hetionet import Metaedge, label_of_kind
 
 FORMATS = ("hetionet", "csv")
@@ -98,7 +98,7 @@ def open_text(path: str | Path, errors: str = "strict") -> io.TextIOBase:
 
     ``errors="surrogateescape"`` keeps bytes that are not UTF-8 as lone surrogates, so that a
     reader can reject the line that holds them (see :func:`undecodable`) instead of failing
-    the whole file. A physical line longer than :data:`pipeline.files.MAX_LINE_BYTES` stops
+    the whole file. A physical line longer than :data:`pipeline.runtime.files.MAX_LINE_BYTES` stops
     the file with a DumpError naming its line and byte, instead of being buffered whole."""
     path = Path(path)
 
@@ -107,7 +107,7 @@ def open_text(path: str | Path, errors: str = "strict") -> io.TextIOBase:
         start = f"byte {offset:,}" + (" of the decompressed data" if path.suffix == ".gz" else "")
         reason = (
             f"the line from {start} runs past {max_line_bytes:,} bytes without a line end, the most a "
-            "line may hold (pipeline.files.MAX_LINE_BYTES); the file is damaged or not a dump"
+            "line may hold (pipeline.runtime.files.MAX_LINE_BYTES); the file is damaged or not a dump"
         )
         return DumpError(Rejection(str(path), line or 0, reason))
 

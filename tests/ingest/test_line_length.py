@@ -1,4 +1,4 @@
-"""A physical line longer than pipeline.files.MAX_LINE_BYTES stops a line-based reader with an
+"""A physical line longer than pipeline.runtime.files.MAX_LINE_BYTES stops a line-based reader with an
 IngestError naming the file, the line and the byte where it starts, plain or gzip, instead of
 being buffered whole (a dump without line ends would exhaust memory). The cap is patched small
 here; the lines of the real fixtures stay under it and read as before."""

@@ -167,7 +167,7 @@ def test_loader_refuses_properties_that_overwrite_configured_property_names(tmp_
 @pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("fmt, fixture", [("hetionet", "nodes.tsv"), ("csv", "mapping_nodes.csv")])
 def test_a_line_past_the_cap_stops_the_dump(tmp_path, monkeypatch, compress, fmt, fixture):
-    """A physical line longer than pipeline.files.MAX_LINE_BYTES (patched small here) is a
+    """A physical line longer than pipeline.runtime.files.MAX_LINE_BYTES (patched small here) is a
     DumpError naming file, line and byte, not a line buffered whole."""
     import gzip
 
