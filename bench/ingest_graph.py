@@ -109,7 +109,7 @@ def litpath_run(corpus: Path, out: Path, memory_gib: float = 0) -> dict:
     counts = json.loads((out / "ingest" / "predication" / "counts.json").read_text())
     record = json.loads((out / "graph" / "graph_counts.json").read_text())
     merge_counts = json.loads((out / "tables" / "counts.json").read_text())
-    from pipeline.resources import memory_budget_bytes
+    from pipeline.runtime.resources import memory_budget_bytes
 
     return {
         "memory_budget_gib": round(memory_budget_bytes({"resources": {"memory_gib": memory_gib}}) / 2**30, 2),

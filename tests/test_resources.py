@@ -17,7 +17,7 @@ import pytest
 from spills import stale_spill_folder
 
 from pipeline import resources
-from pipeline.resources import SPILL_OWNER, SpillFolder, sweep_stale_spills
+from pipeline.runtime.resources import SPILL_OWNER, SpillFolder, sweep_stale_spills
 
 # A stage in another process: makes a spill folder, fills it, says where it is, then waits
 # (to be killed, or to exit cleanly when its stdin closes).
@@ -25,7 +25,7 @@ STAGE = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from pipeline.resources import SpillFolder
+    from pipeline.runtime.resources import SpillFolder
     with SpillFolder(Path(sys.argv[1]), ".graph-spill-") as folder:
         (folder / "part-0000.bin").write_bytes(b"x" * 300_000)
         print(folder, flush=True)
@@ -48,7 +48,7 @@ def test_the_folder_of_a_killed_stage_is_swept_and_logged(tmp_path, caplog):
     os.kill(stage.pid, signal.SIGKILL)
     stage.wait()
     assert folder.is_dir()  # what a SIGKILL leaves: no cleanup ran
-    with caplog.at_level(logging.WARNING, logger="pipeline.resources"):
+    with caplog.at_level(logging.WARNING, logger="pipeline.runtime.resources"):
         freed = sweep_stale_spills(tmp_path)
     assert not folder.exists()
     assert freed >= 300_000

@@ -66,7 +66,7 @@ from pipeline.config import check_setting, schema_of
 from pipeline.runtime.files import write_atomically
 from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError
 from pipeline.progress import Progress
-from pipeline.resources import SpillFolder, memory_budget_bytes, spill_parent, sweep_stale_spills
+from pipeline.runtime.resources import SpillFolder, memory_budget_bytes, spill_parent, sweep_stale_spills
 
 SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}
 # The values of ingest.mention_source, as the config schema defines them.

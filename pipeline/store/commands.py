@@ -19,7 +19,7 @@ from pipeline.cli_options import (
 )
 from pipeline.connections import redact_uri, scrub
 from pipeline.runtime.files import write_atomically
-from pipeline.resources import memory_budget_bytes, spill_parent
+from pipeline.runtime.resources import memory_budget_bytes, spill_parent
 from pipeline.store.evidence import build_status
 from pipeline.store.mongo import load_build
 
