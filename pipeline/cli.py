@@ -74,7 +74,7 @@ class _CurrentStderr(logging.StreamHandler):
 def configure_logging(verbosity: int) -> None:
     """One stderr handler on the root logger. ``verbosity`` -1 (``-q``): warnings and errors;
     0: litpath's info; 1 (``-v``): litpath's debug; 2 (``-vv``): every library's debug.
-    Progress lines (:mod:`pipeline.progress`) are not log records and always print."""
+    Progress lines (:mod:`pipeline.runtime.progress`) are not log records and always print."""
     root = logging.getLogger()
     for handler in [h for h in root.handlers if isinstance(h, _CurrentStderr)]:
         root.removeHandler(handler)

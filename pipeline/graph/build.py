@@ -53,7 +53,7 @@ from pipeline.runtime.files import write_atomically
 from pipeline.graph import spill, weights
 from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
-from pipeline.progress import Progress
+from pipeline.runtime.progress import Progress
 from pipeline.runtime.resources import (
     SpillFolder,
     memory_budget_bytes,

@@ -36,7 +36,7 @@ from isal import igzip, isal_zlib
 from pipeline import tables
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.files import LineLengthCap, line_number_at
-from pipeline.progress import Progress
+from pipeline.runtime.progress import Progress
 
 BATCH_ROWS = 100_000
 

@@ -65,7 +65,7 @@ from pipeline.columnar import split_keys, sum_by_key
 from pipeline.config import check_setting, schema_of
 from pipeline.runtime.files import write_atomically
 from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError
-from pipeline.progress import Progress
+from pipeline.runtime.progress import Progress
 from pipeline.runtime.resources import SpillFolder, memory_budget_bytes, spill_parent, sweep_stale_spills
 
 SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}

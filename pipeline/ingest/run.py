@@ -27,7 +27,7 @@ from typing import Any
 from pipeline.runtime.files import write_atomically
 from pipeline.ingest.base import IngestCounts, IngestError, IngestRun, InputFile
 from pipeline.ingest.registry import reader_for
-from pipeline.progress import Progress
+from pipeline.runtime.progress import Progress
 
 # While a file is read, Python's cyclic garbage collector runs every this many seconds instead of
 # after every 700 new container objects. The readers make millions of short-lived tuples and

@@ -41,7 +41,7 @@ from typing import Any, Literal
 import neo4j
 from neo4j.exceptions import ClientError, Neo4jError
 
-from pipeline.progress import Progress
+from pipeline.runtime.progress import Progress
 from pipeline.spoke.dump import DumpError, EdgeRow, NodeRow, Rejection, read_edges, read_nodes
 from pipeline.spoke.hetionet import Metaedge
 from pipeline.store.neo4j import GraphNaming, is_timeout, query_timeout_of, quote, timeout_error

@@ -25,8 +25,8 @@ from pipeline.store.mongo import load_build
 
 
 def _progress_printer(every_s: float = 5.0):
-    """Progress lines with an ETA per collection loaded (pipeline.progress)."""
-    from pipeline.progress import Progress
+    """Progress lines with an ETA per collection loaded (pipeline.runtime.progress)."""
+    from pipeline.runtime.progress import Progress
 
     lines: dict[str, Progress] = {}
 
