@@ -35,7 +35,7 @@ from typing import Any
 
 from pipeline.cluster import launcher_command
 from pipeline.runtime.errors import LitpathError
-from pipeline.process import ProcessError, terminate_session
+from pipeline.runtime.process import ProcessError, terminate_session
 
 REPO = Path(__file__).resolve().parents[1]
 SOLVER_DIR = REPO / "solver"
@@ -61,7 +61,7 @@ class SolverError(LitpathError, RuntimeError):
 
 def stop_job(proc: subprocess.Popen, grace: float = 10.0) -> None:
     """Stop an MPI launcher started with ``start_new_session=True`` and every rank it started
-    (:func:`pipeline.process.terminate_session`); ranks that survive SIGKILL are a SolverError."""
+    (:func:`pipeline.runtime.process.terminate_session`); ranks that survive SIGKILL are a SolverError."""
     try:
         terminate_session(proc, grace)
     except ProcessError as exc:
@@ -360,7 +360,7 @@ def run_solver(
         echo = on_progress or (lambda line: print(line, file=sys.stderr, flush=True))
         echo(f"launching: {shlex.join(cmd)}")
         log_tail: collections.deque[str] = collections.deque(maxlen=60)
-        # A session of its own, so that stop_job can find every rank (pipeline.process.session_processes).
+        # A session of its own, so that stop_job can find every rank (pipeline.runtime.process.session_processes).
         proc = subprocess.Popen(
             cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
         )

@@ -300,7 +300,7 @@ def test_every_domain_error_is_a_litpath_error() -> None:
     from pipeline.plan.calibrate import CalibrationError
     from pipeline.plan.machine import MachineError
     from pipeline.plan.methods import PlanError
-    from pipeline.process import ProcessError
+    from pipeline.runtime.process import ProcessError
     from pipeline.solve import SolverError
     from pipeline.spoke.dump import DumpError
     from pipeline.sssp import SsspError

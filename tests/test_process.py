@@ -1,5 +1,5 @@
 """The process helpers the local servers, the local Slurm cluster and the solver launcher share
-(pipeline/process.py), on real child processes."""
+(pipeline/runtime/process.py), on real child processes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pipeline.process import (
+from pipeline.runtime.process import (
     PidFile,
     ProcessError,
     free_port,
@@ -150,7 +150,7 @@ def test_terminate_session_stops_the_launcher_and_what_it_left_behind() -> None:
 
 
 def test_terminate_session_reports_survivors(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pipeline.process as process
+    import pipeline.runtime.process as process
 
     launcher = start_sleeper(start_new_session=True)
     # A process the session scan keeps finding however often it is SIGKILLed (stuck in the

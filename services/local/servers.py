@@ -67,7 +67,7 @@ from urllib.parse import quote
 
 import psutil
 
-from pipeline.process import LOOPBACK, PidFile, free_port, log_tail, terminate
+from pipeline.runtime.process import LOOPBACK, PidFile, free_port, log_tail, terminate
 
 LOCAL_DIR = Path(__file__).resolve().parent
 REPO_ROOT = LOCAL_DIR.parents[1]

@@ -45,7 +45,7 @@ import click
 import psutil
 
 from pipeline.cluster import SYSTEM_CONF
-from pipeline.process import PidFile, free_port, log_tail, terminate
+from pipeline.runtime.process import PidFile, free_port, log_tail, terminate
 
 LOCAL_DIR = Path(__file__).resolve().parent
 REPO_ROOT = LOCAL_DIR.parents[1]

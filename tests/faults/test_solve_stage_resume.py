@@ -23,7 +23,7 @@ import pytest
 import yaml
 from solver.conftest import random_graph
 
-from pipeline.process import session_processes
+from pipeline.runtime.process import session_processes
 
 pytestmark = [pytest.mark.faults, pytest.mark.mpi]
 

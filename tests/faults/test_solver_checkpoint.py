@@ -19,7 +19,7 @@ import pytest
 from solver.conftest import random_graph
 
 from pipeline.bpfiles import bp_reader
-from pipeline.process import session_processes
+from pipeline.runtime.process import session_processes
 from pipeline.solve import SolverError, mpirun_command, run_solver, stop_job
 
 pytestmark = [pytest.mark.faults, pytest.mark.mpi]

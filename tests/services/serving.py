@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from pipeline.process import free_port, log_tail
+from pipeline.runtime.process import free_port, log_tail
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from build_fixture import make_build
 from scipy.sparse.csgraph import dijkstra
 from serving import ServiceDidNotStart, running_service
 
-from pipeline.process import free_port
+from pipeline.runtime.process import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -26,7 +26,7 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, ClientError, ConstraintError
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
-from pipeline.process import free_port
+from pipeline.runtime.process import free_port
 from services.local import servers
 from services.local.servers import REPO_ROOT, MongoServer, Neo4jServer, ServerError, StartupClock, build_jars
 
