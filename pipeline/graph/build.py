@@ -47,7 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from pipeline.columnar import sort_keys, split_keys, sum_by_key
+from pipeline.runtime.columnar import sort_keys, split_keys, sum_by_key
 from pipeline.config import load_schema, validate_config
 from pipeline.runtime.files import write_atomically
 from pipeline.graph import spill, weights

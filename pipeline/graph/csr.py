@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columnar import argsort_keys
+from pipeline.runtime.columnar import argsort_keys
 from pipeline.sssp import SsspError, symmetric_csr_arrays
 from pipeline.tables import EDGE_KINDS
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from pipeline.columnar import argsort_keys
+from pipeline.runtime.columnar import argsort_keys
 from pipeline.graph.csr import DIGEST_VERSION, hash_vertex_keys
 
 _COLUMNS = (("src", np.int64), ("dst", np.int64), ("kind", np.uint8), ("value", np.float64))

@@ -61,7 +61,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import tables
-from pipeline.columnar import split_keys, sum_by_key
+from pipeline.runtime.columnar import split_keys, sum_by_key
 from pipeline.config import check_setting, schema_of
 from pipeline.runtime.files import write_atomically
 from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError

@@ -1,4 +1,4 @@
-"""The int64 sorting helpers of pipeline.columnar and the symmetric CSR of pipeline.graph.csr against
+"""The int64 sorting helpers of pipeline.runtime.columnar and the symmetric CSR of pipeline.graph.csr against
 plain numpy."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.columnar import (
+from pipeline.runtime.columnar import (
     TWO_THREAD_SORT_MIN,
     _mostly_ascending,
     _ordered_at_large,

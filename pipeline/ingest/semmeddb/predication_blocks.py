@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from pipeline.columnar import split_keys, sum_by_key
+from pipeline.runtime.columnar import split_keys, sum_by_key
 from pipeline.ingest.base import IngestRun, InputFile, Prefetch, reject_utf16
 from pipeline.ingest.semmeddb.fields import PREDICATION_COLUMNS, dump_records, parse_cui_field
 from pipeline.ingest.semmeddb.predication import ORDER_STEP, PredicationRows
