@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline import resources
+from pipeline.runtime import resources
 
 
 def dead_pid() -> int:

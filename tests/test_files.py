@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from pipeline import files
+from pipeline.runtime import files
 from pipeline.runtime.files import LineLengthCap, line_number_at, write_atomically
 
 
@@ -60,7 +60,7 @@ def test_a_killed_writer_leaves_the_old_record_whole(tmp_path):
     script = textwrap.dedent(
         f"""
         import os, signal
-        from pipeline import files
+        from pipeline.runtime import files
         real_fsync = os.fsync
         def die(fd):  # the new text is in the temporary file, not yet fsynced nor renamed
             os.kill(os.getpid(), signal.SIGKILL)

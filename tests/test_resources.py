@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from spills import stale_spill_folder
 
-from pipeline import resources
+from pipeline.runtime import resources
 from pipeline.runtime.resources import SPILL_OWNER, SpillFolder, sweep_stale_spills
 
 # A stage in another process: makes a spill folder, fills it, says where it is, then waits

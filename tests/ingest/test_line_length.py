@@ -9,7 +9,7 @@ import gzip
 
 import pytest
 
-from pipeline import files
+from pipeline.runtime import files
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.run import ingest_file
 

@@ -57,7 +57,7 @@ def test_machine_file_round_trips(toy_machine, tmp_path):
 def test_a_calibration_that_fails_mid_write_keeps_the_old_machine_file(toy_machine, tmp_path, monkeypatch):
     """The file every later plan reads is replaced whole or not at all (a truncated one would
     fail them all with MachineError until someone deleted it)."""
-    from pipeline import files
+    from pipeline.runtime import files
 
     path = toy_machine.save(tmp_path / "toy.yaml")
     before = path.read_text()

@@ -171,7 +171,7 @@ def test_a_line_past_the_cap_stops_the_dump(tmp_path, monkeypatch, compress, fmt
     DumpError naming file, line and byte, not a line buffered whole."""
     import gzip
 
-    from pipeline import files
+    from pipeline.runtime import files
 
     reference = list(read_nodes(SPOKE / fixture, fmt))
     monkeypatch.setattr(files, "MAX_LINE_BYTES", 1000)
