@@ -24,9 +24,9 @@ import click
 from pipeline.cli_options import build_id_option, config_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.connections import redact_config
+from pipeline.ingest.registry import KINDS
 from pipeline.runtime.files import fsync_dir as _fsync_dir
 from pipeline.runtime.files import write_atomically as _write_atomically
-from pipeline.ingest.registry import KINDS
 
 # The input kinds are the ingest readers' (one reader per kind).
 INPUT_KINDS = KINDS

@@ -49,8 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.runtime.errors import LitpathError
 from pipeline.paths import Adjacency
+from pipeline.runtime.errors import LitpathError
 
 REPO = Path(__file__).resolve().parents[1]
 LIBRARY_ENV = "LITPATH_SSSP_LIB"

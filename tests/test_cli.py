@@ -295,11 +295,11 @@ def test_every_domain_error_is_a_litpath_error() -> None:
     """The errors a user acts on share one base, so that `litpath` prints each as one line."""
     from pipeline.cluster import ClusterCheckError
     from pipeline.config import ConfigError
-    from pipeline.runtime.errors import LitpathError
     from pipeline.ingest.base import IngestError
     from pipeline.plan.calibrate import CalibrationError
     from pipeline.plan.machine import MachineError
     from pipeline.plan.methods import PlanError
+    from pipeline.runtime.errors import LitpathError
     from pipeline.runtime.process import ProcessError
     from pipeline.solve import SolverError
     from pipeline.spoke.dump import DumpError

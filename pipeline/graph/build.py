@@ -47,12 +47,12 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from pipeline.runtime.columnar import sort_keys, split_keys, sum_by_key
 from pipeline.config import load_schema, validate_config
-from pipeline.runtime.files import write_atomically
 from pipeline.graph import spill, weights
 from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
+from pipeline.runtime.columnar import sort_keys, split_keys, sum_by_key
+from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
 from pipeline.runtime.resources import (
     SpillFolder,

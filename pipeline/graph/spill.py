@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from pipeline.runtime.columnar import argsort_keys
 from pipeline.graph.csr import DIGEST_VERSION, hash_vertex_keys
+from pipeline.runtime.columnar import argsort_keys
 
 _COLUMNS = (("src", np.int64), ("dst", np.int64), ("kind", np.uint8), ("value", np.float64))
 ENTRY_BYTES = sum(np.dtype(t).itemsize for _, t in _COLUMNS)

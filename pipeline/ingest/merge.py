@@ -61,10 +61,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import tables
-from pipeline.runtime.columnar import split_keys, sum_by_key
 from pipeline.config import check_setting, schema_of
-from pipeline.runtime.files import write_atomically
 from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError
+from pipeline.runtime.columnar import split_keys, sum_by_key
+from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
 from pipeline.runtime.resources import SpillFolder, memory_budget_bytes, spill_parent, sweep_stale_spills
 

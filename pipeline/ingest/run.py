@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pipeline.runtime.files import write_atomically
 from pipeline.ingest.base import IngestCounts, IngestError, IngestRun, InputFile
 from pipeline.ingest.registry import reader_for
+from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
 
 # While a file is read, Python's cyclic garbage collector runs every this many seconds instead of

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.runtime.errors import LitpathError
 from pipeline.plan.hypermod import Hyperbola, fit_hyperbola
 from pipeline.plan.machine import (
     BROADCAST_VARIANTS,
@@ -35,6 +34,7 @@ from pipeline.plan.machine import (
     describe_this_machine,
     physical_memory_bytes,
 )
+from pipeline.runtime.errors import LitpathError
 
 DEFAULT_TILES = (32, 64, 128, 256, 512)
 DEFAULT_LOCALS = (256, 512, 1024, 2048, 3072, 4096)

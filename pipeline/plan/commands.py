@@ -16,10 +16,10 @@ from pathlib import Path
 import click
 
 from pipeline.cli_options import option, report_option
-from pipeline.runtime.files import write_atomically
 from pipeline.plan.machine import BROADCAST_VARIANTS, MACHINES_DIR, MachineError, load_machine
 from pipeline.plan.model import SolverConfig
 from pipeline.plan.search import candidates
+from pipeline.runtime.files import write_atomically
 
 
 def _machine(path: str | None):

@@ -36,9 +36,9 @@ from typing import Any
 
 import yaml
 
+from pipeline.plan.hypermod import Hyperbola
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.files import write_atomically
-from pipeline.plan.hypermod import Hyperbola
 
 REPO = Path(__file__).resolve().parents[2]
 MACHINES_DIR = REPO / "config" / "machines"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pipeline.graph.csr import CSR, symmetric_csr, symmetric_csr_numpy
 from pipeline.runtime.columnar import (
     TWO_THREAD_SORT_MIN,
     _mostly_ascending,
@@ -16,7 +17,6 @@ from pipeline.runtime.columnar import (
     split_keys,
     sum_by_key,
 )
-from pipeline.graph.csr import CSR, symmetric_csr, symmetric_csr_numpy
 from pipeline.sssp import symmetric_csr_arrays
 
 

@@ -9,9 +9,9 @@ import gzip
 
 import pytest
 
-from pipeline.runtime import files
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.run import ingest_file
+from pipeline.runtime import files
 
 from .helpers import DATA
 

@@ -31,10 +31,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from pipeline.runtime.columnar import split_keys, sum_by_key
 from pipeline.ingest.base import IngestRun, InputFile, Prefetch, reject_utf16
 from pipeline.ingest.semmeddb.fields import PREDICATION_COLUMNS, dump_records, parse_cui_field
 from pipeline.ingest.semmeddb.predication import ORDER_STEP, PredicationRows
+from pipeline.runtime.columnar import split_keys, sum_by_key
 
 BLOCK_BYTES = 8 << 20  # the default block size
 PARSE_AHEAD = 2  # blocks parsed and checked ahead, in as many threads
