@@ -18,7 +18,7 @@ import yaml
 
 from pipeline.runtime.errors import LitpathError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = REPO_ROOT / "schemas" / "config.schema.yaml"
 
 
