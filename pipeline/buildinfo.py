@@ -23,7 +23,7 @@ import click
 
 from pipeline.cli_options import build_id_option, config_option, option
 from pipeline.config import ConfigError, load_config
-from pipeline.connections import redact_config
+from pipeline.config.connections import redact_config
 from pipeline.ingest.registry import KINDS
 from pipeline.runtime.files import fsync_dir as _fsync_dir
 from pipeline.runtime.files import write_atomically as _write_atomically
@@ -153,7 +153,7 @@ def build_id(inputs: list[InputFile], config: dict[str, Any]) -> str:
 def write_build_config(path: str | Path, config: dict[str, Any], inputs: list[list[str]]) -> None:
     """The resolved configuration of one build, with its inputs; stages read this file.
 
-    Credentials are removed first (:func:`pipeline.connections.redact_config`): this file is
+    Credentials are removed first (:func:`pipeline.config.connections.redact_config`): this file is
     copied into build.json, the logs and the MongoDB ``builds`` record.
     """
     import yaml

@@ -31,7 +31,7 @@ from typing import Any
 
 import click
 
-from pipeline.connections import (
+from pipeline.config.connections import (
     MONGO_URI_ENV,
     NEO4J_PASSWORD_ENV,
     NEO4J_QUERY_TIMEOUT_ENV,
@@ -166,7 +166,7 @@ def mongo_database_option(*, old: Sequence[str] = ()) -> Decorator:
 
 def neo4j_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--neo4j-uri/user/password/database/query-timeout and the graph's property names, passed to
-    the command as ``neo4j`` (:class:`~pipeline.connections.Neo4jSettings`); the environment fills
+    the command as ``neo4j`` (:class:`~pipeline.config.connections.Neo4jSettings`); the environment fills
     the gaps."""
 
     @click.option("--neo4j-uri", help="Bolt URI (default $LITPATH_NEO4J_URI, else bolt://127.0.0.1:7687)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.config import schema_of
-from pipeline.connections import (
+from pipeline.config.connections import (
     NEO4J_QUERY_TIMEOUT_S,
     export_connection_settings,
     redact_config,

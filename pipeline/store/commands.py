@@ -17,7 +17,7 @@ from pipeline.cli_options import (
     report_option,
     tables_dir_option,
 )
-from pipeline.connections import redact_uri, scrub
+from pipeline.config.connections import redact_uri, scrub
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.resources import memory_budget_bytes, spill_parent
 from pipeline.store.evidence import build_status

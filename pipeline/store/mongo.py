@@ -45,7 +45,7 @@ from pymongo import ASCENDING, MongoClient, ReplaceOne, UpdateOne
 from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure
 
-from pipeline.connections import redact_config, redact_uri
+from pipeline.config.connections import redact_config, redact_uri
 from pipeline.runtime.resources import SpillFolder, memory_budget_bytes, sweep_stale_spills
 from pipeline.store.evidence import evidence_id
 from pipeline.tables import table_path

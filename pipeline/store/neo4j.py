@@ -3,7 +3,7 @@
 Settings come from arguments, then the environment (``LITPATH_NEO4J_URI``,
 ``LITPATH_NEO4J_USER``, ``LITPATH_NEO4J_PASSWORD``, ``LITPATH_NEO4J_DATABASE``), then
 defaults. The password is never part of a message, a ``repr`` or a log line; URIs are
-shown with any ``user:password@`` part redacted (:func:`pipeline.connections.redact_uri`).
+shown with any ``user:password@`` part redacted (:func:`pipeline.config.connections.redact_uri`).
 :func:`connect` is the one way litpath makes a driver: the CLI commands and the path service.
 
 The graph's naming is configurable for servers that do not follow SPOKE's: by default
@@ -26,7 +26,7 @@ from contextlib import contextmanager
 import neo4j
 from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
 
-from pipeline.connections import (
+from pipeline.config.connections import (
     NEO4J_DEFAULT_URI,
     NEO4J_ENV,
     NEO4J_PASSWORD_ENV,
@@ -38,7 +38,7 @@ from pipeline.connections import (
     scrub,
 )
 
-# The settings live in pipeline.connections (the command-line options build them without
+# The settings live in pipeline.config.connections (the command-line options build them without
 # importing the driver); these names stay here for the modules that import them from this one.
 ENV_URI = NEO4J_ENV["uri"]
 ENV_USER = NEO4J_ENV["user"]

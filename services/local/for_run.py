@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import ConfigError, load_config
-from pipeline.connections import MONGO_URI_ENV, NEO4J_DEFAULT_URI, NEO4J_ENV, redact_uri
+from pipeline.config.connections import MONGO_URI_ENV, NEO4J_DEFAULT_URI, NEO4J_ENV, redact_uri
 from services.local.servers import ServerError, default_port, make_server
 
 MODES = ("auto", "local", "external")

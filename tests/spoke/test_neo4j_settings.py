@@ -7,7 +7,7 @@ import socket
 import pytest
 from click.testing import CliRunner
 
-from pipeline.connections import redact_uri
+from pipeline.config.connections import redact_uri
 from pipeline.spoke.commands import build_mapping, load_spoke
 from pipeline.store.neo4j import GraphNaming, Neo4jSettings, Neo4jUnavailable, connect
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from pymongo import MongoClient
 
-from pipeline.connections import redact_uri
+from pipeline.config.connections import redact_uri
 from pipeline.graph.build import build_graph
 from pipeline.store.commands import load_mongo_command
 from pipeline.store.evidence import evidence_for_pairs, evidence_id

@@ -13,7 +13,7 @@ import shlex
 
 from pipeline.buildinfo import build_id, resolve_inputs
 from pipeline.config import refuse_sample_files
-from pipeline.connections import export_connection_settings, redact_config
+from pipeline.config.connections import export_connection_settings, redact_config
 from pipeline.ingest.run import export_quarantine_ceiling
 
 # Before anything is hashed or run: a config of one's own must not still name sample files.
