@@ -321,7 +321,7 @@ def _check_account(
 
 
 # ---------------------------------------------------------------------------------------------
-# Command line (registered in pipeline/cli.py)
+# Command line (registered in pipeline/cli/__init__.py)
 
 
 @click.command("check-cluster")

@@ -1,4 +1,4 @@
-"""The `litpath` root command (pipeline/cli.py): sections in its help, --version, logging set up
+"""The `litpath` root command (pipeline/cli/__init__.py): sections in its help, --version, logging set up
 once by -v/-q, and commands that plugins add through the ``litpath.commands`` entry points."""
 
 from __future__ import annotations
