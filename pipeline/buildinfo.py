@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from pipeline.cli_options import build_id_option, config_option, option
+from pipeline.cli.options import build_id_option, config_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.config.connections import redact_config
 from pipeline.ingest.registry import KINDS

@@ -171,7 +171,7 @@ def test_log_records_go_to_stderr_once_however_often_logging_is_configured(capsy
     assert "quiet now" not in err and "WARNING pipeline.test_cli: still warned" in err
 
 
-# Every option renamed to the one vocabulary (pipeline/cli_options.py): command -> {old: new}.
+# Every option renamed to the one vocabulary (pipeline/cli/options.py): command -> {old: new}.
 RENAMED = {
     "ingest": {"--out-dir": "--out"},
     "merge": {"--out-dir": "--out"},
@@ -195,7 +195,7 @@ def _commands() -> dict[str, click.Command]:
 
 
 def test_the_renamed_options_are_these() -> None:
-    from pipeline.cli_options import RenamedOption
+    from pipeline.cli.options import RenamedOption
 
     found = {}
     for name, command in _commands().items():

@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from pipeline import __version__
-from pipeline.cli_options import build_dir_option, config_option, input_option, option
+from pipeline.cli.options import build_dir_option, config_option, input_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.files import write_atomically

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from pipeline.cli_options import (
+from pipeline.cli.options import (
     build_dir_option,
     mongo_database_option,
     mongo_uri_option,

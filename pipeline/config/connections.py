@@ -127,7 +127,7 @@ def query_timeout(value: float | str, source: str) -> float | None:
 
 # Neo4j's settings: where it is, who connects, and how its graph is spelled. They are plain data,
 # here rather than in pipeline.store.neo4j (which connects, and re-exports them) so that the
-# commands' shared options (pipeline.cli_options) can build them below every stage.
+# commands' shared options (pipeline.cli.options) can build them below every stage.
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

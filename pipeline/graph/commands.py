@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli_options import config_option, out_option, tables_dir_option
+from pipeline.cli.options import config_option, out_option, tables_dir_option
 from pipeline.config import ConfigError, load_config, validate_config
 from pipeline.graph.build import build_graph
 

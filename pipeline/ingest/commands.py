@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import yaml
 
-from pipeline.cli_options import config_option, input_option, out_option
+from pipeline.cli.options import config_option, input_option, out_option
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.merge import MENTION_SOURCES, merge_ingested
 from pipeline.ingest.registry import KINDS

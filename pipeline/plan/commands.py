@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli_options import option, report_option
+from pipeline.cli.options import option, report_option
 from pipeline.plan.machine import BROADCAST_VARIANTS, MACHINES_DIR, MachineError, load_machine
 from pipeline.plan.model import SolverConfig
 from pipeline.plan.search import candidates

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli_options import neo4j_options, out_option, report_option
+from pipeline.cli.options import neo4j_options, out_option, report_option
 from pipeline.runtime.files import write_atomically
 from pipeline.spoke.dump import FORMATS, DumpError
 from pipeline.store.neo4j import Neo4jSettings, Neo4jUnavailable, open_driver

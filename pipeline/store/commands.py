@@ -9,7 +9,7 @@ import click
 import yaml
 from pymongo.errors import PyMongoError
 
-from pipeline.cli_options import (
+from pipeline.cli.options import (
     build_id_option,
     mongo_database_option,
     mongo_uri_option,

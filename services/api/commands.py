@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from pipeline.cli_options import build_id_option, results_dir_option
+from pipeline.cli.options import build_id_option, results_dir_option
 
 
 @click.command()
