@@ -348,7 +348,3 @@ def main() -> None:
             traceback.print_exc()
         click.echo(f"litpath: error: {exc}", err=True)
         sys.exit(2 if isinstance(exc, (ConfigError, FileNotFoundError, PermissionError)) else exc.exit_code)
-
-
-if __name__ == "__main__":
-    main()
