@@ -1,4 +1,4 @@
-"""Opening a build folder (pipeline/builds.py): one function for the compare CLI and the path
+"""Opening a build folder (pipeline/query/build.py): one function for the compare CLI and the path
 service, with the behaviour on mismatched distances chosen by the caller."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline.builds import (
+from pipeline.query.build import (
     BuildMismatch,
     GraphUnavailable,
     open_build,

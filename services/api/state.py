@@ -1,7 +1,7 @@
 """The heavy handles of one served build, opened once in the app's lifespan.
 
 A build is served only as a whole: its distances must carry the graph digest of the graph
-the paths are walked on. The build is opened by :func:`pipeline.builds.open_build`, as
+the paths are walked on. The build is opened by :func:`pipeline.query.build.open_build`, as
 the comparison opens it, with mismatched distances marked stale: a build that fails to load,
 or whose digests disagree, leaves the service up (``/v1/health`` answers) with ``/v1/ready``
 at 503 and every distance query refused with the reason -- never an answer from mismatched
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline import sssp
-from pipeline.builds import Build, GraphUnavailable, open_build, resolve_build_dir
+from pipeline.query.build import Build, GraphUnavailable, open_build, resolve_build_dir
 from pipeline.graphs import Graph, GraphStale
 from pipeline.paths import Tolerance
 from pipeline.store import evidence
@@ -102,7 +102,7 @@ def concept_index(build: Build) -> ConceptIndex:
 
 @dataclass
 class ServedBuild:
-    """The served build (:class:`pipeline.builds.Build`: its ``full`` and ``cooccurrence``
+    """The served build (:class:`pipeline.query.build.Build`: its ``full`` and ``cooccurrence``
     graphs) with the service's concept index; its errors are the API's (503 with the reason)."""
 
     build: Build
