@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "on_demand_paths.md"))
     args = parser.parse_args()
 
-    from pipeline.graphs import open_graph
+    from pipeline.query.graph import open_graph
 
     results = Path(args.results_dir).resolve()
     graph = open_graph(results / "builds" / args.build, "full")

@@ -427,7 +427,7 @@ def example_pair(build_dir: Path) -> tuple[str, str] | None:
     the first concept and the farthest concept it reaches (by the stored row or on demand)."""
     import numpy as np
 
-    from pipeline.graphs import open_graph
+    from pipeline.query.graph import open_graph
 
     graph = open_graph(build_dir, "full")
     try:

@@ -18,7 +18,7 @@ from pipeline.query.build import (
     resolve_build_dir,
 )
 from pipeline.compare.commands import compare
-from pipeline.graphs import GraphStale
+from pipeline.query.graph import GraphStale
 
 # tests/services/build_fixture.py is a module, not a package: loaded by path, registered under
 # the name the service tests import it by (its dataclasses look their module up there).

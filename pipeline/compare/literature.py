@@ -1,6 +1,6 @@
 """The literature side: shortest paths of one of a build's graphs, as concept sequences with per-hop evidence.
 
-Paths come from :meth:`pipeline.graphs.Graph.path` -- the same queries the path service
+Paths come from :meth:`pipeline.query.graph.Graph.path` -- the same queries the path service
 answers: walked over the stored distances when they cover the pair, else by an exact
 bidirectional Dijkstra. The comparison runs on the *co-occurrence graph* by default
 (concepts and concept--concept edges only, as in the paper); on the full graph, abstracts on
@@ -62,7 +62,7 @@ class LiteraturePath:
 
 
 class PathFinder:
-    """Literature paths between concepts of one graph (:class:`pipeline.graphs.Graph`)."""
+    """Literature paths between concepts of one graph (:class:`pipeline.query.graph.Graph`)."""
 
     def __init__(self, graph: Any):
         self.graph = graph

@@ -226,7 +226,7 @@ def run_comparison(
     settings: dict[str, Any] | None = None,
     semtypes: dict[str, list[str]] | None = None,
 ) -> CompareRun:
-    """Classify every pair of the query set's concepts on ``graph`` (:class:`pipeline.graphs.Graph`);
+    """Classify every pair of the query set's concepts on ``graph`` (:class:`pipeline.query.graph.Graph`);
     see :mod:`pipeline.compare.classify`.
 
     Pairs of two CUIs that map to one SPOKE node are trivially connected in SPOKE; they are
@@ -303,7 +303,7 @@ def provenance_path(path: str | Path, build_dir: str | Path) -> str:
 
 def given_path(concepts: list[str], graph=None) -> LiteraturePath:
     """A caller-given concept sequence as a literature path, each hop costed by the edge of
-    ``graph`` (:class:`pipeline.graphs.Graph`) that joins its two concepts; a hop that is no
+    ``graph`` (:class:`pipeline.query.graph.Graph`) that joins its two concepts; a hop that is no
     edge of the graph, or with no graph, has cost None."""
     hops = []
     for a, b in zip(concepts, concepts[1:], strict=False):
@@ -338,7 +338,7 @@ def classify_pair(comparator: Comparator, graph, source: str, target: str, *, mo
     """Classify the literature path between two concepts on ``graph`` against SPOKE: scenario 4
     (or none) when the graph does not join them.
 
-    Raises :class:`pipeline.graphs.GraphStale` when the graph's stored distances belong to
+    Raises :class:`pipeline.query.graph.GraphStale` when the graph's stored distances belong to
     another graph, even for a pair whose ends are not in the graph.
     """
     graph.require_fresh()

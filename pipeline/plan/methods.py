@@ -1,6 +1,6 @@
 """The plan before every solve: dense, rows or on-demand, per graph, with its predicted cost.
 
-A build has two graphs (:mod:`pipeline.graphs`). Before either is solved, :func:`plan_graph`
+A build has two graphs (:mod:`pipeline.query.graph`). Before either is solved, :func:`plan_graph`
 predicts, on the machine file that describes this machine (:func:`machine_for_planning`):
 
 ``dense``

@@ -2,7 +2,7 @@
 open a build (:mod:`pipeline.buildinfo` makes a build's identity and provenance; this reads it).
 
 :func:`resolve_build_dir` finds the folder (``<results>/latest`` or ``<results>/builds/<id>``,
-complete builds only); :func:`open_build` opens its graphs (:func:`pipeline.graphs.open_graph`,
+complete builds only); :func:`open_build` opens its graphs (:func:`pipeline.query.graph.open_graph`,
 one per scope) and gives a :class:`Build`, which also reads the build's concepts table.
 
 Stored distances that belong to another graph (another digest or size) are a *mismatch*, and
@@ -13,7 +13,7 @@ the caller says once what it means (``on_mismatch``):
     does this: a report built from mismatched artifacts is worse than none.
 ``"mark_stale"``
     the graph opens with ``stale_reason`` set, and every distance query on it raises
-    :class:`pipeline.graphs.GraphStale`. The path service does this: it stays up, reports the
+    :class:`pipeline.query.graph.GraphStale`. The path service does this: it stays up, reports the
     build as not ready, and answers distance queries with 503 and the reason.
 """
 
@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import pyarrow.parquet as pq
 
-from pipeline.graphs import SCOPES, Graph, open_graph, read_build_record
+from pipeline.query.graph import SCOPES, Graph, open_graph, read_build_record
 from pipeline.paths import DEFAULT_TOLERANCE, Tolerance
 
 OnMismatch = Literal["raise", "mark_stale"]
@@ -126,7 +126,7 @@ def open_build(
 
     A graph of ``optional`` that fails to open (builds made before the co-occurrence graph
     existed have none) is left out, with the reason in ``graph_errors``; any other graph that
-    fails raises what :func:`pipeline.graphs.open_graph` raised (FileNotFoundError, the ADIOS2
+    fails raises what :func:`pipeline.query.graph.open_graph` raised (FileNotFoundError, the ADIOS2
     readers' corrupt-file errors).
     """
     if on_mismatch not in ON_MISMATCH:

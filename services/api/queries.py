@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from pipeline.graphs import Graph, GraphStale, UnknownVertex
+from pipeline.query.graph import Graph, GraphStale, UnknownVertex
 from pipeline.paths import edge_kind
 from pipeline.store.evidence import evidence_for_pairs
 from services.api.errors import BuildUnavailable, PathInconsistent, UnknownKey

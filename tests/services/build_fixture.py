@@ -1,7 +1,7 @@
 """A small build folder in the pipeline's layout, with distances from scipy instead of the solver.
 
 Used by the path-service tests and ``bench/path_service.py``. The layout is the build
-contract (pipeline/graphs.py, docs/design.md §4):
+contract (pipeline/query/graph.py, docs/design.md §4):
 
     <results>/builds/<build_id>/graph/{vertices,edges}.parquet, graph/graph.bp, distances.bp,
     cooccurrence/{vertices,edges}.parquet, cooccurrence/graph.bp, cooccurrence/distances.bp,

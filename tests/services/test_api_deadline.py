@@ -18,7 +18,7 @@ from build_fixture import make_build
 from fastapi.testclient import TestClient
 
 from pipeline import sssp
-from pipeline.graphs import ON_DEMAND, Graph
+from pipeline.query.graph import ON_DEMAND, Graph
 from pipeline.paths import Adjacency
 from services.api.main import create_app
 from services.api.settings import Settings
