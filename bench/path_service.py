@@ -66,7 +66,7 @@ def percentiles(samples_s: list[float]) -> dict:
 def prepare_build(args) -> tuple[Path, list[str], object]:
     """(results_dir, vertex keys, adjacency) of the build to serve."""
     from pipeline.query.build import resolve_build_dir
-    from pipeline.paths import adjacency_from_graph_bp
+    from pipeline.query.paths import adjacency_from_graph_bp
 
     if args.results_dir:
         results = Path(args.results_dir)

@@ -21,7 +21,7 @@ What is measured (one run, one machine, one graph):
    Both must agree on the distance (rtol 1e-9).
 
 Zero-cost edges: scipy drops explicit zeros, so its graph stores them as the smallest
-positive double (``pipeline.paths.Adjacency.to_scipy``).
+positive double (``pipeline.query.paths.Adjacency.to_scipy``).
 
 Results are printed and appended to bench/results/sssp_rows.md and .json, with the CPU
 model, n, nnz, the date and the load average (other work may share the cores).
@@ -52,7 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pipeline import sssp  # noqa: E402
-from pipeline.paths import Adjacency, adjacency_from_edges  # noqa: E402
+from pipeline.query.paths import Adjacency, adjacency_from_edges  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 
@@ -99,7 +99,7 @@ def adjacency_from_mtx(path: Path) -> Adjacency:
 def load_graph(args, workdir: Path) -> tuple[Path, Adjacency, str]:
     """(the solver's input file, the same graph as an Adjacency, a description)."""
     if args.graph:
-        from pipeline.paths import adjacency_from_graph_bp
+        from pipeline.query.paths import adjacency_from_graph_bp
 
         adjacency, attrs = adjacency_from_graph_bp(args.graph)
         return (

@@ -2,7 +2,7 @@
 
 A ctypes wrapper of ``liblitpath_sssp.so`` (solver/core/sssp_c_api.h, built by ``make
 setup`` into ``solver/build``; ``$LITPATH_SSSP_LIB`` points elsewhere). Dijkstra on the CSR
-of a :class:`pipeline.paths.Adjacency`, distances accumulated in double:
+of a :class:`pipeline.query.paths.Adjacency`, distances accumulated in double:
 
 ``rows(adjacency, sources, threads=None)``
     float32[m, n] distance rows of m sources (OpenMP threads over the sources).
@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.paths import Adjacency
+from pipeline.query.paths import Adjacency
 from pipeline.runtime.errors import LitpathError
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Path reconstruction (pipeline.paths) against scipy.sparse.csgraph and hand-checked graphs."""
+"""Path reconstruction (pipeline.query.paths) against scipy.sparse.csgraph and hand-checked graphs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.sparse.csgraph import dijkstra
 
-from pipeline.paths import (
+from pipeline.query.paths import (
     Tolerance,
     adjacency_from_edges,
     edge_kind,

@@ -227,7 +227,7 @@ def random_csr(n: int, arcs_per_vertex: int, seed: int):
     """A random symmetric graph with ``n * arcs_per_vertex`` arcs and float32 costs (Adjacency)."""
     import numpy as np
 
-    from pipeline.paths import adjacency_from_edges
+    from pipeline.query.paths import adjacency_from_edges
 
     rng = np.random.default_rng(seed)
     m = n * arcs_per_vertex // 2

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import pyarrow.parquet as pq
 
 from pipeline.query.graph import SCOPES, Graph, open_graph, read_build_record
-from pipeline.paths import DEFAULT_TOLERANCE, Tolerance
+from pipeline.query.paths import DEFAULT_TOLERANCE, Tolerance
 
 OnMismatch = Literal["raise", "mark_stale"]
 ON_MISMATCH = ("raise", "mark_stale")

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
-from pipeline.paths import (
+from pipeline.query.paths import (
     DEFAULT_TOLERANCE,
     Adjacency,
     PathResult,

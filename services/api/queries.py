@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from pipeline.query.graph import Graph, GraphStale, UnknownVertex
-from pipeline.paths import edge_kind
+from pipeline.query.paths import edge_kind
 from pipeline.store.evidence import evidence_for_pairs
 from services.api.errors import BuildUnavailable, PathInconsistent, UnknownKey
 

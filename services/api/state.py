@@ -21,7 +21,7 @@ import pandas as pd
 from pipeline import sssp
 from pipeline.query.build import Build, GraphUnavailable, open_build, resolve_build_dir
 from pipeline.query.graph import Graph, GraphStale
-from pipeline.paths import Tolerance
+from pipeline.query.paths import Tolerance
 from pipeline.store import evidence
 from services.api.errors import BuildUnavailable, client_safe
 from services.api.pools import WorkerPool

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.graph.csr import graph_digest, kind_codes
-from pipeline.paths import adjacency_from_edges
+from pipeline.query.paths import adjacency_from_edges
 from pipeline.spoke.load import load_spoke
 from pipeline.spoke.mapping import _to_table, write_mapping
 from pipeline.store.adios import write_distances_bp, write_graph_bp

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.graph.csr import graph_digest, kind_codes
-from pipeline.paths import Adjacency, adjacency_from_edges
+from pipeline.query.paths import Adjacency, adjacency_from_edges
 from pipeline.store.adios import write_distances_bp, write_graph_bp
 from pipeline.tables import CONCEPTS, EDGE_KINDS, EDGES, VERTICES
 

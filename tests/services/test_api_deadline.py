@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from pipeline import sssp
 from pipeline.query.graph import ON_DEMAND, Graph
-from pipeline.paths import Adjacency
+from pipeline.query.paths import Adjacency
 from services.api.main import create_app
 from services.api.settings import Settings
 

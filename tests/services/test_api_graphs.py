@@ -49,7 +49,7 @@ def references(clients):
     _, build = clients
     full = dijkstra(build.adjacency.to_scipy(), directed=True)
     cc = build.edges.filter(build.edges.column("kind").to_numpy(zero_copy_only=False) == EDGE_KINDS[0])
-    from pipeline.paths import adjacency_from_edges
+    from pipeline.query.paths import adjacency_from_edges
 
     co = adjacency_from_edges(
         N_CONCEPTS, cc.column("src").to_numpy(), cc.column("dst").to_numpy(), cc.column("cost").to_numpy()
