@@ -12,8 +12,8 @@ What is measured (one run, one machine, one graph):
    solver's distances.bp must equal float32 of scipy's float64 (``allclose``, rtol 1e-6;
    the max abs difference and any reachability mismatch are reported).
    For a per-thread comparison the same rows are also timed in-process on one thread
-   (``pipeline.sssp.rows(..., threads=1)``).
-3. **On-demand pair queries** -- ``pipeline.sssp.shortest_path`` (bidirectional Dijkstra,
+   (``pipeline.query.sssp.rows(..., threads=1)``).
+3. **On-demand pair queries** -- ``pipeline.query.sssp.shortest_path`` (bidirectional Dijkstra,
    distance and path) on ``--pairs`` random pairs: p50/p99 ms. Peer: one
    ``scipy.sparse.csgraph.dijkstra(csr, indices=s)`` per query (scipy cannot stop at the
    target, so it solves the whole row); it is run on the first ``--scipy-pairs`` pairs
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         check = compare_rows(got, np.atleast_2d(reference))
         print(f"distances equal: {check['equal']} (max abs diff {check['max_abs_diff']:.3g})", flush=True)
         inprocess_s, _, _ = median_seconds(lambda: sssp.rows(adjacency, sources, threads=1), args.repeat)
-        print(f"pipeline.sssp.rows, 1 thread: {inprocess_s:.3f} s (median)", flush=True)
+        print(f"pipeline.query.sssp.rows, 1 thread: {inprocess_s:.3f} s (median)", flush=True)
 
         # 3. pair queries
         reverse = reverse_if_directed(adjacency)
@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         if not md.exists():
             md.write_text(
                 "# Distance rows and pair queries without the dense matrix (`bench/sssp_rows.py`)\n\n"
-                "apsp-fw --sources and pipeline.sssp (solver/core/sssp.cpp) against "
+                "apsp-fw --sources and pipeline.query.sssp (solver/core/sssp.cpp) against "
                 "scipy.sparse.csgraph.dijkstra, in the same run. Newest run last.\n"
             )
         with md.open("a") as handle:
@@ -346,7 +346,7 @@ def markdown(r: dict) -> str:
         f"{rows['ratio_scipy_over_apsp_fw_solve']:.2f}x |",
         f"| apsp-fw --sources, whole run (mpirun, read, write) | {rows['apsp_fw_wall_s']:.4g} | "
         f"{rows['scipy_s'] / rows['apsp_fw_wall_s']:.2f}x |",
-        f"| pipeline.sssp.rows, 1 thread (in-process) | {rows['sssp_rows_1_thread_s']:.4g} | "
+        f"| pipeline.query.sssp.rows, 1 thread (in-process) | {rows['sssp_rows_1_thread_s']:.4g} | "
         f"{rows['ratio_scipy_over_1_thread']:.2f}x |",
         f"| scipy.sparse.csgraph.dijkstra(indices=sources) | {rows['scipy_s']:.4g} | 1.00x |",
         "",
@@ -355,7 +355,7 @@ def markdown(r: dict) -> str:
         "",
         "| pair query (distance + path) | p50 ms | p99 ms | pairs |",
         "|---|---:|---:|---:|",
-        f"| pipeline.sssp.shortest_path (bidirectional Dijkstra) | {pairs['ours']['p50_ms']:.2f} | "
+        f"| pipeline.query.sssp.shortest_path (bidirectional Dijkstra) | {pairs['ours']['p50_ms']:.2f} | "
         f"{pairs['ours']['p99_ms']:.2f} | {pairs['ours']['count']} |",
         f"| scipy dijkstra(indices=s) per query (whole row) | {pairs['scipy']['p50_ms']:.2f} | "
         f"{pairs['scipy']['p99_ms']:.2f} | {pairs['scipy_pairs_run']} |",

@@ -303,7 +303,7 @@ def test_every_domain_error_is_a_litpath_error() -> None:
     from pipeline.runtime.process import ProcessError
     from pipeline.solve import SolverError
     from pipeline.spoke.dump import DumpError
-    from pipeline.sssp import SsspError
+    from pipeline.query.sssp import SsspError
     from pipeline.store.adios import DistancesCorrupt, GraphCorrupt
 
     for error in (ClusterCheckError, ConfigError, IngestError, CalibrationError, MachineError, PlanError,

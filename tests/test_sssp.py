@@ -1,4 +1,4 @@
-"""pipeline.sssp (liblitpath_sssp.so through ctypes) against scipy.sparse.csgraph.dijkstra.
+"""pipeline.query.sssp (liblitpath_sssp.so through ctypes) against scipy.sparse.csgraph.dijkstra.
 
 Fresh random graphs with the awkward parts: zero-cost edges, several components and
 isolated vertices, directed graphs searched backward on their reverse CSR.

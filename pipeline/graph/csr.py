@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.runtime.columnar import argsort_keys
-from pipeline.sssp import SsspError, symmetric_csr_arrays
+from pipeline.query.sssp import SsspError, symmetric_csr_arrays
 from pipeline.tables import EDGE_KINDS
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def symmetric_csr(n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarray) ->
     """Both directions of the undirected edges ``src < dst`` as CSR sorted by (row, column).
 
     Edges sorted by (src, dst), as the graph stage assembles them, are placed by one counting
-    pass in the compiled library (:func:`pipeline.sssp.symmetric_csr_arrays`, which checks the
+    pass in the compiled library (:func:`pipeline.query.sssp.symmetric_csr_arrays`, which checks the
     order as it counts; 22M edges at 10M predications in 0.8 s, 2 s with the first touch of its
     output, against about 3 s for numpy's stable sort of the destinations). Unsorted edges, or
     no library: :func:`symmetric_csr_numpy`.

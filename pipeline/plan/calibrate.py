@@ -244,7 +244,7 @@ def calibrate_sssp(
     cores: int, sizes=SSSP_SIZES, sources_per_size: int = 4, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Measure Dijkstra (the rows and on-demand methods' kernel, solver/core/sssp.cpp through
-    pipeline.sssp) on random graphs of growing size; fit seconds per (arc + vertex) of one
+    pipeline.query.sssp) on random graphs of growing size; fit seconds per (arc + vertex) of one
     search vs the graph's working-set bytes (see pipeline.plan.methods.SsspModel)."""
     import time
 

@@ -50,7 +50,7 @@ async def run_bounded(state: ServiceState, fn: Callable[..., T], *args, pool: st
 
     Past the deadline the client gets 504. Work still queued then is dropped without running.
     Work already running cannot be interrupted from outside (a Python thread cannot be
-    stopped), so it stops by itself: every on-demand search in it (pipeline.sssp) runs under
+    stopped), so it stops by itself: every on-demand search in it (pipeline.query.sssp) runs under
     the request's deadline and ends there, freeing the pool thread for the next request; other
     work takes :func:`deadline_of` as an argument (batches check it between pairs, Neo4j
     queries get it as their transaction timeout). A flood of slow requests therefore queues and

@@ -2,7 +2,7 @@
 when they have been idle a while.
 
 Why not :class:`concurrent.futures.ThreadPoolExecutor`: the shortest-path library keeps each
-thread's search workspaces (O(n) bytes, see :mod:`pipeline.sssp`) in thread-local storage, so
+thread's search workspaces (O(n) bytes, see :mod:`pipeline.query.sssp`) in thread-local storage, so
 only the thread itself can free them, and an executor's threads never run anything of their own
 between jobs. Here a thread that has waited ``idle_s`` without work calls ``on_idle`` once, on
 itself, then waits on. Releasing after every job instead would make every on-demand query pay

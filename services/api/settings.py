@@ -44,7 +44,7 @@ class Settings(BaseSettings):
         10.0, gt=0, description="Per-request deadline, seconds: 504 past it, and on-demand searches stop at it"
     )
     # Memory of the pools below. Each thread that runs an on-demand search keeps its search
-    # workspaces between requests (pipeline/sssp.py): up to 64 bytes a vertex of the largest
+    # workspaces between requests (pipeline/query/sssp.py): up to 64 bytes a vertex of the largest
     # graph searched (a path: two searches of 8-byte distance, parent and reached entries; a
     # neighbour search: one of distance and reached) plus 16 bytes a heap entry, about one per
     # vertex reached. Measured after an unreachable pair and a whole-component neighbour search

@@ -17,7 +17,7 @@ from pipeline.runtime.columnar import (
     split_keys,
     sum_by_key,
 )
-from pipeline.sssp import symmetric_csr_arrays
+from pipeline.query.sssp import symmetric_csr_arrays
 
 
 @pytest.mark.parametrize("high", [1, 7, 1 << 20, 1 << 40, 1 << 62])
