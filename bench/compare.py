@@ -43,10 +43,10 @@ sys.path.insert(0, str(ROOT))
 
 import neo4j  # noqa: E402
 
-from pipeline.query.build import open_build  # noqa: E402
 from pipeline.compare.classify import Comparator, query_pairs, scenario_of, spoke_hops_of  # noqa: E402
 from pipeline.compare.literature import PathFinder  # noqa: E402
 from pipeline.compare.spoke import CuiMapping, SpokeGraph  # noqa: E402
+from pipeline.query.build import open_build  # noqa: E402
 from pipeline.spoke.load import load_spoke  # noqa: E402
 from pipeline.store.neo4j import Neo4jSettings  # noqa: E402
 

@@ -51,7 +51,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pipeline import sssp  # noqa: E402
+from pipeline.query import sssp  # noqa: E402
 from pipeline.query.paths import Adjacency, adjacency_from_edges  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"

@@ -437,7 +437,7 @@ def example_pair(build_dir: Path) -> tuple[str, str] | None:
         source = int(concept_vids[0])
         row = graph.stored_row(source)
         if row is None:
-            from pipeline import sssp
+            from pipeline.query import sssp
 
             row = sssp.rows(graph.adjacency, [source])[0]
         row = row[concept_vids]

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from pipeline.compare.commands import compare
 from pipeline.query.build import (
     BuildMismatch,
     GraphUnavailable,
     open_build,
     resolve_build_dir,
 )
-from pipeline.compare.commands import compare
 from pipeline.query.graph import GraphStale
 
 # tests/services/build_fixture.py is a module, not a package: loaded by path, registered under

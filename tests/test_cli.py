@@ -299,11 +299,11 @@ def test_every_domain_error_is_a_litpath_error() -> None:
     from pipeline.plan.calibrate import CalibrationError
     from pipeline.plan.machine import MachineError
     from pipeline.plan.methods import PlanError
+    from pipeline.query.sssp import SsspError
     from pipeline.runtime.errors import LitpathError
     from pipeline.runtime.process import ProcessError
     from pipeline.solve import SolverError
     from pipeline.spoke.dump import DumpError
-    from pipeline.query.sssp import SsspError
     from pipeline.store.adios import DistancesCorrupt, GraphCorrupt
 
     for error in (ClusterCheckError, ConfigError, IngestError, CalibrationError, MachineError, PlanError,

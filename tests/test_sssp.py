@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.sparse.csgraph import dijkstra
 
-from pipeline import sssp
+from pipeline.query import sssp
 from pipeline.query.paths import Adjacency, adjacency_from_edges
 
 RTOL = 1e-9  # both sides sum float32 costs in double; only the order of the sums differs

@@ -185,11 +185,11 @@ def compare(
     out_dir: Path, neo4j: Neo4jSettings,
 ) -> None:  # fmt: skip
     """Classify literature paths against SPOKE (scenarios 1, 2a, 2b, 3a, 3b, 3c, 4) and write the report."""
-    from pipeline.query.build import open_build
     from pipeline.compare.classify import Comparator
     from pipeline.compare.report import no_mapped_concepts, write_report
     from pipeline.compare.run import provenance_path, run_comparison
     from pipeline.compare.spoke import SpokeGraph
+    from pipeline.query.build import open_build
 
     mapping = _mapping(mapping_path)
     try:

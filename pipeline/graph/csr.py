@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.runtime.columnar import argsort_keys
 from pipeline.query.sssp import SsspError, symmetric_csr_arrays
+from pipeline.runtime.columnar import argsort_keys
 from pipeline.tables import EDGE_KINDS
 
 log = logging.getLogger(__name__)

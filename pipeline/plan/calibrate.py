@@ -250,8 +250,8 @@ def calibrate_sssp(
 
     import numpy as np
 
-    from pipeline import sssp
     from pipeline.plan.methods import graph_bytes
+    from pipeline.query import sssp
 
     observations = []
     largest = None

@@ -184,7 +184,7 @@ class Graph:
         self.require_fresh()
         if self.covers(source, target):  # one value read (from row t, or row s: undirected)
             return self.distances.value(target, source), STORED
-        from pipeline import sssp
+        from pipeline.query import sssp
 
         value, _ = sssp.shortest_path(self.adjacency, source, target)
         return value, ON_DEMAND
@@ -217,7 +217,7 @@ class Graph:
         return self._searched_path(source, target), ON_DEMAND
 
     def _searched_path(self, source: int, target: int) -> PathResult:
-        from pipeline import sssp
+        from pipeline.query import sssp
 
         distance, vertices = sssp.shortest_path(self.adjacency, source, target)
         if not vertices:
@@ -242,7 +242,7 @@ class Graph:
                 candidates = candidates[np.argpartition(row[candidates], k - 1)[:k]]
             chosen = candidates[np.lexsort((candidates, row[candidates]))]
             return [(int(v), float(row[v])) for v in chosen], STORED
-        from pipeline import sssp
+        from pipeline.query import sssp
 
         vertices, dist = sssp.nearest(self.adjacency, source, self.is_concept, k)
         return [(int(v), float(d)) for v, d in zip(vertices, dist, strict=True)], ON_DEMAND

@@ -52,7 +52,7 @@ import numpy as np
 from pipeline.query.paths import Adjacency
 from pipeline.runtime.errors import LitpathError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LIBRARY_ENV = "LITPATH_SSSP_LIB"
 DEFAULT_LIBRARY = REPO / "solver" / "build" / "liblitpath_sssp.so"
 ABI_VERSION = 3  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h

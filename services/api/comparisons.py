@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.query.build import resolve_build_dir
 from pipeline.compare.classify import Comparator, Comparison
 from pipeline.compare.run import classify_given_path, classify_pair
 from pipeline.compare.spoke import DEFAULT_SCENARIO4_MAX_HOPS, CuiMapping, SpokeGraph
+from pipeline.query.build import resolve_build_dir
 from pipeline.store.neo4j import Neo4jTimeout, Neo4jUnavailable
 from services.api.errors import NoReport, RequestTimeout, SpokeUnavailable
 from services.api.models import ComparePathIn

@@ -13,7 +13,7 @@ import anyio
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader
 
-from pipeline import sssp
+from pipeline.query import sssp
 from services.api.errors import RequestTimeout, Unauthorized
 from services.api.settings import Settings, get_settings
 from services.api.state import ServiceState

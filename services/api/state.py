@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline import sssp
+from pipeline.query import sssp
 from pipeline.query.build import Build, GraphUnavailable, open_build, resolve_build_dir
 from pipeline.query.graph import Graph, GraphStale
 from pipeline.query.paths import Tolerance

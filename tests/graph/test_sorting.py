@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from pipeline.graph.csr import CSR, symmetric_csr, symmetric_csr_numpy
+from pipeline.query.sssp import symmetric_csr_arrays
 from pipeline.runtime.columnar import (
     TWO_THREAD_SORT_MIN,
     _mostly_ascending,
@@ -17,7 +18,6 @@ from pipeline.runtime.columnar import (
     split_keys,
     sum_by_key,
 )
-from pipeline.query.sssp import symmetric_csr_arrays
 
 
 @pytest.mark.parametrize("high", [1, 7, 1 << 20, 1 << 40, 1 << 62])

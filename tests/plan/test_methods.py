@@ -161,7 +161,7 @@ def test_an_explicit_machine_file_is_used_but_a_mismatch_is_said(toy_machine, tm
 def test_rows_workspace_is_the_solvers_own_figure(n, arcs, rows, threads):
     """The planner's rows memory uses the solver's workspace formula (solver/core/distance_rows.cpp),
     asked of the built library itself."""
-    from pipeline import sssp
+    from pipeline.query import sssp
 
     solver = sssp.library().litpath_sssp_rows_workspace_bytes(n, arcs, rows, threads)
     assert rows_workspace_bytes(n, arcs, rows, threads) == solver

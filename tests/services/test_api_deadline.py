@@ -17,7 +17,7 @@ import pytest
 from build_fixture import make_build
 from fastapi.testclient import TestClient
 
-from pipeline import sssp
+from pipeline.query import sssp
 from pipeline.query.graph import ON_DEMAND, Graph
 from pipeline.query.paths import Adjacency
 from services.api.main import create_app

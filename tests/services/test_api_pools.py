@@ -97,7 +97,7 @@ def test_shutdown_cancels_queued_work():
 def test_service_compute_threads_release_search_memory_when_idle(tmp_path, monkeypatch):
     """The service wires its compute pool to the library's release: after an on-demand path
     (a search that leaves a workspace on the thread), that thread calls it once idle."""
-    from pipeline import sssp
+    from pipeline.query import sssp
 
     calls = []
     monkeypatch.setattr(sssp, "release_workspace", lambda: calls.append(threading.current_thread().name))
