@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.tables import CITATIONS, CONCEPTS, MENTIONS, PREDICATIONS  # noqa: E402
+from pipeline.builds.tables import CITATIONS, CONCEPTS, MENTIONS, PREDICATIONS  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "graph_build.md"
 

@@ -1,6 +1,6 @@
 """Publish the project's contracts as JSON under ``schemas/`` for readers outside Python.
 
-``schemas/tables/<table>.json`` describe the Parquet tables of :mod:`pipeline.tables` (JSON
+``schemas/tables/<table>.json`` describe the Parquet tables of :mod:`pipeline.builds.tables` (JSON
 Schema of one row). Other distributions publish theirs through the entry-point group
 ``litpath.schemas``: each entry is a function returning ``{name under schemas/: text}``; the
 path service's ``openapi.json`` comes that way (``services/api/openapi.py``).
@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from pipeline.config import REPO_ROOT
 from pipeline.runtime.files import write_atomically
-from pipeline.tables import ALL_TABLES
+from pipeline.builds.tables import ALL_TABLES
 
 SCHEMAS_DIR = REPO_ROOT / "schemas"
 DOCUMENTS_GROUP = "litpath.schemas"
@@ -49,7 +49,7 @@ def table_json_schema(name: str, schema: pa.Schema) -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"litpath {name} table (one row)",
-        "description": f"Generated from pipeline/tables.py ({name.upper()}); do not edit by hand.",
+        "description": f"Generated from pipeline/builds/tables.py ({name.upper()}); do not edit by hand.",
         "type": "object",
         "properties": properties,
         "required": [f.name for f in schema if not f.nullable],

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.schemas_export import SCHEMAS_DIR, rendered_documents, table_json_schema
-from pipeline.tables import ALL_TABLES, DOCUMENTS
+from pipeline.builds.tables import ALL_TABLES, DOCUMENTS
 
 
 def test_published_schemas_are_current() -> None:

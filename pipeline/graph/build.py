@@ -4,7 +4,7 @@ Reads ``predications``, ``mentions``, ``citations`` (only those the selected edg
 need), ``concepts`` and ``documents`` from ``tables_dir`` -- each either ``<name>.parquet``
 or a folder ``<name>/`` of Parquet parts -- and writes to ``out_dir``:
 
-* ``vertices.parquet`` and ``edges.parquet`` (schemas in :mod:`pipeline.tables`; edges once,
+* ``vertices.parquet`` and ``edges.parquet`` (schemas in :mod:`pipeline.builds.tables`; edges once,
   ``src < dst``, sorted by (src, dst));
 * ``graph.bp`` -- the symmetric CSR of costs (:func:`pipeline.store.adios.write_graph_bp`);
 * ``graph_counts.json`` -- input rows, the effect of every filter, graph sizes per edge
@@ -63,7 +63,7 @@ from pipeline.runtime.resources import (
     sweep_stale_spills,
 )
 from pipeline.store.adios import GraphBpWriter, write_graph_bp
-from pipeline.tables import EDGE_KINDS, EDGES, table_path
+from pipeline.builds.tables import EDGE_KINDS, EDGES, table_path
 
 log = logging.getLogger(__name__)
 CONCEPT_CONCEPT, CONCEPT_ABSTRACT, ABSTRACT_ABSTRACT = EDGE_KINDS
@@ -886,7 +886,7 @@ class _Vertices:
     vid_of_concept: np.ndarray  # by concept code, -1: not a vertex
     vid_of_abstract: np.ndarray  # by document code
     documents_not_vertices: int
-    table: pa.Table  # the vertices table (pipeline.tables.VERTICES) in vid order
+    table: pa.Table  # the vertices table (pipeline.builds.tables.VERTICES) in vid order
 
     @property
     def n(self) -> int:

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from pipeline.query.sssp import SsspError, symmetric_csr_arrays
 from pipeline.runtime.columnar import argsort_keys
-from pipeline.tables import EDGE_KINDS
+from pipeline.builds.tables import EDGE_KINDS
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def graph_digest(
 
     Hashed, in order: a version tag; each vertex key as UTF-8 followed by a NUL byte; then
     the edges sorted by (src, dst) as little-endian src int64, dst int64, kind uint8 (index
-    in :data:`pipeline.tables.EDGE_KINDS`) and cost float32, column by column in chunks.
+    in :data:`pipeline.builds.tables.EDGE_KINDS`) and cost float32, column by column in chunks.
     The same vertices and edges give the same digest regardless of the edge row order.
     """
     h = hashlib.sha256(DIGEST_VERSION)

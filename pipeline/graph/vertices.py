@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.tables import VERTICES
+from pipeline.builds.tables import VERTICES
 
 
 def assign_vertex_ids(concept_keys: pa.Array, abstract_keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -51,7 +51,7 @@ def vertex_table(
     abstract_names: pa.Array,
     abstract_vid: np.ndarray,
 ) -> pa.Table:
-    """The ``vertices`` table (schema :data:`pipeline.tables.VERTICES`) in vid order."""
+    """The ``vertices`` table (schema :data:`pipeline.builds.tables.VERTICES`) in vid order."""
     n_concepts, n_abstracts = len(concept_keys), len(abstract_keys)
     order = pa.array(np.argsort(np.concatenate([concept_vid, abstract_vid])))
     keys = pa.concat_arrays([pa.array(concept_keys, pa.string()), pa.array(abstract_keys, pa.string())]).take(

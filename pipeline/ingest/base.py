@@ -3,7 +3,7 @@ and the :class:`Reader` record by which a source module declares a kind it reads
 
 A reader is a function ``read(source: InputFile, run: IngestRun, **options) -> None``. It
 streams ``source`` and hands ``run`` its rows: accepted rows go to the tables the kind
-produces (schemas from :mod:`pipeline.tables`, or the ingest-internal :data:`SENTENCES` /
+produces (schemas from :mod:`pipeline.builds.tables`, or the ingest-internal :data:`SENTENCES` /
 :data:`ENTITY_MENTIONS` that :mod:`pipeline.ingest.merge` joins), bad rows to the quarantine
 with the 1-based line (or record index), the field and the reason. What a "row" is depends on
 the format and is stated by each reader (a CSV record; for PubMed XML an article, a deleted
@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from isal import igzip, isal_zlib
 
-from pipeline import tables
+from pipeline.builds import tables
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.files import LineLengthCap, line_number_at
 from pipeline.runtime.progress import Progress

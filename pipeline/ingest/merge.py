@@ -60,7 +60,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline import tables
+from pipeline.builds import tables
 from pipeline.config import check_setting, schema_of
 from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError
 from pipeline.runtime.columnar import split_keys, sum_by_key

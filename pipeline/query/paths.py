@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.tables import EDGE_KINDS
+from pipeline.builds.tables import EDGE_KINDS
 
 
 @dataclass(frozen=True)

@@ -730,7 +730,7 @@ def build_mapping(
     ``literature_cuis`` (the concept keys of the literature graph), when given, limits MRCUI
     retired->successor rows to retired CUIs the literature uses (a full MRCUI would otherwise add
     every retired CUI of UMLS), and adds identity rows for its ``GENE:<entrez>`` keys (SemMedDB
-    gene arguments without a CUI, see ``pipeline.tables``) whose Entrez id is a SPOKE Gene.
+    gene arguments without a CUI, see ``pipeline.builds.tables``) whose Entrez id is a SPOKE Gene.
     """
     identity_labels = set(identity_labels)
     direct_rules = list(direct_rules)

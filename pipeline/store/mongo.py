@@ -48,7 +48,7 @@ from pymongo.errors import ConnectionFailure, OperationFailure
 from pipeline.config.connections import redact_config, redact_uri
 from pipeline.runtime.resources import SpillFolder, memory_budget_bytes, sweep_stale_spills
 from pipeline.store.evidence import evidence_id
-from pipeline.tables import table_path
+from pipeline.builds.tables import table_path
 
 log = logging.getLogger(__name__)
 

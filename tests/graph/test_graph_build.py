@@ -21,7 +21,7 @@ from pipeline.graph.build import build_graph, graph_config
 from pipeline.graph.commands import build_graph_command
 from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
 from pipeline.store.adios import read_graph_bp
-from pipeline.tables import EDGES, MENTIONS, VERTICES
+from pipeline.builds.tables import EDGES, MENTIONS, VERTICES
 
 _spec = importlib.util.spec_from_file_location("tiny_corpus", Path(__file__).with_name("tiny_corpus.py"))
 tiny = importlib.util.module_from_spec(_spec)
@@ -311,7 +311,7 @@ def test_build_graph_command(tables, tmp_path):
 def test_out_of_order_predication_ids_are_counted(tmp_path):
     import pyarrow as pa
 
-    from pipeline.tables import PREDICATIONS
+    from pipeline.builds.tables import PREDICATIONS
 
     tables = tmp_path / "t"
     tables.mkdir()
@@ -403,7 +403,7 @@ def _random_tables(tables: Path, seed: int, repeats: bool) -> Path:
     pid = np.sort(rng.integers(1, 1500, rows))
     subject = [f"C{c:07d}" for c in rng.integers(1, 90, rows)]
     obj = [f"C{c:07d}" for c in rng.integers(1, 90, rows)]
-    from pipeline.tables import CITATIONS, CONCEPTS, PREDICATIONS
+    from pipeline.builds.tables import CITATIONS, CONCEPTS, PREDICATIONS
 
     pq.write_table(
         pa.table(

@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.tables import CITATIONS, CONCEPTS, DOCUMENTS, MENTIONS, PREDICATIONS
+from pipeline.builds.tables import CITATIONS, CONCEPTS, DOCUMENTS, MENTIONS, PREDICATIONS
 
 A, B, C, D, E, F = (f"C000000{i}" for i in range(1, 7))
 

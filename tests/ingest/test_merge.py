@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from spills import stale_spill_folder
 
-from pipeline import tables
+from pipeline.builds import tables
 from pipeline.ingest import merge as merge_module
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.merge import merge_ingested

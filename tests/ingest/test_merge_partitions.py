@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import tables
+from pipeline.builds import tables
 from pipeline.ingest import merge
 from pipeline.ingest.merge import merge_ingested
 from pipeline.ingest.run import ingest_file

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from pipeline.graph.csr import graph_digest, kind_codes
 from pipeline.query.paths import Adjacency, adjacency_from_edges
 from pipeline.store.adios import write_distances_bp, write_graph_bp
-from pipeline.tables import CONCEPTS, EDGE_KINDS, EDGES, VERTICES
+from pipeline.builds.tables import CONCEPTS, EDGE_KINDS, EDGES, VERTICES
 
 WORDS = (
     "interleukin receptor kinase protein coronavirus infection syndrome respiratory acute "

@@ -14,7 +14,7 @@ from build_fixture import make_build
 from fastapi.testclient import TestClient
 from scipy.sparse.csgraph import dijkstra
 
-from pipeline.tables import EDGE_KINDS
+from pipeline.builds.tables import EDGE_KINDS
 from services.api.main import create_app
 from services.api.settings import Settings
 
