@@ -107,7 +107,7 @@ COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {"merge": SMALL_PAGES, "build-g
 # stage's dependencies (Neo4j's driver, pandas, ...) for every one of them cost ~0.7 s each.
 AREA_COMMANDS: dict[str, str] = {
     "ingest": "pipeline.ingest.commands:ingest",
-    "write-build-config": "pipeline.buildinfo:write_build_config_command",
+    "write-build-config": "pipeline.builds.record:write_build_config_command",
     "merge": "pipeline.ingest.commands:merge",
     "build-graph": "pipeline.graph.commands:build_graph_command",
     "load-mongo": "pipeline.store.commands:load_mongo_command",
@@ -305,7 +305,7 @@ def load_config_defaults() -> dict:
 @build_dir_option("The build folder (results/builds/<id>)")
 def finish_build(build_dir: Path) -> None:
     """Write the build record (build.json) and point results/latest at this build."""
-    from pipeline.buildinfo import finish_build as finish
+    from pipeline.builds.record import finish_build as finish
 
     record = finish(build_dir)
     click.echo(f"litpath finish-build: build {record['build_id']} recorded in {build_dir / 'build.json'}; "
@@ -316,7 +316,7 @@ def finish_build(build_dir: Path) -> None:
 @config_option("The workflow's config (its results_dir)", default="config/config.yaml")
 def describe(config_path: Path) -> None:
     """Say where the latest build's outputs are and what to do with them."""
-    from pipeline.buildinfo import describe_latest
+    from pipeline.builds.record import describe_latest
 
     click.echo(describe_latest(load_config(config_path)))
 

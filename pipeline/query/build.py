@@ -1,5 +1,5 @@
 """A finished build folder opened for queries: the one way the compare CLI and the path service
-open a build (:mod:`pipeline.buildinfo` makes a build's identity and provenance; this reads it).
+open a build (:mod:`pipeline.builds.record` makes a build's identity and provenance; this reads it).
 
 :func:`resolve_build_dir` finds the folder (``<results>/latest`` or ``<results>/builds/<id>``,
 complete builds only); :func:`open_build` opens its graphs (:func:`pipeline.query.graph.open_graph`,

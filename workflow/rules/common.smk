@@ -2,7 +2,7 @@
 # Every value spliced into a shell command is quoted ({x:q} or shlex.quote).
 #
 # The build id hashes the inputs and the settings that change what a build holds
-# (pipeline/buildinfo.py). Two files carry the configuration into a build folder:
+# (pipeline/builds/record.py). Two files carry the configuration into a build folder:
 # - config.yaml, the configuration the build was made from and its inputs' checksums, written
 #   once by build_config (whose only params are the build id), so no stage reruns because of it;
 # - run_config.yaml, the settings of the run now starting (the Snakefile's onstart writes it),
@@ -11,7 +11,7 @@
 
 import shlex
 
-from pipeline.buildinfo import build_id, resolve_inputs
+from pipeline.builds.record import build_id, resolve_inputs
 from pipeline.config import refuse_sample_files
 from pipeline.config.connections import export_connection_settings, redact_config
 from pipeline.ingest.run import export_quarantine_ceiling
