@@ -8,7 +8,7 @@ import jsonschema
 import pyarrow as pa
 import pytest
 
-from pipeline.schemas_export import SCHEMAS_DIR, rendered_documents, table_json_schema
+from pipeline.builds.schemas_export import SCHEMAS_DIR, rendered_documents, table_json_schema
 from pipeline.builds.tables import ALL_TABLES, DOCUMENTS
 
 

@@ -324,7 +324,7 @@ def describe(config_path: Path) -> None:
 @cli.command()
 def schemas() -> None:
     """Rewrite schemas/tables/*.json, and the plugins' documents (the API's openapi.json), from the code."""
-    from pipeline.schemas_export import write_documents
+    from pipeline.builds.schemas_export import write_documents
 
     written = write_documents()
     click.echo("\n".join(f"wrote {p}" for p in written) or "schemas are up to date")

@@ -1,6 +1,6 @@
 """The path service's published OpenAPI document, ``schemas/openapi.json``.
 
-``litpath schemas`` (:mod:`pipeline.schemas_export`) writes it through the entry-point group
+``litpath schemas`` (:mod:`pipeline.builds.schemas_export`) writes it through the entry-point group
 ``litpath.schemas`` (pyproject.toml), so that pipeline publishes it without importing services.
 """
 
