@@ -51,7 +51,7 @@ def write_graph(path: Path, n: int, degree: int, seed: int) -> None:
 
 def distances_digest(path: Path) -> str:
     """sha256 of the `distance` values (BP5 data files hold the tiles in write order)."""
-    from pipeline.bpfiles import bp_reader
+    from pipeline.store.bpfiles import bp_reader
 
     with bp_reader(path) as reader:
         var = reader.inquire_variable("distance")

@@ -164,7 +164,7 @@ def vertex_count(input_path: str | Path) -> int:
                     rows, cols = (int(v) for v in line.split()[:2])
                     return max(rows, cols)
         raise SolverError(f"{path}: no size line")
-    from pipeline.bpfiles import bp_reader
+    from pipeline.store.bpfiles import bp_reader
 
     with bp_reader(path) as reader:
         return int(reader.read("n"))

@@ -43,7 +43,7 @@ def litpath_solve(graph: Path, distances: Path, config: Path, *extra: str, **pop
 
 
 def read_matrix(path: Path) -> np.ndarray:
-    from pipeline.bpfiles import bp_reader
+    from pipeline.store.bpfiles import bp_reader
 
     with bp_reader(path) as reader:
         var = reader.inquire_variable("distance")

@@ -15,7 +15,7 @@ import scipy.sparse
 from click.testing import CliRunner
 from spills import stale_spill_folder
 
-from pipeline.bpfiles import bp_reader
+from pipeline.store.bpfiles import bp_reader
 from pipeline.graph import weights
 from pipeline.graph.build import build_graph, graph_config
 from pipeline.graph.commands import build_graph_command

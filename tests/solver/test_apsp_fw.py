@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.bpfiles import bp_reader
+from pipeline.store.bpfiles import bp_reader
 from pipeline.solve import SolverError, run_solver
 
 from .conftest import RandomGraph, random_graph, sha256_file

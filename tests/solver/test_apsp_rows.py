@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.bpfiles import bp_reader
+from pipeline.store.bpfiles import bp_reader
 from pipeline.solve import run_solver, solver_arguments
 from pipeline.store.adios import DistanceMatrix
 

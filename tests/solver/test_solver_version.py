@@ -7,7 +7,7 @@ import json
 import subprocess
 
 from pipeline import __version__
-from pipeline.bpfiles import bp_reader
+from pipeline.store.bpfiles import bp_reader
 from solver.conftest import random_graph
 
 

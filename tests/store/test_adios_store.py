@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse
 import scipy.sparse.csgraph
 
-from pipeline.bpfiles import bp_reader, reader_profile_path
+from pipeline.store.bpfiles import bp_reader, reader_profile_path
 from pipeline.graph.csr import symmetric_csr
 from pipeline.store.adios import (
     DistanceMatrix,
