@@ -4,7 +4,7 @@
     .venv/bin/python bench/ingest_graph.py --quick          # 200 thousand, a smoke run
     .venv/bin/python bench/ingest_graph.py --scale 2000000 --no-record
 
-The corpus comes from :func:`pipeline.synth.generate_corpus` and is cached in
+The corpus comes from :func:`pipeline.ingest.synth.generate_corpus` and is cached in
 ``${LITPATH_CACHE:-~/.cache/litpath}/bench-corpus-<scale>-<seed>/`` (generation is not timed).
 Both implementations start from the same file, ``semmedVER43_R_PREDICATION.csv.gz`` (latin-1,
 ``"``-enclosed, ``\\N`` NULLs, backslash escapes, CUI fields such as ``C0796614|931``, ``6520``
@@ -69,7 +69,7 @@ def cached_corpus(scale: int, seed: int) -> Path:
     if (folder / "manifest.json").exists():
         log(f"corpus: cached {folder}")
         return folder
-    from pipeline.synth import generate_corpus
+    from pipeline.ingest.synth import generate_corpus
 
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)

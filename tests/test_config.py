@@ -160,7 +160,7 @@ def test_synth_config_points_at_copies_of_the_reference_files(tmp_path):
     """`litpath synth --config-out` writes a config of its own: the SPOKE, mapping and query files
     of the sample are copied beside the corpus, so the workflow accepts it."""
     from pipeline.config import REPO_ROOT, refuse_sample_files
-    from pipeline.synth import write_corpus_config
+    from pipeline.ingest.synth import write_corpus_config
 
     manifest = {"scale": 10, "seed": 1, "files": [{"kind": "semmeddb_predication", "path": "p.csv.gz"}]}
     out = write_corpus_config(tmp_path / "corpus", manifest, REPO_ROOT / "config" / "config.yaml",

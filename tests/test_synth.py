@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.ingest.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
-from pipeline.synth import generate_corpus, read_anchor_concepts
+from pipeline.ingest.synth import generate_corpus, read_anchor_concepts
 
 
 def _digests(root: Path) -> dict[str, str]:

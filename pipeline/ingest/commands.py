@@ -118,7 +118,7 @@ def synth(
     config_out: Path | None, config_base: Path,
 ) -> None:  # fmt: skip
     """Write a synthetic corpus in the real dump layouts (SemMedDB, PubMed, CORD-19, OCC)."""
-    from pipeline.synth import generate_corpus, read_anchor_concepts, write_corpus_config
+    from pipeline.ingest.synth import generate_corpus, read_anchor_concepts, write_corpus_config
 
     anchors = read_anchor_concepts(anchors_file) if anchors_file else []
     manifest = generate_corpus(out_dir, scale, seed=seed, n_update_files=update_files, anchors=anchors)

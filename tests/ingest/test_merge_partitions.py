@@ -16,7 +16,7 @@ from pipeline.builds import tables
 from pipeline.ingest import merge
 from pipeline.ingest.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
-from pipeline.synth import generate_corpus
+from pipeline.ingest.synth import generate_corpus
 
 from .helpers import rows
 

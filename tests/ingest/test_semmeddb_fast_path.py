@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.semmeddb.predication_blocks import BLOCK_BYTES
-from pipeline.synth import generate_corpus
+from pipeline.ingest.synth import generate_corpus
 
 from .helpers import DATA, counts, rows
 

@@ -16,7 +16,7 @@ from pipeline.ingest.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
 from pipeline.store import mongo
 from pipeline.store.mongo import evidence_partitions, load_build
-from pipeline.synth import generate_corpus
+from pipeline.ingest.synth import generate_corpus
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import yaml
 
-from pipeline.synth import generate_corpus
+from pipeline.ingest.synth import generate_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")

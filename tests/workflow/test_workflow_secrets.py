@@ -25,7 +25,7 @@ import pytest
 import yaml
 from bson import encode
 
-from pipeline.synth import generate_corpus
+from pipeline.ingest.synth import generate_corpus
 from services.local.servers import MongoServer
 
 REPO = Path(__file__).resolve().parents[2]

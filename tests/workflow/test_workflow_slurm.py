@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from pipeline.store.adios import DistanceMatrix
-from pipeline.synth import generate_corpus
+from pipeline.ingest.synth import generate_corpus
 from services.local.slurm import client_env
 
 REPO = Path(__file__).resolve().parents[2]
