@@ -44,8 +44,8 @@ DIGEST = re.compile(r"[0-9a-f]{64}")
 
 def graph_size(graph_bp: Path) -> tuple[int, int, str]:
     """``(n, arcs, digest)`` of a graph.bp from its attributes and ``row_ptr``'s last entry."""
-    from pipeline.store.bpfiles import bp_reader
     from pipeline.store.adios import GraphCorrupt, probe_opens
+    from pipeline.store.bpfiles import bp_reader
 
     probe_opens(Path(graph_bp), GraphCorrupt)
     with bp_reader(graph_bp) as reader:

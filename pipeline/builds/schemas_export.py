@@ -16,9 +16,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from pipeline.builds.tables import ALL_TABLES
 from pipeline.config import REPO_ROOT
 from pipeline.runtime.files import write_atomically
-from pipeline.builds.tables import ALL_TABLES
 
 SCHEMAS_DIR = REPO_ROOT / "schemas"
 DOCUMENTS_GROUP = "litpath.schemas"

@@ -47,6 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from pipeline.builds.tables import EDGE_KINDS, EDGES, table_path
 from pipeline.config import load_schema, validate_config
 from pipeline.graph import spill, weights
 from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
@@ -63,7 +64,6 @@ from pipeline.runtime.resources import (
     sweep_stale_spills,
 )
 from pipeline.store.adios import GraphBpWriter, write_graph_bp
-from pipeline.builds.tables import EDGE_KINDS, EDGES, table_path
 
 log = logging.getLogger(__name__)
 CONCEPT_CONCEPT, CONCEPT_ABSTRACT, ABSTRACT_ABSTRACT = EDGE_KINDS

@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.builds.tables import EDGE_KINDS
 from pipeline.query.sssp import SsspError, symmetric_csr_arrays
 from pipeline.runtime.columnar import argsort_keys
-from pipeline.builds.tables import EDGE_KINDS
 
 log = logging.getLogger(__name__)
 

@@ -39,8 +39,8 @@ from typing import Any
 import adios2
 import numpy as np
 
-from pipeline.store.bpfiles import bp_reader, close_bp_reader
 from pipeline.runtime.errors import LitpathError
+from pipeline.store.bpfiles import bp_reader, close_bp_reader
 
 GRAPH_ATTRIBUTES = ("graph_digest", "weight_scheme", "edge_kinds", "created", "n_vertices", "n_edges")
 DISTANCE_ATTRIBUTES = ("graph_digest", "n")

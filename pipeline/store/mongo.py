@@ -45,10 +45,10 @@ from pymongo import ASCENDING, MongoClient, ReplaceOne, UpdateOne
 from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure
 
+from pipeline.builds.tables import table_path
 from pipeline.config.connections import redact_config, redact_uri
 from pipeline.runtime.resources import SpillFolder, memory_budget_bytes, sweep_stale_spills
 from pipeline.store.evidence import evidence_id
-from pipeline.builds.tables import table_path
 
 log = logging.getLogger(__name__)
 

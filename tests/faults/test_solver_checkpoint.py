@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from solver.conftest import random_graph
 
-from pipeline.store.bpfiles import bp_reader
 from pipeline.runtime.process import session_processes
 from pipeline.solve import SolverError, mpirun_command, run_solver, stop_job
+from pipeline.store.bpfiles import bp_reader
 
 pytestmark = [pytest.mark.faults, pytest.mark.mpi]
 

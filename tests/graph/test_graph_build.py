@@ -15,13 +15,13 @@ import scipy.sparse
 from click.testing import CliRunner
 from spills import stale_spill_folder
 
-from pipeline.store.bpfiles import bp_reader
+from pipeline.builds.tables import EDGES, MENTIONS, VERTICES
 from pipeline.graph import weights
 from pipeline.graph.build import build_graph, graph_config
 from pipeline.graph.commands import build_graph_command
 from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
 from pipeline.store.adios import read_graph_bp
-from pipeline.builds.tables import EDGES, MENTIONS, VERTICES
+from pipeline.store.bpfiles import bp_reader
 
 _spec = importlib.util.spec_from_file_location("tiny_corpus", Path(__file__).with_name("tiny_corpus.py"))
 tiny = importlib.util.module_from_spec(_spec)

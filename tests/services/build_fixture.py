@@ -26,10 +26,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.builds.tables import CONCEPTS, EDGE_KINDS, EDGES, VERTICES
 from pipeline.graph.csr import graph_digest, kind_codes
 from pipeline.query.paths import Adjacency, adjacency_from_edges
 from pipeline.store.adios import write_distances_bp, write_graph_bp
-from pipeline.builds.tables import CONCEPTS, EDGE_KINDS, EDGES, VERTICES
 
 WORDS = (
     "interleukin receptor kinase protein coronavirus infection syndrome respiratory acute "

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.store.bpfiles import bp_reader
 from pipeline.solve import SolverError, run_solver
+from pipeline.store.bpfiles import bp_reader
 
 from .conftest import RandomGraph, random_graph, sha256_file
 

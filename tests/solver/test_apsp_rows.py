@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.store.bpfiles import bp_reader
 from pipeline.solve import run_solver, solver_arguments
 from pipeline.store.adios import DistanceMatrix
+from pipeline.store.bpfiles import bp_reader
 
 from .conftest import RandomGraph, random_graph
 

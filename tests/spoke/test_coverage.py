@@ -5,9 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.builds.tables import CONCEPTS
 from pipeline.spoke.coverage import compute_coverage, read_concepts, write_coverage
 from pipeline.spoke.mapping import MAPPABLE_LABELS, MAPPING
-from pipeline.builds.tables import CONCEPTS
 
 MAPPING_ROWS = [
     ("C0003469", "SideEffect", "C0003469", "identity", "identity:SideEffect.identifier"),

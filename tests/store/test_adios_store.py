@@ -11,7 +11,6 @@ import pytest
 import scipy.sparse
 import scipy.sparse.csgraph
 
-from pipeline.store.bpfiles import bp_reader, reader_profile_path
 from pipeline.graph.csr import symmetric_csr
 from pipeline.store.adios import (
     DistanceMatrix,
@@ -22,6 +21,7 @@ from pipeline.store.adios import (
     write_distances_bp,
     write_graph_bp,
 )
+from pipeline.store.bpfiles import bp_reader, reader_profile_path
 
 
 def _random_graph(n: int, m: int, seed: int):

@@ -14,9 +14,9 @@ from spills import stale_spill_folder
 from pipeline.graph.build import build_graph
 from pipeline.ingest.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
+from pipeline.ingest.synth import generate_corpus
 from pipeline.store import mongo
 from pipeline.store.mongo import evidence_partitions, load_build
-from pipeline.ingest.synth import generate_corpus
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import yaml
 
-from pipeline.store.adios import DistanceMatrix
 from pipeline.ingest.synth import generate_corpus
+from pipeline.store.adios import DistanceMatrix
 from services.local.slurm import client_env
 
 REPO = Path(__file__).resolve().parents[2]
