@@ -33,7 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.solve import find_solver, mpirun_command  # noqa: E402
+from pipeline.solve.apsp_fw import find_solver, mpirun_command  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "checkpoint_overhead.md"
 

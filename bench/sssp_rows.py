@@ -4,7 +4,7 @@ What is measured (one run, one machine, one graph):
 
 1. **Distance rows** -- ``apsp-fw --sources`` (solver/core/distance_rows.cpp: Dijkstra by buckets)
    for ``--sources`` random source vertices (seeded) on 1 MPI rank x 2 OpenMP threads,
-   through ``pipeline.solve.run_solver``: the solver's own solve seconds (its JSON summary)
+   through ``pipeline.solve.apsp_fw.run_solver``: the solver's own solve seconds (its JSON summary)
    and the wall time of the whole run (mpirun start, reading the graph, writing
    distances.bp). Median of ``--repeat`` runs.
 2. **The peer** -- ``scipy.sparse.csgraph.dijkstra(csr, indices=sources)`` on the same graph
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from scipy.sparse.csgraph import dijkstra
 
-    from pipeline.solve import run_solver
+    from pipeline.solve.apsp_fw import run_solver
     from pipeline.store.adios import DistanceMatrix
 
     started_at = datetime.datetime.now(datetime.UTC)

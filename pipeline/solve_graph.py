@@ -119,7 +119,7 @@ def _clear_for_solve(
 ) -> None:
     """Before a solve: remove distances this solve will not keep, and checkpoints it cannot
     resume from (the module docstring's reuse rule), each with a log line saying why."""
-    from pipeline.solve import checkpoint_identity, default_checkpoint_dir
+    from pipeline.solve.apsp_fw import checkpoint_identity, default_checkpoint_dir
 
     why = "a fresh solve was asked for" if fresh else f"they are not the {plan.method} distances of this graph"
     for stale in (output, output.with_name(output.name + ".partial")):
@@ -225,7 +225,7 @@ def _available(machine, solver: dict[str, Any]) -> int:
 
 
 def _run(graph_bp: Path, output: Path, solver: dict, plan: GraphPlan, sources: list[int], log) -> dict:
-    from pipeline.solve import DEFAULT_CHECKPOINT_EVERY, run_solver
+    from pipeline.solve.apsp_fw import DEFAULT_CHECKPOINT_EVERY, run_solver
 
     common = dict(
         ranks=plan.ranks,

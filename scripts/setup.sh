@@ -56,7 +56,7 @@ scripts/build_adios2_mpi.sh
 
 # --- 4. The solver ----------------------------------------------------------------------
 step "apsp-fw solver"
-.venv/bin/python -c "from pipeline.solve import build_solver; build_solver()"
+.venv/bin/python -c "from pipeline.solve.apsp_fw import build_solver; build_solver()"
 
 # --- 5. Local servers' jars (MongoDB-wire, Neo4j) -------------------------------------
 step "Local server jars"

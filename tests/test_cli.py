@@ -302,7 +302,7 @@ def test_every_domain_error_is_a_litpath_error() -> None:
     from pipeline.query.sssp import SsspError
     from pipeline.runtime.errors import LitpathError
     from pipeline.runtime.process import ProcessError
-    from pipeline.solve import SolverError
+    from pipeline.solve.apsp_fw import SolverError
     from pipeline.spoke.dump import DumpError
     from pipeline.store.adios import DistancesCorrupt, GraphCorrupt
 

@@ -34,7 +34,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from pipeline.solve import build_solver, find_solver, run_solver  # noqa: E402
+from pipeline.solve.apsp_fw import build_solver, find_solver, run_solver  # noqa: E402
 from pipeline.store.adios import write_graph_bp  # noqa: E402
 from pipeline.store.bpfiles import bp_reader  # noqa: E402
 

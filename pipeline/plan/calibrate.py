@@ -46,12 +46,12 @@ class CalibrationError(LitpathError, RuntimeError):
 
 
 def bench_binary(name: str, build_dir: Path | None = None) -> Path:
-    from pipeline.solve import BUILD_DIR
+    from pipeline.solve.apsp_fw import BUILD_DIR
 
     path = Path(build_dir or BUILD_DIR) / "bench" / name
     if not path.exists():
         raise CalibrationError(
-            f"{path} not found: build the solver (`python -c 'from pipeline.solve import build_solver; build_solver()'`)"
+            f"{path} not found: build the solver (`python -c 'from pipeline.solve.apsp_fw import build_solver; build_solver()'`)"
         )
     return path
 
@@ -99,7 +99,7 @@ def run_bcast_bench(
     seconds: float = 2.0,
     chunk: int = DEFAULT_CHUNK_BYTES,
 ) -> list[dict[str, Any]]:
-    from pipeline.solve import mpirun_command
+    from pipeline.solve.apsp_fw import mpirun_command
 
     exe = bench_binary("bcast-bench")
     before = load_average()

@@ -76,7 +76,7 @@ def load_average() -> float:
 
 def run_case(case: CheckCase, machine: Machine, workdir: Path, repeats: int = 1) -> dict[str, Any]:
     """Run one case (best of ``repeats``) and return predicted and measured seconds."""
-    from pipeline.solve import run_solver
+    from pipeline.solve.apsp_fw import run_solver
 
     graph = random_graph_mtx(case.n, workdir / f"random_{case.n}.mtx")
     prediction = predict(case.n, case.config, machine)

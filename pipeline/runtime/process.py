@@ -1,6 +1,6 @@
 """Processes that litpath starts and must find and stop again later: the local MongoDB-wire and
 Neo4j servers and the Slurm daemons (``services/local``), and the solver's MPI launcher
-(:mod:`pipeline.solve`).
+(:mod:`pipeline.solve.apsp_fw`).
 
 - :class:`PidFile`: a PID kept on disk, trusted only while that PID still runs the program
   its owner started (PIDs are reused, and a stale file must not make us signal a stranger);

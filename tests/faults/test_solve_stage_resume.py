@@ -67,7 +67,7 @@ def stage(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def kill_job_after_a_checkpoint(command: list[str], checkpoint_dir: Path) -> None:
     """Run ``command`` and SIGKILL it and every process it started (mpirun leads a session of its
-    own, pipeline.solve.run_solver) once a complete checkpoint exists."""
+    own, pipeline.solve.apsp_fw.run_solver) once a complete checkpoint exists."""
     import psutil
 
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

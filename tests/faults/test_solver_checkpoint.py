@@ -19,7 +19,7 @@ import pytest
 from solver.conftest import random_graph
 
 from pipeline.runtime.process import session_processes
-from pipeline.solve import SolverError, mpirun_command, run_solver, stop_job
+from pipeline.solve.apsp_fw import SolverError, mpirun_command, run_solver, stop_job
 from pipeline.store.bpfiles import bp_reader
 
 pytestmark = [pytest.mark.faults, pytest.mark.mpi]
@@ -421,7 +421,7 @@ def test_seconds_interval_checkpoints(tmp_path, apsp_fw, graph, uninterrupted):
 
 
 def wrapped_solve(graph: Path, out: Path, apsp_fw: Path, **options) -> dict:
-    """pipeline.solve.run_solver (what the workflow's solve rule calls) on this module's job shape."""
+    """pipeline.solve.apsp_fw.run_solver (what the workflow's solve rule calls) on this module's job shape."""
     shape = {"ranks": RANKS, "grid": GRID, "tile": TILE, "threads": 1}
     return run_solver(graph, out, binary=apsp_fw, **{**shape, **options})
 

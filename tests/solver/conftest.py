@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy.sparse import csgraph
 
-from pipeline.solve import SolverError, build_solver, find_solver, mpirun_command
+from pipeline.solve.apsp_fw import SolverError, build_solver, find_solver, mpirun_command
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.solve import SolverError, run_solver
+from pipeline.solve.apsp_fw import SolverError, run_solver
 from pipeline.store.bpfiles import bp_reader
 
 from .conftest import RandomGraph, random_graph, sha256_file

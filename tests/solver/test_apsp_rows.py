@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.solve import run_solver, solver_arguments
+from pipeline.solve.apsp_fw import run_solver, solver_arguments
 from pipeline.store.adios import DistanceMatrix
 from pipeline.store.bpfiles import bp_reader
 

@@ -212,7 +212,7 @@ def test_distance_rows_truncated_or_damaged(distance_rows, tmp_path):
 
 @pytest.mark.mpi
 def test_distance_rows_written_by_apsp_fw(tmp_path):
-    from pipeline.solve import run_solver
+    from pipeline.solve.apsp_fw import run_solver
 
     csr = _random_graph(60, 90, seed=3)
     attrs = {"graph_digest": "d" * 64, "weight_scheme": "test", "edge_kinds": ["concept_concept"]}
@@ -276,7 +276,7 @@ def test_readers_leave_no_profile_in_tmp(tmp_path):
 
 @pytest.mark.mpi
 def test_apsp_fw_leaves_no_profile_in_tmp(tmp_path):
-    from pipeline.solve import run_solver
+    from pipeline.solve.apsp_fw import run_solver
 
     name = _graph_file_named_once(tmp_path, n=20, m=40, seed=5)
     run_solver(tmp_path / name, tmp_path / "out.bp", ranks=2, threads=1, on_progress=lambda line: None)

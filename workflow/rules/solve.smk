@@ -5,7 +5,7 @@
 # dense matrix, the rows of a source set, or nothing (exact paths on demand in the service).
 # A method asked for that does not fit stops the run here, with the numbers and the ways out.
 #
-# Fault tolerance lives in pipeline/solve.py: the solver checkpoints into
+# Fault tolerance lives in pipeline/solve/apsp_fw.py: the solver checkpoints into
 # <distances.bp>.checkpoints (not an output, so Snakemake keeps it when the job fails) and a
 # rerun resumes from the newest valid checkpoint; apsp-fw writes distances.bp.partial and
 # renames it only when complete. distances.bp is not a declared output because the plan
@@ -29,7 +29,7 @@ rule solve:
     resources:
         **({"mpi": "srun"} if config["solver"]["ranks"] > 1 else {}),
         # The Slurm executor runs this as one MPI job (one task per rank) whose command
-        # starts the ranks itself with srun (pipeline/solve.py); `mpi` keeps the executor
+        # starts the ranks itself with srun (pipeline/solve/apsp_fw.py); `mpi` keeps the executor
         # from wrapping the command in an srun step of its own, which would leave the
         # inner srun waiting for CPUs forever. The executor refuses `mpi` on one task.
         tasks=config["solver"]["ranks"],

@@ -122,7 +122,7 @@ def find_solver() -> Path:
     if not candidate.exists():
         raise SolverError(
             f"apsp-fw not found at {candidate}; build it with "
-            "`python -c 'from pipeline.solve import build_solver; build_solver()'` (or `make setup`)"
+            "`python -c 'from pipeline.solve.apsp_fw import build_solver; build_solver()'` (or `make setup`)"
             + (f", or fix ${BINARY_ENV}" if env else "")
         )
     return candidate

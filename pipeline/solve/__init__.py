@@ -1,0 +1,1 @@
+"""pipeline.solve.apsp_fw."""
