@@ -253,7 +253,7 @@ def solve(
     plan_path: str | None, sources_path: str | None, method: str | None, fresh: bool,
 ) -> None:  # fmt: skip
     """Plan the solve of one graph (dense, rows or on-demand), print the plan, then solve as planned."""
-    from pipeline.solve_graph import read_keys, solve_graph
+    from pipeline.solve.stage import read_keys, solve_graph
 
     settings = load_config(config_path)["solver"] if config_path else load_config_defaults()["solver"]
     if method:

@@ -1,4 +1,4 @@
-# A plan, then a solve, for each of the build's two graphs (pipeline/solve_graph.py).
+# A plan, then a solve, for each of the build's two graphs (pipeline/solve/stage.py).
 #
 # `litpath solve` predicts time and memory of each method on this machine, prints the plan
 # (into the log and on the terminal) and records it in <graph>/plan.json, then stores the
