@@ -293,7 +293,7 @@ def test_a_domain_error_is_one_line_and_exit_1_with_the_traceback_under_v(tmp_pa
 
 def test_every_domain_error_is_a_litpath_error() -> None:
     """The errors a user acts on share one base, so that `litpath` prints each as one line."""
-    from pipeline.cluster import ClusterCheckError
+    from pipeline.solve.cluster import ClusterCheckError
     from pipeline.config import ConfigError
     from pipeline.ingest.base import IngestError
     from pipeline.plan.calibrate import CalibrationError

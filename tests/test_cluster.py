@@ -1,4 +1,4 @@
-"""What litpath does on any Slurm cluster (pipeline/cluster.py): the MPI launcher it picks for the
+"""What litpath does on any Slurm cluster (pipeline/solve/cluster.py): the MPI launcher it picks for the
 solver, and the checks that refuse a job the cluster cannot run before anything is submitted.
 
 The checks run against the real local cluster of the ``slurm_cluster`` fixture (tests/conftest.py,
@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import cli
-from pipeline.cluster import (
+from pipeline.solve.cluster import (
     LAUNCHER_ENV,
     SRUN_MPI_ENV,
     ClusterCheckError,

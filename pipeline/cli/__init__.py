@@ -118,8 +118,8 @@ AREA_COMMANDS: dict[str, str] = {
     "plan": "pipeline.plan.commands:plan_command",
     "plan-calibrate": "pipeline.plan.commands:calibrate_command",
     "plan-check": "pipeline.plan.commands:check_command",
-    "check-cluster": "pipeline.cluster:check_cluster_command",
-    "mpi-launcher": "pipeline.cluster:mpi_launcher_command",
+    "check-cluster": "pipeline.solve.cluster:check_cluster_command",
+    "mpi-launcher": "pipeline.solve.cluster:mpi_launcher_command",
     "synth": "pipeline.ingest.commands:synth",
 }
 

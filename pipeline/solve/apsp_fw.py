@@ -3,7 +3,7 @@
 ``build_solver()`` configures and builds solver/ with CMake (Ninja, Release, -j2) against
 the cached MPI build of ADIOS2 (``scripts/build_adios2_mpi.sh``); a second call is a no-op
 when nothing changed. ``run_solver()`` launches ``apsp-fw`` on R ranks (``mpirun``, or
-``srun`` inside a Slurm allocation: :mod:`pipeline.cluster`), streams the solver's progress
+``srun`` inside a Slurm allocation: :mod:`pipeline.solve.cluster`), streams the solver's progress
 lines, and returns its JSON summary as a dict.
 
 Rows mode: ``run_solver(..., sources=[...])`` computes only the distance rows of those
@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pipeline.cluster import launcher_command
+from pipeline.solve.cluster import launcher_command
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.process import ProcessError, terminate_session
 
@@ -132,7 +132,7 @@ def mpirun_command(ranks: int, threads: int = 1) -> list[str]:
     """The launcher prefix for ``ranks`` MPI processes: ``srun`` inside a Slurm allocation,
     ``mpirun`` (with the flags Open MPI needs as root and when ranks exceed cores) elsewhere.
 
-    The choice is :func:`pipeline.cluster.launcher_command`'s, overridable with
+    The choice is :func:`pipeline.solve.cluster.launcher_command`'s, overridable with
     ``LITPATH_MPI_LAUNCHER=srun|mpirun``.
     """
     command = launcher_command(int(ranks), os.environ, threads_per_rank=int(threads))

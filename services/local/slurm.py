@@ -1,7 +1,7 @@
 """A real single-node Slurm cluster on loopback, for tests and for trying the Slurm profile.
 
 What litpath does on any Slurm cluster (the MPI launcher, the checks before submitting) is
-production code and lives in :mod:`pipeline.cluster`.
+production code and lives in :mod:`pipeline.solve.cluster`.
 
 The local cluster is Debian's ``slurm-wlm`` and ``munge`` started by hand (no systemd, no
 cgroups, no accounting database): ``munged`` + ``slurmctld`` + ``slurmd`` with their state,
@@ -44,7 +44,7 @@ from types import TracebackType
 import click
 import psutil
 
-from pipeline.cluster import SYSTEM_CONF
+from pipeline.solve.cluster import SYSTEM_CONF
 from pipeline.runtime.process import PidFile, free_port, log_tail, terminate
 
 LOCAL_DIR = Path(__file__).resolve().parent

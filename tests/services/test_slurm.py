@@ -1,7 +1,7 @@
 """A real single-node Slurm cluster (services/local/slurm.py): it starts, runs plain and MPI jobs
 (srun --mpi=pmix, and the solver's launcher choice inside an allocation), and a Snakefile runs
 through config/profiles/slurm, its start-up check refusing a job that does not fit. The launcher
-and the checks themselves (pipeline/cluster.py) are tested in tests/test_cluster.py.
+and the checks themselves (pipeline/solve/cluster.py) are tested in tests/test_cluster.py.
 
 The ``slurm_cluster`` fixture (tests/conftest.py) is session-scoped and shared with other test
 modules; it skips only where Slurm is not
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cluster import LAUNCHER_ENV, SYSTEM_CONF
+from pipeline.solve.cluster import LAUNCHER_ENV, SYSTEM_CONF
 from services.local.slurm import (
     CONF_MARKER,
     PARTITION,
@@ -187,7 +187,7 @@ def test_launcher_command_starts_ranks_inside_allocation(
         textwrap.dedent(
             f"""\
             import os, subprocess, sys
-            from pipeline.cluster import launcher_command
+            from pipeline.solve.cluster import launcher_command
             command = launcher_command(2, os.environ) + [sys.executable, {str(mpi_hello)!r}]
             print("launcher:", " ".join(command), flush=True)
             sys.exit(subprocess.call(command))
@@ -209,7 +209,7 @@ def test_launcher_command_starts_ranks_inside_allocation(
 
 MINIMAL_SNAKEFILE = """\
 onstart:
-    from pipeline.cluster import check_workflow_jobs
+    from pipeline.solve.cluster import check_workflow_jobs
 
     check_workflow_jobs(workflow)
 
@@ -248,7 +248,7 @@ rule solve:
 
 LAUNCH_SCRIPT = """\
 import os, subprocess, sys
-from pipeline.cluster import launcher_command
+from pipeline.solve.cluster import launcher_command
 
 command = launcher_command(int(sys.argv[1]), os.environ) + [sys.executable, "hello.py"]
 print("launcher:", " ".join(command), flush=True)

@@ -229,7 +229,7 @@ def check_workflow_jobs(workflow: object) -> None:
     first submission, and not in dry runs or inside jobs)::
 
         onstart:
-            from pipeline.cluster import check_workflow_jobs
+            from pipeline.solve.cluster import check_workflow_jobs
             check_workflow_jobs(workflow)
 
     It does nothing unless the executor is ``slurm``. Partition, account, tasks and CPUs per task
