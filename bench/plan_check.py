@@ -25,10 +25,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pipeline.plan.auto import resolve_auto  # noqa: E402
-from pipeline.plan.check import CheckCase, markdown_table, run_check, summarize  # noqa: E402
-from pipeline.plan.machine import default_machine_path, load_machine  # noqa: E402
-from pipeline.plan.model import SolverConfig  # noqa: E402
+from pipeline.solve.plan.auto import resolve_auto  # noqa: E402
+from pipeline.solve.plan.check import CheckCase, markdown_table, run_check, summarize  # noqa: E402
+from pipeline.solve.plan.machine import default_machine_path, load_machine  # noqa: E402
+from pipeline.solve.plan.model import SolverConfig  # noqa: E402
 
 CASES = [
     CheckCase(1024, SolverConfig(1, 1, 128, "ring")),
@@ -57,7 +57,7 @@ def main() -> int:
     args = parser.parse_args()
     started = time.time()
     if args.calibrate:
-        from pipeline.plan.calibrate import calibrate
+        from pipeline.solve.plan.calibrate import calibrate
 
         machine = calibrate(Path(args.machine).stem, log=lambda s: print(s, file=sys.stderr))
         machine.save(args.machine)
@@ -93,7 +93,7 @@ def main() -> int:
         "",
         "Measured: apsp-fw `seconds.solve` (the Floyd-Warshall phases; MPI launch and input read "
         "excluded), threads per rank as apsp-fw's default (cores / ranks). Predicted: "
-        "`pipeline.plan.model.predict` from the machine file alone. 'Busy-adjusted': the same "
+        "`pipeline.solve.plan.model.predict` from the machine file alone. 'Busy-adjusted': the same "
         "model told how many cores other processes kept busy in the second before the run "
         "(the machine is shared with other sessions). The machine file's whole-solve correction "
         f"(x{machine.solve_time_factor:.3f}: measured / composed time of three apsp-fw runs at calibration, "

@@ -296,9 +296,9 @@ def test_every_domain_error_is_a_litpath_error() -> None:
     from pipeline.solve.cluster import ClusterCheckError
     from pipeline.config import ConfigError
     from pipeline.ingest.base import IngestError
-    from pipeline.plan.calibrate import CalibrationError
-    from pipeline.plan.machine import MachineError
-    from pipeline.plan.methods import PlanError
+    from pipeline.solve.plan.calibrate import CalibrationError
+    from pipeline.solve.plan.machine import MachineError
+    from pipeline.solve.plan.methods import PlanError
     from pipeline.query.sssp import SsspError
     from pipeline.runtime.errors import LitpathError
     from pipeline.runtime.process import ProcessError

@@ -13,7 +13,7 @@ Every build has two *graph scopes* (docs/design.md §5):
 Each graph's distances are *stored* (a dense ``distances.bp``, or one holding the rows of a
 source set) or *computed on demand* (no ``distances.bp``; exact paths by bidirectional
 Dijkstra in compiled code, :mod:`pipeline.query.sssp`), as the graph's plan chose
-(:mod:`pipeline.plan.methods`). :class:`Graph` answers distance, path and nearest-neighbour
+(:mod:`pipeline.solve.plan.methods`). :class:`Graph` answers distance, path and nearest-neighbour
 queries the same way whichever it is, and says which it used.
 
 :func:`open_graph` is the only way the comparison and the path service open a graph: one

@@ -4,9 +4,9 @@ The steps (docs/design.md §8):
 
 1. the graph's size from ``graph.bp`` (n, edges) and, for the rows method, the source set
    (vertex keys, e.g. the comparison's query concepts) turned into vertex ids;
-2. the machine file that describes this machine (:func:`pipeline.plan.host.machine_for_planning`,
+2. the machine file that describes this machine (:func:`pipeline.solve.plan.host.machine_for_planning`,
    which calibrates first when the shipped one was measured elsewhere);
-3. the plan (:func:`pipeline.plan.methods.plan_graph`), printed and written to ``plan.json``;
+3. the plan (:func:`pipeline.solve.plan.methods.plan_graph`), printed and written to ``plan.json``;
    a method that was asked for and does not fit stops here, with the numbers and the ways out;
 4. the solve: ``dense`` runs the distributed Floyd--Warshall into ``distances.bp``, ``rows``
    runs ``apsp-fw --sources`` into a ``distances.bp`` that holds those rows, ``on-demand``
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.plan.methods import GraphPlan, PlanError, memory_available_bytes, plan_graph
+from pipeline.solve.plan.methods import GraphPlan, PlanError, memory_available_bytes, plan_graph
 
 # A graph's digest (graph.bp's graph_digest attribute): SHA-256 in hex, as the graph build writes it.
 DIGEST = re.compile(r"[0-9a-f]{64}")
@@ -167,7 +167,7 @@ def solve_graph(
     nor checkpoints. Raises :class:`PlanError` (after writing ``plan_path``) when the method
     asked for does not fit.
     """
-    from pipeline.plan.host import machine_for_planning
+    from pipeline.solve.plan.host import machine_for_planning
 
     graph_bp, output = Path(graph_bp), Path(output)
     n, arcs, digest = graph_size(graph_bp)

@@ -1,7 +1,7 @@
 import pytest
 
-from pipeline.plan.hypermod import Hyperbola
-from pipeline.plan.machine import BroadcastFit, ComputeModel, Machine
+from pipeline.solve.plan.hypermod import Hyperbola
+from pipeline.solve.plan.machine import BroadcastFit, ComputeModel, Machine
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from pipeline.plan.auto import resolve_auto
-from pipeline.plan.commands import plan_command
-from pipeline.plan.machine import BROADCAST_VARIANTS, load_machine
-from pipeline.plan.search import grids
+from pipeline.solve.plan.auto import resolve_auto
+from pipeline.solve.plan.commands import plan_command
+from pipeline.solve.plan.machine import BROADCAST_VARIANTS, load_machine
+from pipeline.solve.plan.search import grids
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 5, 7, 12, 13, 97])

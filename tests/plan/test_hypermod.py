@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pipeline.plan.hypermod import Hyperbola, fit_hyperbola, log_ratio_objective
+from pipeline.solve.plan.hypermod import Hyperbola, fit_hyperbola, log_ratio_objective
 
 
 @pytest.mark.parametrize("a, d", [(1.0e11, 64.0), (2.0e10, 4.0e6), (7.5, 0.3)])

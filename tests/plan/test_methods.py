@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from pipeline.plan import host
-from pipeline.plan.machine import Machine
-from pipeline.plan.methods import (
+from pipeline.solve.plan import host
+from pipeline.solve.plan.machine import Machine
+from pipeline.solve.plan.methods import (
     PlanError,
     SsspModel,
     graph_bytes,

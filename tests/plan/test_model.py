@@ -2,8 +2,8 @@
 
 import pytest
 
-from pipeline.plan.machine import hops
-from pipeline.plan.model import SolverConfig, memory_per_rank, predict
+from pipeline.solve.plan.machine import hops
+from pipeline.solve.plan.model import SolverConfig, memory_per_rank, predict
 
 
 def test_one_rank_prediction_by_hand(toy_machine):

@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.plan.machine import BROADCAST_VARIANTS, Machine, MachineError, load_machine
-from pipeline.plan.search import candidates, grids
+from pipeline.solve.plan.machine import BROADCAST_VARIANTS, Machine, MachineError, load_machine
+from pipeline.solve.plan.search import candidates, grids
 
 AUTO = "auto"
 

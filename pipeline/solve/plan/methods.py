@@ -5,7 +5,7 @@ predicts, on the machine file that describes this machine (:func:`machine_for_pl
 
 ``dense``
     the n x n matrix by the distributed blocked Floyd--Warshall: time and memory per rank
-    from the HyPerMod model (:mod:`pipeline.plan.model`), for the configured ranks and the
+    from the HyPerMod model (:mod:`pipeline.solve.plan.model`), for the configured ranks and the
     best (or the configured) grid, tile, broadcast and look-ahead;
 ``rows``
     the distance rows of a source set by Dijkstra (``apsp-fw --sources``): m sources spread
@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.plan.machine import Machine, MachineError
-from pipeline.plan.search import candidates
+from pipeline.solve.plan.machine import Machine, MachineError
+from pipeline.solve.plan.search import candidates
 from pipeline.runtime.errors import LitpathError
 
 METHODS = ("dense", "rows", "on-demand")
@@ -203,7 +203,7 @@ def _seconds(value: float) -> str:
 def _dense_prediction(
     n: int, ranks: int, machine: Machine, solver: dict[str, Any], available_per_node: int
 ) -> dict[str, Any]:
-    from pipeline.plan.auto import resolve_auto
+    from pipeline.solve.plan.auto import resolve_auto
 
     chosen = resolve_auto(
         n, ranks, solver.get("grid", "auto"), solver.get("tile", "auto"), solver.get("broadcast", "auto"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from pipeline.plan.machine import BROADCAST_VARIANTS, Machine
-from pipeline.plan.model import Prediction, SolverConfig, predict
+from pipeline.solve.plan.machine import BROADCAST_VARIANTS, Machine
+from pipeline.solve.plan.model import Prediction, SolverConfig, predict
 
 # Multiples of the CPU kernel's 32-column register block (and GPU-friendly sizes).
 DEFAULT_TILES = (32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)

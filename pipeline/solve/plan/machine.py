@@ -3,7 +3,7 @@
 A machine file holds, per backend and threads-per-rank count, the fitted compute models,
 and per broadcast variant the fitted effective-bandwidth models, next to a description of
 the machine they were measured on (CPU model, cores, memory, MPI, date). ``calibrate``
-writes one (pipeline/plan/calibrate.py); the model and the planner only read it.
+writes one (pipeline/solve/plan/calibrate.py); the model and the planner only read it.
 
 Compute, for one rank running ``threads`` OpenMP threads (seconds per semiring op):
 
@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.plan.hypermod import Hyperbola
+from pipeline.solve.plan.hypermod import Hyperbola
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.files import write_atomically
 
@@ -126,7 +126,7 @@ class Machine:
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     source: str = ""
     observations: dict[str, Any] = field(default_factory=dict)
-    # Dijkstra cost model of the rows and on-demand methods (pipeline.plan.methods.SsspModel)
+    # Dijkstra cost model of the rows and on-demand methods (pipeline.solve.plan.methods.SsspModel)
     sssp: dict[str, Any] = field(default_factory=dict)
     # Whole-solve correction: measured / composed time of real apsp-fw runs at calibration
     # (what the components miss: rank imbalance, waiting in broadcasts, ranks sharing cores).

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.plan.machine import Machine
-from pipeline.plan.model import SolverConfig, predict
+from pipeline.solve.plan.machine import Machine
+from pipeline.solve.plan.model import SolverConfig, predict
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pipeline.plan.machine import DEFAULT_CHUNK_BYTES, Machine
+from pipeline.solve.plan.machine import DEFAULT_CHUNK_BYTES, Machine
 
 FLOAT_BYTES = 4
 

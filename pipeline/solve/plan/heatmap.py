@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.plan.machine import Machine
-from pipeline.plan.search import candidates
+from pipeline.solve.plan.machine import Machine
+from pipeline.solve.plan.search import candidates
 
 
 def heatmap_data(ns: Sequence[int], ranks: Sequence[int], machine: Machine, backend: str = "cpu"):

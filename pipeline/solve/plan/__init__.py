@@ -6,10 +6,10 @@ configurations), ``auto`` (resolve ``auto`` solver settings), ``calibrate`` (mea
 machine), ``check`` (predicted vs measured), ``heatmap`` (Figure 8), ``commands`` (CLI).
 """
 
-from pipeline.plan.auto import resolve_auto
-from pipeline.plan.hypermod import Hyperbola, fit_hyperbola
-from pipeline.plan.machine import Machine, load_machine
-from pipeline.plan.model import Prediction, SolverConfig, memory_per_rank, predict
+from pipeline.solve.plan.auto import resolve_auto
+from pipeline.solve.plan.hypermod import Hyperbola, fit_hyperbola
+from pipeline.solve.plan.machine import Machine, load_machine
+from pipeline.solve.plan.model import Prediction, SolverConfig, memory_per_rank, predict
 
 __all__ = [
     "Hyperbola",

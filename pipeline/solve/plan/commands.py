@@ -4,7 +4,7 @@
     litpath plan-calibrate [--name NAME] [--machine-out config/machines/NAME.yaml]
     litpath plan-check [--machine FILE] [--case n,P,RxC,b,broadcast[,on|off]] [--report rows.json] ...
 
-``python -m pipeline.plan {plan,calibrate,check}`` runs them without the main CLI.
+``python -m pipeline.solve.plan {plan,calibrate,check}`` runs them without the main CLI.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 import click
 
 from pipeline.cli.options import option, report_option
-from pipeline.plan.machine import BROADCAST_VARIANTS, MACHINES_DIR, MachineError, load_machine
-from pipeline.plan.model import SolverConfig
-from pipeline.plan.search import candidates
+from pipeline.solve.plan.machine import BROADCAST_VARIANTS, MACHINES_DIR, MachineError, load_machine
+from pipeline.solve.plan.model import SolverConfig
+from pipeline.solve.plan.search import candidates
 from pipeline.runtime.files import write_atomically
 
 
@@ -136,7 +136,7 @@ def plan_command(
                 f"{p.seconds / best.seconds:>7.2f}x{fits}"
             )
     if heatmap:
-        from pipeline.plan.heatmap import render_heatmap
+        from pipeline.solve.plan.heatmap import render_heatmap
 
         out = render_heatmap(heatmap, _int_list(heatmap_n), _int_list(heatmap_ranks), machine, backend)
         click.echo(f"heat map: {out}", err=as_json)
@@ -158,7 +158,7 @@ def plan_command(
 @click.option("--seconds", type=float, default=6.0, show_default=True, help="Time per compute benchmark run.")
 def calibrate_command(name, machine_out, max_ranks, seconds):
     """Run the micro-benchmarks on this machine, fit HyPerMod, write the machine file."""
-    from pipeline.plan.calibrate import CalibrationError, calibrate
+    from pipeline.solve.plan.calibrate import CalibrationError, calibrate
 
     try:
         machine = calibrate(
@@ -202,7 +202,7 @@ DEFAULT_CASES = (
 @report_option("Write the rows (predicted and measured) as JSON here.", old=("--json",))
 def check_command(machine_path, cases, repeats, report_path):
     """Run apsp-fw at several (n, P, b) here and report predicted vs measured solve time."""
-    from pipeline.plan.check import CheckCase, markdown_table, run_check, summarize
+    from pipeline.solve.plan.check import CheckCase, markdown_table, run_check, summarize
 
     machine = _machine(machine_path)
     parsed = [CheckCase(*_parse_case(c)) for c in (cases or DEFAULT_CASES)]

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.plan.hypermod import Hyperbola, fit_hyperbola
-from pipeline.plan.machine import (
+from pipeline.solve.plan.hypermod import Hyperbola, fit_hyperbola
+from pipeline.solve.plan.machine import (
     BROADCAST_VARIANTS,
     DEFAULT_CHUNK_BYTES,
     BroadcastFit,
@@ -245,12 +245,12 @@ def calibrate_sssp(
 ) -> dict[str, Any]:
     """Measure Dijkstra (the rows and on-demand methods' kernel, solver/core/sssp.cpp through
     pipeline.query.sssp) on random graphs of growing size; fit seconds per (arc + vertex) of one
-    search vs the graph's working-set bytes (see pipeline.plan.methods.SsspModel)."""
+    search vs the graph's working-set bytes (see pipeline.solve.plan.methods.SsspModel)."""
     import time
 
     import numpy as np
 
-    from pipeline.plan.methods import graph_bytes
+    from pipeline.solve.plan.methods import graph_bytes
     from pipeline.query import sssp
 
     observations = []
@@ -285,7 +285,7 @@ def calibrate_sssp(
         "penalty_d": penalty.d if penalty else 0.0,
         "threads": 1,
         "threads_speedup": round(speedup, 3),
-        "source": "calibrated (random graphs, pipeline/plan/calibrate.py calibrate_sssp)",
+        "source": "calibrated (random graphs, pipeline/solve/plan/calibrate.py calibrate_sssp)",
         "observations_columns": ["n", "arcs", "seconds_per_search", "working_set_bytes"],
         "observations": observations,
     }
@@ -294,8 +294,8 @@ def calibrate_sssp(
 # Real solves for the whole-solve correction: unlike plan-check's cases (other n and tiles),
 # one rank with every core's threads, a 1 x cores grid and a cores x 1 grid without look-ahead.
 def correction_cases(cores: int) -> list:
-    from pipeline.plan.check import CheckCase
-    from pipeline.plan.model import SolverConfig
+    from pipeline.solve.plan.check import CheckCase
+    from pipeline.solve.plan.model import SolverConfig
 
     ranks = max(2, cores)
     return [
@@ -310,7 +310,7 @@ def calibrate_solver_correction(machine: Machine, log: Callable[[str], None] = p
     import statistics
     import tempfile
 
-    from pipeline.plan.check import run_case
+    from pipeline.solve.plan.check import run_case
 
     runs = []
     with tempfile.TemporaryDirectory(prefix="plan-correction-") as tmp:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipeline.plan.machine import Machine, default_machine_path, describe_this_machine, load_machine
+from pipeline.solve.plan.machine import Machine, default_machine_path, describe_this_machine, load_machine
 
 MEMORY_TOLERANCE = 0.10  # a machine file's memory may differ this much (kernel reservations)
 
@@ -90,7 +90,7 @@ def machine_for_planning(
         if not calibrate_if_needed:
             return shipped, f"{why}; not recalibrated (calibration disabled), predictions may be far off"
         if calibrate is None:
-            from pipeline.plan.calibrate import calibrate_quickly as calibrate
+            from pipeline.solve.plan.calibrate import calibrate_quickly as calibrate
         log(f"litpath plan: {why}; calibrating this machine first (about a minute, once; kept in {cached_path})")
         machine = calibrate(host_slug(here), log=log)
         machine.save(cached_path)

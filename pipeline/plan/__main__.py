@@ -1,3 +1,0 @@
-from pipeline.plan.commands import main
-
-main()

@@ -1,0 +1,3 @@
+from pipeline.solve.plan.commands import main
+
+main()
