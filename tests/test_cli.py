@@ -293,16 +293,16 @@ def test_a_domain_error_is_one_line_and_exit_1_with_the_traceback_under_v(tmp_pa
 
 def test_every_domain_error_is_a_litpath_error() -> None:
     """The errors a user acts on share one base, so that `litpath` prints each as one line."""
-    from pipeline.solve.cluster import ClusterCheckError
     from pipeline.config import ConfigError
     from pipeline.ingest.base import IngestError
-    from pipeline.solve.plan.calibrate import CalibrationError
-    from pipeline.solve.plan.machine import MachineError
-    from pipeline.solve.plan.methods import PlanError
     from pipeline.query.sssp import SsspError
     from pipeline.runtime.errors import LitpathError
     from pipeline.runtime.process import ProcessError
     from pipeline.solve.apsp_fw import SolverError
+    from pipeline.solve.cluster import ClusterCheckError
+    from pipeline.solve.plan.calibrate import CalibrationError
+    from pipeline.solve.plan.machine import MachineError
+    from pipeline.solve.plan.methods import PlanError
     from pipeline.spoke.dump import DumpError
     from pipeline.store.adios import DistancesCorrupt, GraphCorrupt
 

@@ -49,10 +49,11 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.config import REPO_ROOT
 from pipeline.query.paths import Adjacency
 from pipeline.runtime.errors import LitpathError
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO_ROOT  # the checkout: the solver's sources and build, the shipped files
 LIBRARY_ENV = "LITPATH_SSSP_LIB"
 DEFAULT_LIBRARY = REPO / "solver" / "build" / "liblitpath_sssp.so"
 ABI_VERSION = 3  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h

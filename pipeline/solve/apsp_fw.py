@@ -33,11 +33,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pipeline.solve.cluster import launcher_command
+from pipeline.config import REPO_ROOT
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.process import ProcessError, terminate_session
+from pipeline.solve.cluster import launcher_command
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT  # the checkout: the solver's sources and build, the shipped files
 SOLVER_DIR = REPO / "solver"
 BUILD_DIR = SOLVER_DIR / "build"
 BINARY_ENV = "LITPATH_APSP_FW"

@@ -44,8 +44,8 @@ from types import TracebackType
 import click
 import psutil
 
-from pipeline.solve.cluster import SYSTEM_CONF
 from pipeline.runtime.process import PidFile, free_port, log_tail, terminate
+from pipeline.solve.cluster import SYSTEM_CONF
 
 LOCAL_DIR = Path(__file__).resolve().parent
 REPO_ROOT = LOCAL_DIR.parents[1]

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipeline.runtime.errors import LitpathError
 from pipeline.solve.plan.hypermod import Hyperbola, fit_hyperbola
 from pipeline.solve.plan.machine import (
     BROADCAST_VARIANTS,
@@ -34,7 +35,6 @@ from pipeline.solve.plan.machine import (
     describe_this_machine,
     physical_memory_bytes,
 )
-from pipeline.runtime.errors import LitpathError
 
 DEFAULT_TILES = (32, 64, 128, 256, 512)
 DEFAULT_LOCALS = (256, 512, 1024, 2048, 3072, 4096)
@@ -250,8 +250,8 @@ def calibrate_sssp(
 
     import numpy as np
 
-    from pipeline.solve.plan.methods import graph_bytes
     from pipeline.query import sssp
+    from pipeline.solve.plan.methods import graph_bytes
 
     observations = []
     largest = None

@@ -16,10 +16,10 @@ from pathlib import Path
 import click
 
 from pipeline.cli.options import option, report_option
+from pipeline.runtime.files import write_atomically
 from pipeline.solve.plan.machine import BROADCAST_VARIANTS, MACHINES_DIR, MachineError, load_machine
 from pipeline.solve.plan.model import SolverConfig
 from pipeline.solve.plan.search import candidates
-from pipeline.runtime.files import write_atomically
 
 
 def _machine(path: str | None):

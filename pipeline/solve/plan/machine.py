@@ -36,11 +36,12 @@ from typing import Any
 
 import yaml
 
-from pipeline.solve.plan.hypermod import Hyperbola
+from pipeline.config import REPO_ROOT
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.files import write_atomically
+from pipeline.solve.plan.hypermod import Hyperbola
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO_ROOT  # the checkout: the solver's sources and build, the shipped files
 MACHINES_DIR = REPO / "config" / "machines"
 DEFAULT_MACHINE_NAME = "dev-vm-2core"
 BROADCAST_VARIANTS = ("bcast", "ring", "two-ring", "chunked-ring")

@@ -29,9 +29,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline.runtime.errors import LitpathError
 from pipeline.solve.plan.machine import Machine, MachineError
 from pipeline.solve.plan.search import candidates
-from pipeline.runtime.errors import LitpathError
 
 METHODS = ("dense", "rows", "on-demand")
 SETTINGS = ("auto", *METHODS)
