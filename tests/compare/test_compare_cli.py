@@ -433,7 +433,7 @@ def test_comparison_runs_from_query_rows_when_the_plan_rules_dense_out(
 
     import yaml
 
-    from pipeline.cli import solve
+    from pipeline.solve.commands import solve
     from pipeline.store.adios import DistanceMatrix
 
     results = tmp_path / "results"

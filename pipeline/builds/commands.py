@@ -1,0 +1,30 @@
+"""The commands of the build record: ``finish-build`` (build.json and ``latest``) and ``schemas``
+(the published table and API documents). ``write-build-config`` is in :mod:`pipeline.builds.record`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pipeline.cli.options import build_dir_option
+
+
+@click.command("finish-build")
+@build_dir_option("The build folder (results/builds/<id>)")
+def finish_build(build_dir: Path) -> None:
+    """Write the build record (build.json) and point results/latest at this build."""
+    from pipeline.builds.record import finish_build as finish
+
+    record = finish(build_dir)
+    click.echo(f"litpath finish-build: build {record['build_id']} recorded in {build_dir / 'build.json'}; "
+               f"{build_dir.parent.parent / 'latest'} points at it")  # fmt: skip
+
+
+@click.command("schemas")
+def schemas() -> None:
+    """Rewrite schemas/tables/*.json, and the plugins' documents (the API's openapi.json), from the code."""
+    from pipeline.builds.schemas_export import write_documents
+
+    written = write_documents()
+    click.echo("\n".join(f"wrote {p}" for p in written) or "schemas are up to date")
