@@ -1,153 +1,24 @@
-"""Build identity: which input files a run reads, their checksums, and the build id.
-
-Every per-file ingest output is keyed by the file's content hash, so a rerun that adds
-a dump file ingests only that file. A build folder is keyed by the hash of all input
-checksums and of the settings that change its results, so a rerun with new dumps or new
-settings writes a new build and never overwrites an earlier one; a setting that changes only
-how a stage computes (solver ranks and threads, the memory budget) keeps the build id, and the
-workflow rebuilds nothing for it.
+"""A build's records: its ``config.yaml`` (the configuration it was made from and its inputs'
+checksums), ``run_config.yaml`` (the settings of the run now starting, which the stages read),
+and at the end ``build.json`` (provenance, counts, timings) with the ``latest`` pointer.
+Which inputs and settings make a build is :mod:`pipeline.builds.identity`.
 """
 
 from __future__ import annotations
 
-import glob
-import hashlib
 import json
 import os
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
+from pipeline.builds.identity import RESULTS_FORMAT, InputFile, build_id, resolve_inputs, sha256_of_file
 from pipeline.cli.options import build_id_option, config_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.config.connections import redact_config
-from pipeline.ingest.registry import KINDS
 from pipeline.runtime.files import fsync_dir as _fsync_dir
 from pipeline.runtime.files import write_atomically as _write_atomically
-
-# The input kinds are the ingest readers' (one reader per kind).
-INPUT_KINDS = KINDS
-
-# Config sections whose values change what a build contains. `resources` (the memory budget and
-# the spill folder) is not one: the stages give the same tables and graph within any budget.
-BUILD_SECTIONS = ("ingest", "graph", "solver")
-# Settings of those sections that change how the solve runs, not what it computes: every
-# grid, tile, broadcast, rank and thread count and backend gives the exact shortest distances
-# (the min over the same paths; the order of the float32 additions along a path may differ, so
-# two layouts can differ in the last bit, within the solver's --validate tolerance);
-# validate_rows only re-checks rows. Changing one keeps the build id, so nothing is rebuilt.
-HOW_SETTINGS: dict[str, tuple[str, ...]] = {
-    # The ceiling decides whether a build is made, not what it holds.
-    "ingest": ("max_quarantine_fraction",),
-    "solver": (
-        "ranks", "threads", "grid", "tile", "broadcast", "chunk_bytes", "lookahead", "backend",
-        "validate_rows", "checkpoint_every", "reuse",
-    ),
-}  # fmt: skip
-
-
-# The format of what a build holds, hashed into every build id: bump it with any change of litpath
-# that changes a build's results (its tables, graph, weights, distances), so that an upgraded
-# litpath makes a new build instead of reusing, or writing into, one the old code made.
-#   2: the build id's first recorded format;
-#   3: build.json records litpath's version and commit, the comparison's source files and the stages'
-#      times; the quarantine ceiling may refuse a file an older litpath ingested.
-RESULTS_FORMAT = 3
-
-# Where `make run` keeps the state of the local MongoDB-wire and Neo4j servers (services/local),
-# relative to the checkout it runs in.
-LOCAL_SERVERS_STATE = Path(".local-servers")
-
-
-@dataclass(frozen=True)
-class InputFile:
-    kind: str
-    path: Path
-    sha256: str
-    order: int  # position among the inputs of its kind (PubMed updates apply in this order)
-
-    @property
-    def key(self) -> str:
-        """Stable folder name of this file's ingest output: readable name + content hash."""
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", self.path.name)
-        return f"{stem}-{self.sha256[:12]}"
-
-
-def sha256_of_file(path: Path, cache: dict[str, Any] | None = None) -> str:
-    """Content hash, reusing ``cache`` entries whose size and mtime still match."""
-    stat = path.stat()
-    ident = f"{path.resolve()}"
-    if cache is not None:
-        hit = cache.get(ident)
-        if hit and hit["size"] == stat.st_size and hit["mtime_ns"] == stat.st_mtime_ns:
-            return hit["sha256"]
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    value = digest.hexdigest()
-    if cache is not None:
-        cache[ident] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": value}
-    return value
-
-
-def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> list[InputFile]:
-    """Expand the configured paths/globs; a pattern that matches nothing is an error."""
-    cache: dict[str, Any] = {}
-    if cache_file is not None and cache_file.exists():
-        try:
-            cache = json.loads(cache_file.read_text())
-        except json.JSONDecodeError:
-            cache = {}
-    files: list[InputFile] = []
-    for kind in INPUT_KINDS:
-        paths: list[Path] = []
-        for pattern in config.get("inputs", {}).get(kind, []):
-            matches = sorted(glob.glob(os.path.expanduser(pattern)))
-            if not matches:
-                raise FileNotFoundError(f"inputs.{kind}: no file matches {pattern!r}")
-            paths.extend(Path(m) for m in matches)
-        if kind == "pubmed_xml":
-            # Baseline files sort before update files in NLM's naming (pubmed26n0001 <
-            # pubmed26n1335); the documented order is file-name order.
-            paths.sort(key=lambda p: p.name)
-        seen: set[Path] = set()
-        for order, path in enumerate(p for p in paths if not (p in seen or seen.add(p))):
-            files.append(InputFile(kind, path, sha256_of_file(path, cache), order))
-    if cache_file is not None:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        # Every Slurm job parses the workflow again, so several processes may write at once:
-        # each through its own temporary file, renamed atomically.
-        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(cache, indent=0))
-        tmp.replace(cache_file)
-    return files
-
-
-def build_settings(config: dict[str, Any]) -> dict[str, Any]:
-    """The settings a build id hashes: :data:`BUILD_SECTIONS` without :data:`HOW_SETTINGS`."""
-    return {
-        section: {
-            key: value
-            for key, value in (config.get(section) or {}).items()
-            if key not in HOW_SETTINGS.get(section, ())
-        }
-        for section in BUILD_SECTIONS
-    }
-
-
-def build_id(inputs: list[InputFile], config: dict[str, Any]) -> str:
-    """Hash of the inputs' content and of the settings that change what the build holds."""
-    payload = {
-        "inputs": [[f.kind, f.order, f.sha256] for f in inputs],
-        "config": build_settings(config),
-        "format": RESULTS_FORMAT,
-    }
-    text = json.dumps(payload, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def write_build_config(path: str | Path, config: dict[str, Any], inputs: list[list[str]]) -> None:
@@ -358,94 +229,3 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
     return record
 
 
-def describe_latest(config: dict[str, Any]) -> str:
-    """A short, human-readable account of the latest build and what to do next."""
-    latest = Path(config["results_dir"]) / "latest"
-    if not latest.exists():
-        return f"No completed build under {config['results_dir']}/ yet."
-    record = _read_json(latest / "build.json") or {}
-    build_dir = latest.resolve()
-    lines = ["", f"litpath build {record.get('build_id')} is complete: {build_dir}"]
-    for scope, graph_record, solve in (
-        ("full", record.get("graph"), record.get("solve")),
-        ("cooccurrence", (record.get("cooccurrence") or {}).get("graph"), (record.get("cooccurrence") or {}).get("solve")),
-    ):
-        counts = (graph_record or {}).get("counts", {})
-        folder = build_dir / ("graph" if scope == "full" else "cooccurrence")
-        lines.append(
-            f"  {scope + ' graph:':<20}{folder}/  ({counts.get('vertices', '?')} vertices, "
-            f"{counts.get('edges', '?')} edges): {_solved(solve)}"
-        )
-    lines += [
-        f"  {'tables:':<20}{build_dir / 'tables'}/*.parquet",
-        f"  {'record:':<20}{build_dir / 'build.json'}",
-    ]
-    for extra in ("mapping/coverage.md", "compare/report.html"):
-        if (build_dir / extra).exists():
-            lines.append(f"  {extra.split('/')[0] + ':':<20}{build_dir / extra}")
-    example = example_pair(build_dir)
-    lines += [
-        "",
-        "Serve paths over HTTP (127.0.0.1:8000, OpenAPI at /docs), in a shell that knows the servers",
-        "(MongoDB for a hop's papers, Neo4j for /v1/compare):",
-        *servers_env_step(),
-        f"  .venv/bin/litpath serve --results-dir {config['results_dir']}",
-    ]
-    if example:
-        source, target = example
-        lines += [
-            "then, for example:",
-            f"  curl 'http://127.0.0.1:8000/v1/path?source={source}&target={target}'",
-        ]
-    return "\n".join(lines)
-
-
-def servers_env_step(state_root: Path = LOCAL_SERVERS_STATE) -> list[str]:
-    """How a new shell learns the servers' addresses and passwords: from the local servers that
-    `make run` started (their state is in ``state_root``), else from the user's own variables."""
-    if state_root.is_dir():
-        return ["  source <(.venv/bin/python -m services.local.servers env)   # their LITPATH_* variables"]
-    return ["  # with LITPATH_MONGO_URI and LITPATH_NEO4J_URI, _USER, _PASSWORD set as for the run"]
-
-
-def _solved(solve: dict[str, Any] | None) -> str:
-    """How a graph's distances were solved, from its solve_summary.json."""
-    if not solve:
-        return "not solved"
-    method = solve.get("method", "dense")
-    seconds = ((solve.get("solver") or {}).get("seconds") or {}).get("solve")
-    took = f" in {seconds:.2f} s" if isinstance(seconds, (int, float)) else ""
-    if method == "dense":
-        return f"dense distances.bp{took}"
-    if method == "rows":
-        return f"rows of {solve.get('sources', {}).get('in_graph', '?')} sources in distances.bp{took}, the rest on demand"
-    return "exact paths computed on demand by the service (nothing stored)"
-
-
-def example_pair(build_dir: Path) -> tuple[str, str] | None:
-    """Two concepts of the build joined by a path of at least two hops, for the example query:
-    the first concept and the farthest concept it reaches (by the stored row or on demand)."""
-    import numpy as np
-
-    from pipeline.query.graph import open_graph
-
-    graph = open_graph(build_dir, "full")
-    try:
-        concept_vids = np.flatnonzero(graph.is_concept)
-        if len(concept_vids) < 2:
-            return None
-        source = int(concept_vids[0])
-        row = graph.stored_row(source)
-        if row is None:
-            from pipeline.query import sssp
-
-            row = sssp.rows(graph.adjacency, [source])[0]
-        row = row[concept_vids]
-        finite = np.isfinite(row) & (concept_vids != source)
-        if not finite.any():
-            return None
-        # The farthest reachable concept makes a path worth looking at.
-        target = int(concept_vids[finite][np.argmax(row[finite])])
-        return graph.keys[source], graph.keys[target]
-    finally:
-        graph.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,6 +16,106 @@ from pipeline.config import load_config
 @config_option("The workflow's config (its results_dir)", default="config/config.yaml")
 def describe(config_path: Path) -> None:
     """Say where the latest build's outputs are and what to do with them."""
-    from pipeline.builds.record import describe_latest
-
     click.echo(describe_latest(load_config(config_path)))
+
+
+# Where `make run` keeps the state of the local MongoDB-wire and Neo4j servers (services/local),
+# relative to the checkout it runs in.
+LOCAL_SERVERS_STATE = Path(".local-servers")
+
+
+def describe_latest(config: dict[str, Any]) -> str:
+    """A short, human-readable account of the latest build and what to do next."""
+    latest = Path(config["results_dir"]) / "latest"
+    if not latest.exists():
+        return f"No completed build under {config['results_dir']}/ yet."
+    record = _read_json(latest / "build.json") or {}
+    build_dir = latest.resolve()
+    lines = ["", f"litpath build {record.get('build_id')} is complete: {build_dir}"]
+    for scope, graph_record, solve in (
+        ("full", record.get("graph"), record.get("solve")),
+        ("cooccurrence", (record.get("cooccurrence") or {}).get("graph"), (record.get("cooccurrence") or {}).get("solve")),
+    ):
+        counts = (graph_record or {}).get("counts", {})
+        folder = build_dir / ("graph" if scope == "full" else "cooccurrence")
+        lines.append(
+            f"  {scope + ' graph:':<20}{folder}/  ({counts.get('vertices', '?')} vertices, "
+            f"{counts.get('edges', '?')} edges): {_solved(solve)}"
+        )
+    lines += [
+        f"  {'tables:':<20}{build_dir / 'tables'}/*.parquet",
+        f"  {'record:':<20}{build_dir / 'build.json'}",
+    ]
+    for extra in ("mapping/coverage.md", "compare/report.html"):
+        if (build_dir / extra).exists():
+            lines.append(f"  {extra.split('/')[0] + ':':<20}{build_dir / extra}")
+    example = example_pair(build_dir)
+    lines += [
+        "",
+        "Serve paths over HTTP (127.0.0.1:8000, OpenAPI at /docs), in a shell that knows the servers",
+        "(MongoDB for a hop's papers, Neo4j for /v1/compare):",
+        *servers_env_step(),
+        f"  .venv/bin/litpath serve --results-dir {config['results_dir']}",
+    ]
+    if example:
+        source, target = example
+        lines += [
+            "then, for example:",
+            f"  curl 'http://127.0.0.1:8000/v1/path?source={source}&target={target}'",
+        ]
+    return "\n".join(lines)
+
+
+def servers_env_step(state_root: Path = LOCAL_SERVERS_STATE) -> list[str]:
+    """How a new shell learns the servers' addresses and passwords: from the local servers that
+    `make run` started (their state is in ``state_root``), else from the user's own variables."""
+    if state_root.is_dir():
+        return ["  source <(.venv/bin/python -m services.local.servers env)   # their LITPATH_* variables"]
+    return ["  # with LITPATH_MONGO_URI and LITPATH_NEO4J_URI, _USER, _PASSWORD set as for the run"]
+
+
+def _solved(solve: dict[str, Any] | None) -> str:
+    """How a graph's distances were solved, from its solve_summary.json."""
+    if not solve:
+        return "not solved"
+    method = solve.get("method", "dense")
+    seconds = ((solve.get("solver") or {}).get("seconds") or {}).get("solve")
+    took = f" in {seconds:.2f} s" if isinstance(seconds, (int, float)) else ""
+    if method == "dense":
+        return f"dense distances.bp{took}"
+    if method == "rows":
+        return f"rows of {solve.get('sources', {}).get('in_graph', '?')} sources in distances.bp{took}, the rest on demand"
+    return "exact paths computed on demand by the service (nothing stored)"
+
+
+def example_pair(build_dir: Path) -> tuple[str, str] | None:
+    """Two concepts of the build joined by a path of at least two hops, for the example query:
+    the first concept and the farthest concept it reaches (by the stored row or on demand)."""
+    import numpy as np
+
+    from pipeline.query.graph import open_graph
+
+    graph = open_graph(build_dir, "full")
+    try:
+        concept_vids = np.flatnonzero(graph.is_concept)
+        if len(concept_vids) < 2:
+            return None
+        source = int(concept_vids[0])
+        row = graph.stored_row(source)
+        if row is None:
+            from pipeline.query import sssp
+
+            row = sssp.rows(graph.adjacency, [source])[0]
+        row = row[concept_vids]
+        finite = np.isfinite(row) & (concept_vids != source)
+        if not finite.any():
+            return None
+        # The farthest reachable concept makes a path worth looking at.
+        target = int(concept_vids[finite][np.argmax(row[finite])])
+        return graph.keys[source], graph.keys[target]
+    finally:
+        graph.close()
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text()) if path.exists() else None

@@ -11,7 +11,7 @@
 
 import shlex
 
-from pipeline.builds.record import build_id, resolve_inputs
+from pipeline.builds.identity import build_id, resolve_inputs
 from pipeline.config import refuse_sample_files
 from pipeline.config.connections import export_connection_settings, redact_config
 from pipeline.ingest.run import export_quarantine_ceiling

@@ -62,7 +62,7 @@ def test_two_workflows_finishing_at_once_leave_a_whole_pointer(tmp_path: Path) -
 
 
 def _inputs(tmp_path: Path, content: str = "1,2,3\n"):
-    from pipeline.builds.record import resolve_inputs
+    from pipeline.builds.identity import resolve_inputs
 
     dump = tmp_path / "predications.csv"
     dump.write_text(content)
@@ -73,7 +73,7 @@ def test_build_id_keeps_to_what_changes_the_results(tmp_path: Path) -> None:
     """How the solve runs (ranks, threads, grid, tiles, ...) and the memory budget leave the build
     id alone, so changing them rebuilds no table, graph, load or mapping; what the graph holds and
     how the solve's method is chosen do not."""
-    from pipeline.builds.record import build_id
+    from pipeline.builds.identity import build_id
     from pipeline.config import validate_config
 
     inputs = _inputs(tmp_path)
@@ -103,7 +103,8 @@ def test_write_build_config_command(tmp_path: Path) -> None:
     credentials and each input with its checksum; a build id that no longer matches is refused."""
     from click.testing import CliRunner
 
-    from pipeline.builds.record import build_id, write_build_config_command, write_run_config
+    from pipeline.builds.identity import build_id
+    from pipeline.builds.record import write_build_config_command, write_run_config
     from pipeline.config import validate_config
 
     inputs = _inputs(tmp_path)
@@ -148,7 +149,7 @@ def test_build_record_has_the_latest_runs_settings(tmp_path: Path) -> None:
 
 
 def test_describe_says_how_a_new_shell_finds_the_local_servers(tmp_path: Path) -> None:
-    from pipeline.builds.record import servers_env_step
+    from pipeline.query.describe import servers_env_step
 
     (tmp_path / ".local-servers").mkdir()
     assert servers_env_step(tmp_path / ".local-servers") == [
@@ -168,7 +169,7 @@ def test_build_record_says_which_litpath_and_which_sources_made_it(tmp_path: Pat
     import subprocess
 
     from pipeline import __version__
-    from pipeline.builds.record import RESULTS_FORMAT
+    from pipeline.builds.identity import RESULTS_FORMAT
 
     nodes, umls = tmp_path / "nodes.tsv", tmp_path / "umls"
     nodes.write_text("id\tname\tkind\nDOID:1\tx\tDisease\n")
@@ -201,7 +202,7 @@ def test_build_record_says_which_litpath_and_which_sources_made_it(tmp_path: Pat
 
 def test_build_id_changes_with_the_results_format(tmp_path: Path, monkeypatch) -> None:
     """An upgrade that changes results bumps RESULTS_FORMAT: the same inputs then make a new build."""
-    import pipeline.builds.record as buildinfo
+    import pipeline.builds.identity as buildinfo
     from pipeline.config import validate_config
 
     inputs = _inputs(tmp_path)

@@ -1,0 +1,139 @@
+"""Build identity: which input files a run reads, their checksums, and the build id.
+
+Every per-file ingest output is keyed by the file's content hash, so a rerun that adds
+a dump file ingests only that file. A build folder is keyed by the hash of all input
+checksums, of the settings that change its results and of the results format, so a rerun with
+new dumps, new settings or a litpath that computes differently writes a new build and never
+overwrites an earlier one; a setting that changes only how a stage computes (solver ranks and
+threads, the memory budget) keeps the build id, and the workflow rebuilds nothing for it.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.config import schema_of
+
+# The input kinds, from the schema's `inputs` (one ingest reader per kind; the order is the
+# build id's: inputs are hashed kind by kind in this order).
+INPUT_KINDS: tuple[str, ...] = tuple(schema_of("inputs")["properties"])
+
+# Config sections whose values change what a build contains. `resources` (the memory budget and
+# the spill folder) is not one: the stages give the same tables and graph within any budget.
+BUILD_SECTIONS = ("ingest", "graph", "solver")
+# Settings of those sections that change how the solve runs, not what it computes: every
+# grid, tile, broadcast, rank and thread count and backend gives the exact shortest distances
+# (the min over the same paths; the order of the float32 additions along a path may differ, so
+# two layouts can differ in the last bit, within the solver's --validate tolerance);
+# validate_rows only re-checks rows. Changing one keeps the build id, so nothing is rebuilt.
+HOW_SETTINGS: dict[str, tuple[str, ...]] = {
+    # The ceiling decides whether a build is made, not what it holds.
+    "ingest": ("max_quarantine_fraction",),
+    "solver": (
+        "ranks", "threads", "grid", "tile", "broadcast", "chunk_bytes", "lookahead", "backend",
+        "validate_rows", "checkpoint_every", "reuse",
+    ),
+}  # fmt: skip
+
+
+# The format of what a build holds, hashed into every build id: bump it with any change of litpath
+# that changes a build's results (its tables, graph, weights, distances), so that an upgraded
+# litpath makes a new build instead of reusing, or writing into, one the old code made.
+#   2: the build id's first recorded format;
+#   3: build.json records litpath's version and commit, the comparison's source files and the stages'
+#      times; the quarantine ceiling may refuse a file an older litpath ingested.
+RESULTS_FORMAT = 3
+
+@dataclass(frozen=True)
+class InputFile:
+    kind: str
+    path: Path
+    sha256: str
+    order: int  # position among the inputs of its kind (PubMed updates apply in this order)
+
+    @property
+    def key(self) -> str:
+        """Stable folder name of this file's ingest output: readable name + content hash."""
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", self.path.name)
+        return f"{stem}-{self.sha256[:12]}"
+
+
+def sha256_of_file(path: Path, cache: dict[str, Any] | None = None) -> str:
+    """Content hash, reusing ``cache`` entries whose size and mtime still match."""
+    stat = path.stat()
+    ident = f"{path.resolve()}"
+    if cache is not None:
+        hit = cache.get(ident)
+        if hit and hit["size"] == stat.st_size and hit["mtime_ns"] == stat.st_mtime_ns:
+            return hit["sha256"]
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    value = digest.hexdigest()
+    if cache is not None:
+        cache[ident] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": value}
+    return value
+
+
+def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> list[InputFile]:
+    """Expand the configured paths/globs; a pattern that matches nothing is an error."""
+    cache: dict[str, Any] = {}
+    if cache_file is not None and cache_file.exists():
+        try:
+            cache = json.loads(cache_file.read_text())
+        except json.JSONDecodeError:
+            cache = {}
+    files: list[InputFile] = []
+    for kind in INPUT_KINDS:
+        paths: list[Path] = []
+        for pattern in config.get("inputs", {}).get(kind, []):
+            matches = sorted(glob.glob(os.path.expanduser(pattern)))
+            if not matches:
+                raise FileNotFoundError(f"inputs.{kind}: no file matches {pattern!r}")
+            paths.extend(Path(m) for m in matches)
+        if kind == "pubmed_xml":
+            # Baseline files sort before update files in NLM's naming (pubmed26n0001 <
+            # pubmed26n1335); the documented order is file-name order.
+            paths.sort(key=lambda p: p.name)
+        seen: set[Path] = set()
+        for order, path in enumerate(p for p in paths if not (p in seen or seen.add(p))):
+            files.append(InputFile(kind, path, sha256_of_file(path, cache), order))
+    if cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        # Every Slurm job parses the workflow again, so several processes may write at once:
+        # each through its own temporary file, renamed atomically.
+        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cache, indent=0))
+        tmp.replace(cache_file)
+    return files
+
+
+def build_settings(config: dict[str, Any]) -> dict[str, Any]:
+    """The settings a build id hashes: :data:`BUILD_SECTIONS` without :data:`HOW_SETTINGS`."""
+    return {
+        section: {
+            key: value
+            for key, value in (config.get(section) or {}).items()
+            if key not in HOW_SETTINGS.get(section, ())
+        }
+        for section in BUILD_SECTIONS
+    }
+
+
+def build_id(inputs: list[InputFile], config: dict[str, Any]) -> str:
+    """Hash of the inputs' content and of the settings that change what the build holds."""
+    payload = {
+        "inputs": [[f.kind, f.order, f.sha256] for f in inputs],
+        "config": build_settings(config),
+        "format": RESULTS_FORMAT,
+    }
+    text = json.dumps(payload, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
