@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.ingest.merge import merge_ingested
+from pipeline.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.synth import generate_corpus, read_anchor_concepts
 

@@ -4,7 +4,7 @@ and the :class:`Reader` record by which a source module declares a kind it reads
 A reader is a function ``read(source: InputFile, run: IngestRun, **options) -> None``. It
 streams ``source`` and hands ``run`` its rows: accepted rows go to the tables the kind
 produces (schemas from :mod:`pipeline.builds.tables`, or the ingest-internal :data:`SENTENCES` /
-:data:`ENTITY_MENTIONS` that :mod:`pipeline.ingest.merge` joins), bad rows to the quarantine
+:data:`ENTITY_MENTIONS` that :mod:`pipeline.merge` joins), bad rows to the quarantine
 with the 1-based line (or record index), the field and the reason. What a "row" is depends on
 the format and is stated by each reader (a CSV record; for PubMed XML an article, a deleted
 PMID or a cited PMID). A file that cannot be read at all raises :class:`IngestError` naming

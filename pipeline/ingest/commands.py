@@ -13,7 +13,7 @@ import yaml
 
 from pipeline.cli.options import config_option, input_option, out_option
 from pipeline.ingest.base import IngestError
-from pipeline.ingest.merge import MENTION_SOURCES, merge_ingested
+from pipeline.merge import MENTION_SOURCES, merge_ingested
 from pipeline.ingest.registry import KINDS
 from pipeline.ingest.run import (
     DEFAULT_MAX_QUARANTINE_FRACTION,

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.ingest.merge import MENTION_SOURCES, mention_source_for, merge_ingested
+from pipeline.merge import MENTION_SOURCES, mention_source_for, merge_ingested
 from pipeline.ingest.run import ingest_file
 
 from .helpers import rows

@@ -10,9 +10,9 @@ import pytest
 from spills import stale_spill_folder
 
 from pipeline.builds import tables
-from pipeline.ingest import merge as merge_module
+from pipeline import merge as merge_module
 from pipeline.ingest.base import IngestError
-from pipeline.ingest.merge import merge_ingested
+from pipeline.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
 
 from .helpers import DATA, rows

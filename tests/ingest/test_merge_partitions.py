@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.builds import tables
-from pipeline.ingest import merge
-from pipeline.ingest.merge import merge_ingested
+from pipeline import merge
+from pipeline.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.synth import generate_corpus
 

@@ -32,7 +32,7 @@ means distinct PREDICATION_IDs). Names and semantic types given ``|``-separated 
 to the arguments position by position when the counts agree, else shared.
 
 **Mentions.** Two sources, one chosen by the merge step (``ingest.mention_source``, see
-:mod:`pipeline.ingest.merge`). ENTITY rows are SemRep's concept occurrences in the text: each
+:mod:`pipeline.merge`). ENTITY rows are SemRep's concept occurrences in the text: each
 gives one mention per argument of its CUI field in its sentence (``entity_mentions``); the
 merge resolves sentence -> paper through SENTENCE. ``mentions`` holds predication argument
 slots: every PREDICATION row counts one mention of each distinct subject argument and one of
