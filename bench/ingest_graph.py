@@ -223,8 +223,8 @@ def _worker(which: str, corpus: Path, out: Path, memory_gib: float) -> None:
 
     if which == "litpath":
         import pipeline.graph.build  # noqa: F401
-        import pipeline.merge  # noqa: F401
         import pipeline.ingest.semmeddb  # noqa: F401
+        import pipeline.merge  # noqa: F401
 
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)

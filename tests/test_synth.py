@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.synth import generate_corpus, read_anchor_concepts
+from pipeline.merge import merge_ingested
 
 
 def _digests(root: Path) -> dict[str, str]:

@@ -108,7 +108,7 @@ AREA_COMMANDS: dict[str, str] = {
     "solve": "pipeline.solve.commands:solve",
     "describe": "pipeline.query.describe:describe",
     "schemas": "pipeline.builds.commands:schemas",
-    "merge": "pipeline.ingest.commands:merge",
+    "merge": "pipeline.merge.commands:merge",
     "build-graph": "pipeline.graph.commands:build_graph_command",
     "load-mongo": "pipeline.store.commands:load_mongo_command",
     "load-spoke": "pipeline.spoke.commands:load_spoke",

@@ -5,7 +5,8 @@ import json
 from click.testing import CliRunner
 
 from pipeline.ingest.base import IngestError
-from pipeline.ingest.commands import ingest, merge, synth
+from pipeline.ingest.commands import ingest, synth
+from pipeline.merge.commands import merge
 
 from .helpers import DATA
 

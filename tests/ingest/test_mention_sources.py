@@ -39,8 +39,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.merge import MENTION_SOURCES, mention_source_for, merge_ingested
 from pipeline.ingest.run import ingest_file
+from pipeline.merge import MENTION_SOURCES, mention_source_for, merge_ingested
 
 from .helpers import rows
 

@@ -9,11 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 from spills import stale_spill_folder
 
-from pipeline.builds import tables
 from pipeline import merge as merge_module
+from pipeline.builds import tables
 from pipeline.ingest.base import IngestError
-from pipeline.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
+from pipeline.merge import merge_ingested
 
 from .helpers import DATA, rows
 

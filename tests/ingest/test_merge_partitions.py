@@ -12,11 +12,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.builds import tables
 from pipeline import merge
-from pipeline.merge import merge_ingested
+from pipeline.builds import tables
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.synth import generate_corpus
+from pipeline.merge import merge_ingested
 
 from .helpers import rows
 

@@ -12,9 +12,9 @@ from pymongo import MongoClient
 from spills import stale_spill_folder
 
 from pipeline.graph.build import build_graph
-from pipeline.merge import merge_ingested
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.synth import generate_corpus
+from pipeline.merge import merge_ingested
 from pipeline.store import mongo
 from pipeline.store.mongo import evidence_partitions, load_build
 

@@ -1,0 +1,59 @@
+"""``litpath merge``: the per-file ingest folders of a build into its tables
+(:func:`pipeline.merge.merge_ingested`), after the quarantine ceiling is checked again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import yaml
+
+from pipeline.cli.options import config_option, out_option
+from pipeline.ingest.base import IngestError
+from pipeline.ingest.run import DEFAULT_MAX_QUARANTINE_FRACTION, check_quarantine
+from pipeline.merge import MENTION_SOURCES, merge_ingested
+
+
+@click.command("merge")
+@out_option("Folder for the merged tables.", old=("--out-dir",))
+@config_option("YAML config; its 'ingest' section (or the top level) is passed to the merge.")
+@click.option(
+    "--mention-source",
+    type=click.Choice(MENTION_SOURCES),
+    default=None,
+    help="Overrides the config's mention_source.",
+)
+@click.argument(
+    "file_dirs", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True, file_okay=False)
+)
+def merge(
+    out_dir: Path, config_path: Path | None, mention_source: str | None, file_dirs: tuple[Path, ...]
+) -> None:
+    """Merge per-file ingest folders FILE_DIRS (in input order) into build-level tables."""
+    config: dict = {}
+    if config_path is not None:
+        loaded = yaml.safe_load(config_path.read_text()) or {}
+        config = dict(loaded.get("ingest", loaded))
+        if "resources" in loaded:  # the memory budget (not an ingest setting)
+            config["resources"] = loaded["resources"]
+    if mention_source:
+        config["mention_source"] = mention_source
+    # The ceiling again, at the build's value: a file ingested (and cached) under a higher one
+    # must not pass into a build that asks for less.
+    ceiling = config.pop("max_quarantine_fraction", DEFAULT_MAX_QUARANTINE_FRACTION)
+    for folder in file_dirs:
+        counts_file = folder / "counts.json"
+        if counts_file.is_file():
+            check_quarantine(json.loads(counts_file.read_text()), ceiling, folder / "quarantine.parquet")
+    try:
+        counts = merge_ingested(list(file_dirs), out_dir, config)
+    except IngestError as exc:
+        raise click.ClickException(str(exc)) from exc
+    # The whole record is counts.json; the terminal (and the workflow's log) gets one line.
+    quarantined = counts["rows_quarantined"] + counts["merge_quarantined"]
+    click.echo(
+        f"litpath merge: {counts['rows_read']:,} rows of {len(counts['files'])} files, {quarantined:,} quarantined"
+        + (f" (in {out_dir / 'quarantine.parquet'})" if quarantined else "")
+        + f"; concept mentions from {counts['mention_source']}; counts in {out_dir / 'counts.json'}"
+    )
