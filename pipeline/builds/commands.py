@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from pipeline.builds.layout import BuildLayout, results_of
 from pipeline.cli.options import build_dir_option
 
 
@@ -17,8 +18,8 @@ def finish_build(build_dir: Path) -> None:
     from pipeline.builds.record import finish_build as finish
 
     record = finish(build_dir)
-    click.echo(f"litpath finish-build: build {record['build_id']} recorded in {build_dir / 'build.json'}; "
-               f"{build_dir.parent.parent / 'latest'} points at it")  # fmt: skip
+    click.echo(f"litpath finish-build: build {record['build_id']} recorded in {BuildLayout(build_dir).record}; "
+               f"{results_of(build_dir).latest} points at it")  # fmt: skip
 
 
 @click.command("schemas")

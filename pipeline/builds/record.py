@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from pipeline.builds.identity import RESULTS_FORMAT, InputFile, build_id, resolve_inputs, sha256_of_file
+from pipeline.builds.layout import BuildLayout, results_of
 from pipeline.cli.options import build_id_option, config_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.config.connections import redact_config
@@ -143,16 +144,16 @@ def stage_times(build_dir: Path, inputs: list[dict[str, Any]]) -> dict[str, dict
     that ran in an earlier run (an input ingested then) keeps that run's figures."""
     import csv
 
-    logs = build_dir.parent.parent / "logs"
-    files = sorted((logs / build_dir.name).glob("*.benchmark.tsv"))
+    results = results_of(build_dir)
+    files = sorted(results.build_logs(build_dir.name).glob("*.benchmark.tsv"))
     names = [f.name.removesuffix(".benchmark.tsv") for f in files]
     # The SPOKE load is not a build's (one Neo4j serves every build); its last run's figures.
-    if (logs / "spoke" / "load.benchmark.tsv").is_file():
-        files.append(logs / "spoke" / "load.benchmark.tsv")
+    if results.spoke_log(".benchmark.tsv").is_file():
+        files.append(results.spoke_log(".benchmark.tsv"))
         names.append("spoke/load")
     for entry in inputs:
         key = InputFile(entry["kind"], Path(entry["path"]), entry["sha256"], 0).key
-        files.append(logs / "ingest" / entry["kind"] / f"{key}.benchmark.tsv")
+        files.append(results.ingest_log(entry["kind"], key, ".benchmark.tsv"))
         names.append(f"ingest/{entry['kind']}/{key}")
     stages: dict[str, dict[str, float]] = {}
     for name, file in zip(names, files, strict=True):
@@ -185,13 +186,14 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
 
     import yaml
 
-    config = yaml.safe_load((build_dir / "config.yaml").read_text())
+    layout, results = BuildLayout(build_dir), results_of(build_dir)
+    config = yaml.safe_load(layout.config.read_text())
     # The settings of the latest run (the comparison's, say, may have changed since the build was
     # made); the inputs are the build's own.
-    settings = _read_yaml(build_dir / "run_config.yaml") or config
-    checksums_file = build_dir.parent.parent / ".checksums.json"
+    settings = _read_yaml(layout.run_config) or config
+    checksums_file = results.checksums
     cache = _read_json(checksums_file) or {}
-    run_config = build_dir / "run_config.yaml"
+    run_config = layout.run_config
     record = {
         "build_id": build_dir.name,
         "litpath": litpath_provenance(),
@@ -205,21 +207,21 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
         "sources": source_files(settings, cache),
         "stages": stage_times(build_dir, config.get("resolved_inputs", [])),
         "config": redact_config({k: v for k, v in settings.items() if k != "resolved_inputs"}),
-        "ingest": _read_json(build_dir / "tables" / "counts.json"),
-        "graph": _read_json(build_dir / "graph" / "graph_counts.json"),
-        "solve": _read_json(build_dir / "solve_summary.json"),
+        "ingest": _read_json(layout.tables.counts),
+        "graph": _read_json(layout.graph("full").counts),
+        "solve": _read_json(layout.graph("full").summary),
         "cooccurrence": {
-            "graph": _read_json(build_dir / "cooccurrence" / "graph_counts.json"),
-            "solve": _read_json(build_dir / "cooccurrence" / "solve_summary.json"),
+            "graph": _read_json(layout.graph("cooccurrence").counts),
+            "solve": _read_json(layout.graph("cooccurrence").summary),
         },
-        "mongo": _read_json(build_dir / "mongo_load.json"),
+        "mongo": _read_json(layout.mongo_load),
     }
     if cache != (_read_json(checksums_file) or {}):  # the sources' hashes, kept for the next run
         _write_atomically(checksums_file, json.dumps(cache, indent=0))
-    _write_atomically(build_dir / "build.json", json.dumps(record, indent=2, default=str) + "\n")
-    latest = build_dir.parent.parent / "latest"
+    _write_atomically(layout.record, json.dumps(record, indent=2, default=str) + "\n")
+    latest = results.latest
     tmp = latest.with_name(f".latest.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    tmp.symlink_to(Path("builds") / build_dir.name)
+    tmp.symlink_to(layout.root.relative_to(results.root))
     try:
         tmp.replace(latest)
     except BaseException:

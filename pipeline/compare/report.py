@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from pipeline.builds.layout import CompareFolder
 from pipeline.compare.classify import SCENARIOS, Comparison, description
 from pipeline.compare.run import CompareRun
 
@@ -371,12 +372,7 @@ def write_report(run: CompareRun, out_dir: str | Path, names: dict[str, str | No
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "paths_parquet": out / "paths.parquet", "paths_csv": out / "paths.csv",
-        "hops_parquet": out / "hops.parquet", "hops_csv": out / "hops.csv",
-        "figure": out / "scenarios.png", "html": out / "report.html", "markdown": out / "report.md",
-        "run": out / "run.json",
-    }  # fmt: skip
+    paths = CompareFolder(out).outputs()
     table = paths_table(run, names)
     pq.write_table(table, paths["paths_parquet"])
     pacsv.write_csv(table, paths["paths_csv"])

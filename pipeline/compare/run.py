@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.builds.layout import CompareFolder
 from pipeline.compare.classify import Comparator, Comparison, query_pairs, same_node_pairs
 from pipeline.compare.literature import (
     NO_BUILD,
@@ -159,7 +160,7 @@ def write_query_set(query: QuerySet, out_dir: str | Path) -> dict[str, Path]:
         "unresolved": [e.entry for e in query.unresolved],
         "neighbourhood": query.neighbourhood,
     }
-    paths = {"record": out / "query_set.json", "concepts": out / "query_concepts.txt"}
+    paths = {"record": CompareFolder(out).query_set, "concepts": CompareFolder(out).query_concepts}
     paths["record"].write_text(json.dumps(record, indent=2) + "\n")
     paths["concepts"].write_text("".join(f"{c}\n" for c in query.concepts))
     return paths

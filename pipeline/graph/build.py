@@ -47,6 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import EDGE_KINDS, EDGES, table_path
 from pipeline.config import load_schema, validate_config
 from pipeline.graph import spill, weights
@@ -707,8 +708,8 @@ def _write_edges(path: Path, src, dst, kind, weight, cost, rows_per_group: int =
 
 
 def _write_tables(out_dir: Path, vertices: pa.Table, src, dst, kind, weight, cost) -> None:
-    pq.write_table(vertices, out_dir / "vertices.parquet")
-    _write_edges(out_dir / "edges.parquet", src, dst, kind, weight, cost)
+    pq.write_table(vertices, GraphFolder(out_dir).vertices)
+    _write_edges(GraphFolder(out_dir).edges, src, dst, kind, weight, cost)
 
 
 def build_graph(
@@ -872,7 +873,7 @@ def _graph_record(scope: str, cfg: dict, counts: dict, digest: str, timings: dic
 
 
 def _save_record(out_dir: Path, record: dict) -> None:
-    write_atomically(out_dir / "graph_counts.json", json.dumps(record, indent=2, sort_keys=True) + "\n")
+    write_atomically(GraphFolder(out_dir).counts, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 @dataclass
@@ -1010,7 +1011,7 @@ def _write_graph_scope(
         csr = symmetric_csr(n, src, dst, cost)
         digest = digesting.result()
         write_graph_bp(
-            out_dir / "graph.bp",
+            GraphFolder(out_dir).graph_bp,
             n,
             csr.row_ptr,
             csr.col_idx,
@@ -1054,7 +1055,7 @@ def _write_graph_scope_partitioned(
         _used_codes(len(concepts), cc[0], cc[1], cui_used), _used_codes(len(documents), doc_used, aa[0], aa[1]),
     )  # fmt: skip
     n = vertices.n
-    pq.write_table(vertices.table, out_dir / "vertices.parquet")
+    pq.write_table(vertices.table, GraphFolder(out_dir).vertices)
     vid_of_concept, vid_of_abstract = vertices.vid_of_concept, vertices.vid_of_abstract
     step("vertices")
 
@@ -1103,7 +1104,7 @@ def _write_graph_scope_partitioned(
         step("partitions")
         digest = spill.StreamingDigest(vertices.keys_in_vid_order(), folder / "digest")
         csr_files = (folder / "csr-col.bin", folder / "csr-cost.bin")
-        with EdgeFileWriter(out_dir / "edges.parquet") as edge_writer, open(csr_files[0], "wb") as col_out, \
+        with EdgeFileWriter(GraphFolder(out_dir).edges) as edge_writer, open(csr_files[0], "wb") as col_out, \
                 open(csr_files[1], "wb") as cost_out:  # fmt: skip
             for done in spill.finish_partitions(partitions, weigh, weights.cost_from_weight):
                 edge_writer.write(done.src, done.dst, done.kind, done.weight, done.cost)
@@ -1116,7 +1117,7 @@ def _write_graph_scope_partitioned(
         step("edges")
         row_ptr = np.zeros(n + 1, np.int64)
         np.cumsum(row_counts, out=row_ptr[1:])
-        writer = GraphBpWriter(out_dir / "graph.bp", n, row_ptr)
+        writer = GraphBpWriter(GraphFolder(out_dir).graph_bp, n, row_ptr)
         try:
             chunk = 1 << 23
             with open(csr_files[0], "rb") as col_in, open(csr_files[1], "rb") as cost_in:

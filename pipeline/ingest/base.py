@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from isal import igzip, isal_zlib
 
 from pipeline.builds import tables
+from pipeline.builds.layout import TableFolder
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.files import LineLengthCap, line_number_at
 from pipeline.runtime.progress import Progress
@@ -330,7 +331,7 @@ class IngestRun:
         self._background = _BackgroundWrites()
         self._sinks = {
             name: _TableSink(
-                out_dir / f"{name}.parquet",
+                TableFolder(out_dir).table(name),
                 SCHEMAS[name],
                 self._background,
                 DICTIONARY_COLUMNS.get(name, True),
@@ -339,7 +340,7 @@ class IngestRun:
             for name in produces
         }
         self._sinks["quarantine"] = _TableSink(
-            out_dir / "quarantine.parquet", tables.QUARANTINE, self._background
+            TableFolder(out_dir).quarantine, tables.QUARANTINE, self._background
         )
 
     def add(self, table: str, row: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pipeline.builds.layout import TableFolder
 from pipeline.ingest.base import IngestCounts, IngestError, IngestRun, InputFile
 from pipeline.ingest.registry import reader_for
 from pipeline.runtime.files import write_atomically
@@ -120,7 +121,7 @@ def ingest_file(
         f"litpath ingest {path.name}", path.stat().st_size if path.is_file() else None, "bytes"
     )
     # counts.json marks a finished ingest: an old one must not vouch for the tables of this run.
-    (out_dir / "counts.json").unlink(missing_ok=True)
+    TableFolder(out_dir).counts.unlink(missing_ok=True)
     source = InputFile(path, progress)
     run = IngestRun(out_dir, path.name, reader.produces)
     try:
@@ -155,10 +156,10 @@ def ingest_file(
         tables=rows,
         first_quarantined=run.first_quarantined,
     )
-    quarantine_file = out_dir / "quarantine.parquet"
+    quarantine_file = TableFolder(out_dir).quarantine
     if max_quarantine_fraction is not None:
         check_quarantine(counts.to_dict(), max_quarantine_fraction, quarantine_file)
-    write_atomically(out_dir / "counts.json", json.dumps(counts.to_dict(), indent=2) + "\n")
+    write_atomically(TableFolder(out_dir).counts, json.dumps(counts.to_dict(), indent=2) + "\n")
     progress.finish(
         f"{run.rows_read:,} rows read, {run.rows_quarantined:,} quarantined"
         + (f" (in {quarantine_file})" if run.rows_quarantined else "")

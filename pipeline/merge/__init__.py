@@ -61,6 +61,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.builds import tables
+from pipeline.builds.layout import TableFolder
 from pipeline.config import check_setting, schema_of
 from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError
 from pipeline.runtime.columnar import split_keys, sum_by_key
@@ -202,7 +203,7 @@ def _concat_as(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:
 
 
 def _read(file_dir: Path, name: str, dictionary_columns: tuple[str, ...] = ()) -> pa.Table | None:
-    path = file_dir / f"{name}.parquet"
+    path = TableFolder(file_dir).table(name)
     return pq.read_table(path, read_dictionary=list(dictionary_columns) or None) if path.exists() else None
 
 
@@ -319,7 +320,7 @@ class _Merger:
 
     def load_counts(self) -> None:
         for file_dir in self.file_dirs:
-            counts_path = file_dir / "counts.json"
+            counts_path = TableFolder(file_dir).counts
             if not counts_path.exists():
                 raise IngestError(f"{file_dir}: no counts.json; the ingest of this file did not finish")
             self.file_counts.append(json.loads(counts_path.read_text()))
@@ -355,7 +356,7 @@ class _Merger:
         table in the same order.
         """
         self._match_dois()
-        record_bytes = sum(_uncompressed_bytes(d / "documents.parquet") for d in self.file_dirs)
+        record_bytes = sum(_uncompressed_bytes(TableFolder(d).table("documents")) for d in self.file_dirs)
         partitions = max(1, math.ceil(record_bytes * MERGE_BYTES_PER_DOCUMENT_BYTE / (0.5 * self.budget_bytes)))
         deleted = pa.array(sorted(self.last_deleted), pa.string())
         still_there = np.zeros(len(deleted), dtype=bool)  # deleted by an earlier file, re-added by a later one
@@ -383,7 +384,7 @@ class _Merger:
         doc_id (the smallest PMID with the DOI); rules 1-2 applied first. Reads the key columns only."""
         pubmed, cord = [], []
         for index, file_dir in enumerate(self.file_dirs):
-            path = file_dir / "documents.parquet"
+            path = TableFolder(file_dir).table("documents")
             if not path.exists():
                 continue
             docs = pq.read_table(path, columns=["doc_id", "doi", "pmid"])
@@ -422,7 +423,7 @@ class _Merger:
         """Every file's document records, rules 1-2 applied, DOI matches remapped, with the
         file's position (``_file``); in parts of at most ``batch_rows`` rows when given."""
         for index, file_dir in enumerate(self.file_dirs):
-            path = file_dir / "documents.parquet"
+            path = TableFolder(file_dir).table("documents")
             if not path.exists():
                 continue
             parquet = pq.ParquetFile(path)
@@ -457,7 +458,7 @@ class _Merger:
         abstract, weighs many SemMedDB ones)."""
         values, weights = [], []
         for file_dir in self.file_dirs:
-            path = file_dir / "documents.parquet"
+            path = TableFolder(file_dir).table("documents")
             if not path.exists():
                 continue
             parquet = pq.ParquetFile(path)
@@ -580,7 +581,7 @@ class _Merger:
                 yield "entities", placed
         for index, file_dir in enumerate(self.file_dirs):
             if self.mention_source == "predications" and batch_rows is not None:
-                path = file_dir / "mentions.parquet"
+                path = TableFolder(file_dir).table("mentions")
                 if path.exists():
                     parquet = pq.ParquetFile(path, read_dictionary=["doc_id", "cui"])
                     for batch in parquet.iter_batches(batch_size=batch_rows):
@@ -658,7 +659,7 @@ class _Merger:
                 for part in _table_batches(path, _SENTENCE_DOCS.names):
                     spilled.add("sentences", part.select(_SENTENCE_DOCS.names).cast(_SENTENCE_DOCS))
             for index, file_dir in enumerate(self.file_dirs):
-                path = file_dir / "entity_mentions.parquet"
+                path = TableFolder(file_dir).table("entity_mentions")
                 for part in _table_batches(path) if path.exists() else ():
                     spilled.add(f"entities-{index:04d}", part)
             spilled.close()
@@ -676,7 +677,7 @@ class _Merger:
 
     def _paths(self, name: str) -> list[Path]:
         """The files' ``name`` tables that exist, in file order."""
-        return [path for d in self.file_dirs if (path := d / f"{name}.parquet").exists()]
+        return [path for d in self.file_dirs if (path := TableFolder(d).table(name)).exists()]
 
     def _sampled_splits(self, partitions: int, key: str, names: tuple[str, ...]) -> list[Any]:
         """``partitions - 1`` values of ``key`` splitting the rows of the files' ``names`` tables
@@ -685,7 +686,7 @@ class _Merger:
         sample = []
         for file_dir in self.file_dirs:
             for name in names:
-                path = file_dir / f"{name}.parquet"
+                path = TableFolder(file_dir).table(name)
                 if not path.exists() or key not in pq.read_schema(path).names:
                     continue
                 parquet = pq.ParquetFile(path)
@@ -760,7 +761,7 @@ class _Merger:
     def _argument_keys(self, index: int, file_dir: Path) -> pa.Table | None:
         """Distinct (doc_id, sentence_id, cui) of the predication arguments of one file, cleaned
         by rules 1-2; None if the file has no predications table."""
-        path = file_dir / "predications.parquet"
+        path = TableFolder(file_dir).table("predications")
         if not path.exists():
             return None
         key = ["doc_id", "sentence_id", "cui"]
@@ -808,9 +809,9 @@ class _Merger:
 
     def predications(self, path: Path) -> int:
         sources = [
-            (index, file_dir / "predications.parquet")
+            (index, TableFolder(file_dir).table("predications"))
             for index, file_dir in enumerate(self.file_dirs)
-            if (file_dir / "predications.parquet").exists()
+            if (TableFolder(file_dir).table("predications")).exists()
         ]
         if len(sources) == 1 and self._untouched(sources[0][0]):
             source = sources[0][1]
@@ -883,7 +884,7 @@ class _Merger:
         (a file of the Open Citation Collection is never held whole)."""
         doomed_targets = pa.array(sorted(self.final_deleted), pa.string())
         for index, file_dir in enumerate(self.file_dirs):
-            path = file_dir / "citations.parquet"
+            path = TableFolder(file_dir).table("citations")
             if not path.exists():
                 continue
             for part in _table_batches(path) if streamed else [pq.read_table(path)]:
@@ -1013,25 +1014,25 @@ def merge_ingested(
     progress = Progress("litpath merge", sum(stage_rows.values()), "rows")
     written: dict[str, int] = {}
     progress.stage("documents")
-    written["documents"] = merger.write_documents(out_dir / "documents.parquet")
+    written["documents"] = merger.write_documents(TableFolder(out_dir).table("documents"))
     progress.advance(stage_rows["documents"])
     progress.stage("mentions")
-    written["mentions"] = merger.write_mentions(out_dir / "mentions.parquet")
+    written["mentions"] = merger.write_mentions(TableFolder(out_dir).table("mentions"))
     progress.advance(stage_rows["mentions"])
     progress.stage("citations")
-    written["citations"] = merger.write_citations(out_dir / "citations.parquet")
+    written["citations"] = merger.write_citations(TableFolder(out_dir).table("citations"))
     progress.advance(stage_rows["citations"])
     progress.stage("concepts")
     concepts = merger.concepts()
-    pq.write_table(concepts, out_dir / "concepts.parquet")
+    pq.write_table(concepts, TableFolder(out_dir).table("concepts"))
     written["concepts"] = concepts.num_rows
     progress.advance(stage_rows["concepts"])
     progress.stage("predications")
-    written["predications"] = merger.predications(out_dir / "predications.parquet")
+    written["predications"] = merger.predications(TableFolder(out_dir).table("predications"))
     progress.advance(stage_rows["predications"])
     progress.finish(", ".join(f"{n:,} {name}" for name, n in written.items()))
     quarantine = merger.quarantine()
-    pq.write_table(quarantine, out_dir / "quarantine.parquet")
+    pq.write_table(quarantine, TableFolder(out_dir).table("quarantine"))
     written["quarantine"] = quarantine.num_rows
 
     totals = {
@@ -1050,7 +1051,7 @@ def merge_ingested(
         "tables": written,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    write_atomically(out_dir / "counts.json", json.dumps(counts, indent=2) + "\n")
+    write_atomically(TableFolder(out_dir).counts, json.dumps(counts, indent=2) + "\n")
     return counts
 
 
@@ -1063,6 +1064,6 @@ def _check_rows_invariant(file_dirs: list[Path], file_counts: list[dict[str, Any
         read, accepted, quarantined = (counts[k] for k in ("rows_read", "rows_accepted", "rows_quarantined"))
         if read != accepted + quarantined:
             raise IngestError(
-                f"{file_dir / 'counts.json'}: rows read {read:,} != accepted {accepted:,} + quarantined "
+                f"{TableFolder(file_dir).counts}: rows read {read:,} != accepted {accepted:,} + quarantined "
                 f"{quarantined:,}; ingest {counts.get('source_file', 'this file')} again"
             )

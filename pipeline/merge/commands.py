@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 import yaml
 
+from pipeline.builds.layout import TableFolder
 from pipeline.cli.options import config_option, out_option
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.run import DEFAULT_MAX_QUARANTINE_FRACTION, check_quarantine
@@ -43,9 +44,9 @@ def merge(
     # must not pass into a build that asks for less.
     ceiling = config.pop("max_quarantine_fraction", DEFAULT_MAX_QUARANTINE_FRACTION)
     for folder in file_dirs:
-        counts_file = folder / "counts.json"
+        counts_file = TableFolder(folder).counts
         if counts_file.is_file():
-            check_quarantine(json.loads(counts_file.read_text()), ceiling, folder / "quarantine.parquet")
+            check_quarantine(json.loads(counts_file.read_text()), ceiling, TableFolder(folder).quarantine)
     try:
         counts = merge_ingested(list(file_dirs), out_dir, config)
     except IngestError as exc:
@@ -54,6 +55,6 @@ def merge(
     quarantined = counts["rows_quarantined"] + counts["merge_quarantined"]
     click.echo(
         f"litpath merge: {counts['rows_read']:,} rows of {len(counts['files'])} files, {quarantined:,} quarantined"
-        + (f" (in {out_dir / 'quarantine.parquet'})" if quarantined else "")
-        + f"; concept mentions from {counts['mention_source']}; counts in {out_dir / 'counts.json'}"
+        + (f" (in {TableFolder(out_dir).quarantine})" if quarantined else "")
+        + f"; concept mentions from {counts['mention_source']}; counts in {TableFolder(out_dir).counts}"
     )

@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 import pyarrow.parquet as pq
 
-from pipeline.query.graph import SCOPES, Graph, open_graph, read_build_record
+from pipeline.builds.layout import SCOPES, BuildLayout, ResultsLayout
+from pipeline.query.graph import Graph, open_graph, read_build_record
 from pipeline.query.paths import DEFAULT_TOLERANCE, Tolerance
 
 OnMismatch = Literal["raise", "mark_stale"]
@@ -49,15 +50,15 @@ def resolve_build_dir(results_dir: str | Path, build: str = "latest") -> Path:
     """
     results = Path(results_dir)
     if build == "latest":
-        latest = results / "latest"
+        latest = ResultsLayout(results).latest
         if not latest.exists():
             raise FileNotFoundError(f"no complete build: {latest} does not exist")
         build_dir = latest.resolve()
     else:
-        build_dir = (results / "builds" / build).resolve()
+        build_dir = ResultsLayout(results).build(build).root.resolve()
         if not build_dir.is_dir():
             raise FileNotFoundError(f"build {build!r} not found under {results / 'builds'}")
-    if not (build_dir / "build.json").exists():
+    if not BuildLayout(build_dir).record.exists():
         raise FileNotFoundError(f"build {build_dir.name} is incomplete (no build.json)")
     return build_dir
 
@@ -99,7 +100,7 @@ class Build:
 
     def concepts(self) -> ConceptTable | None:
         """The concepts table (CUI, name, semantic types), or None when the build has none."""
-        path = self.build_dir / "tables" / "concepts.parquet"
+        path = BuildLayout(self.build_dir).tables.table("concepts")
         if not path.exists():
             return None
         table = pq.read_table(path, columns=["cui", "name", "semtypes"])

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from pipeline.builds.layout import BuildLayout, ResultsLayout
 from pipeline.cli.options import config_option
 from pipeline.config import load_config
 
@@ -26,29 +27,30 @@ LOCAL_SERVERS_STATE = Path(".local-servers")
 
 def describe_latest(config: dict[str, Any]) -> str:
     """A short, human-readable account of the latest build and what to do next."""
-    latest = Path(config["results_dir"]) / "latest"
+    latest = ResultsLayout(config["results_dir"]).latest
     if not latest.exists():
         return f"No completed build under {config['results_dir']}/ yet."
-    record = _read_json(latest / "build.json") or {}
+    record = _read_json(BuildLayout(latest).record) or {}
     build_dir = latest.resolve()
+    layout = BuildLayout(build_dir)
     lines = ["", f"litpath build {record.get('build_id')} is complete: {build_dir}"]
     for scope, graph_record, solve in (
         ("full", record.get("graph"), record.get("solve")),
         ("cooccurrence", (record.get("cooccurrence") or {}).get("graph"), (record.get("cooccurrence") or {}).get("solve")),
     ):
         counts = (graph_record or {}).get("counts", {})
-        folder = build_dir / ("graph" if scope == "full" else "cooccurrence")
+        folder = BuildLayout(build_dir).graph(scope).graph_dir
         lines.append(
             f"  {scope + ' graph:':<20}{folder}/  ({counts.get('vertices', '?')} vertices, "
             f"{counts.get('edges', '?')} edges): {_solved(solve)}"
         )
     lines += [
-        f"  {'tables:':<20}{build_dir / 'tables'}/*.parquet",
-        f"  {'record:':<20}{build_dir / 'build.json'}",
+        f"  {'tables:':<20}{layout.tables.path}/*.parquet",
+        f"  {'record:':<20}{layout.record}",
     ]
-    for extra in ("mapping/coverage.md", "compare/report.html"):
-        if (build_dir / extra).exists():
-            lines.append(f"  {extra.split('/')[0] + ':':<20}{build_dir / extra}")
+    for label, extra in (("mapping:", layout.mapping.coverage), ("compare:", layout.compare.report)):
+        if extra.exists():
+            lines.append(f"  {label:<20}{extra}")
     example = example_pair(build_dir)
     lines += [
         "",

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from pipeline.builds.layout import BuildLayout, GraphFiles
 from pipeline.query.paths import (
     DEFAULT_TOLERANCE,
     Adjacency,
@@ -43,7 +44,6 @@ from pipeline.query.paths import (
     reconstruct_path,
 )
 
-SCOPES = ("full", "cooccurrence")
 ROW_CACHE = 256  # stored rows kept in memory per graph (see Graph.stored_row)
 STORED, ON_DEMAND = "stored", "on-demand"
 
@@ -63,47 +63,6 @@ class GraphStale(RuntimeError):
     """The stored distances were computed for another graph; the message says how they differ."""
 
 
-@dataclass(frozen=True)
-class ScopePaths:
-    """Where one graph's files are in a build folder."""
-
-    scope: str
-    graph_dir: Path  # vertices.parquet, edges.parquet, graph.bp, graph_counts.json, plan.json
-    distances: Path  # distances.bp: dense, rows, or absent (on-demand)
-    summary: Path  # solve_summary.json: the method used and the solver's summary
-
-    @property
-    def graph_bp(self) -> Path:
-        return self.graph_dir / "graph.bp"
-
-    @property
-    def vertices(self) -> Path:
-        return self.graph_dir / "vertices.parquet"
-
-    @property
-    def edges(self) -> Path:
-        return self.graph_dir / "edges.parquet"
-
-    @property
-    def counts(self) -> Path:
-        return self.graph_dir / "graph_counts.json"
-
-    @property
-    def plan(self) -> Path:
-        return self.graph_dir / "plan.json"
-
-
-def scope_paths(build_dir: str | Path, scope: str) -> ScopePaths:
-    """The files of graph ``scope`` (``full`` or ``cooccurrence``) in ``build_dir``."""
-    build_dir = Path(build_dir)
-    if scope == "full":
-        return ScopePaths(scope, build_dir / "graph", build_dir / "distances.bp", build_dir / "solve_summary.json")
-    if scope == "cooccurrence":
-        folder = build_dir / "cooccurrence"
-        return ScopePaths(scope, folder, folder / "distances.bp", folder / "solve_summary.json")
-    raise ValueError(f"unknown graph {scope!r}: expected one of {', '.join(SCOPES)}")
-
-
 @dataclass
 class Graph:
     """One opened graph: its vertices, adjacency and (when stored) distances.
@@ -115,7 +74,7 @@ class Graph:
     scope: str
     build_id: str
     build_dir: Path
-    paths: ScopePaths
+    paths: GraphFiles
     adjacency: Adjacency
     keys: list[str]
     names: list[str | None]
@@ -263,7 +222,7 @@ def _reversed(result: PathResult) -> PathResult:
 
 def read_build_record(build_dir: Path) -> dict[str, Any]:
     """build.json when the build is finished, else {} (the comparison runs before it is written)."""
-    path = build_dir / "build.json"
+    path = BuildLayout(build_dir).record
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -271,10 +230,10 @@ def build_config(build_dir: Path) -> dict[str, Any]:
     """The build's resolved configuration (build.json's, else config.yaml's)."""
     record = read_build_record(build_dir)
     config = record.get("config") or {}
-    if not config and (build_dir / "config.yaml").exists():
+    if not config and BuildLayout(build_dir).config.exists():
         import yaml
 
-        config = yaml.safe_load((build_dir / "config.yaml").read_text()) or {}
+        config = yaml.safe_load(BuildLayout(build_dir).config.read_text()) or {}
         config.pop("resolved_inputs", None)
     return config
 
@@ -296,7 +255,7 @@ def open_graph(
     from pipeline.store.adios import DistanceMatrix
 
     build_dir = Path(build_dir).resolve()
-    paths = scope_paths(build_dir, scope)
+    paths = BuildLayout(build_dir).graph(scope)
     for needed in (paths.vertices, paths.graph_bp):
         if not needed.exists():
             raise FileNotFoundError(
@@ -344,6 +303,6 @@ def open_graph(
 
 
 __all__ = [
-    "ON_DEMAND", "SCOPES", "STORED", "Graph", "GraphStale", "ScopePaths", "UnknownVertex", "build_config",
-    "open_graph", "read_build_record", "scope_paths",
+    "ON_DEMAND", "STORED", "Graph", "GraphStale", "UnknownVertex", "build_config", "open_graph",
+    "read_build_record",
 ]  # fmt: skip

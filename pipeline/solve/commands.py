@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from pipeline.builds.layout import GraphFolder
 from pipeline.cli.options import config_option, input_option, option
 from pipeline.config import load_config
 from pipeline.runtime.files import write_atomically
@@ -64,7 +65,7 @@ def solve(
     keys = read_keys(Path(sources_path)) if sources_path else None
     result = solve_graph(
         input_path, distances_path, settings, scope=scope,
-        plan_path=Path(plan_path) if plan_path else input_path.parent / "plan.json",
+        plan_path=Path(plan_path) if plan_path else GraphFolder(input_path.parent).plan,
         source_keys=keys, fresh=fresh,
     )  # fmt: skip
     text = json.dumps(result, indent=2, default=str)

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipeline.builds.layout import GraphFolder
 from pipeline.solve.plan.methods import GraphPlan, PlanError, memory_available_bytes, plan_graph
 
 # A graph's digest (graph.bp's graph_digest attribute): SHA-256 in hex, as the graph build writes it.
@@ -81,7 +82,7 @@ def source_vertices(graph_dir: Path, keys: list[str]) -> tuple[list[int], list[s
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    vertices = pq.read_table(graph_dir / "vertices.parquet", columns=["vid", "key"])
+    vertices = pq.read_table(GraphFolder(graph_dir).vertices, columns=["vid", "key"])
     position = pc.index_in(pa.array(keys, pa.string()), value_set=vertices.column("key").combine_chunks())
     vids, missing = [], []
     for key, pos in zip(keys, position.to_pylist(), strict=True):

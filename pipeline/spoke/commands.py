@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from pipeline.builds.layout import MappingFolder
 from pipeline.cli.options import neo4j_options, out_option, report_option
 from pipeline.runtime.files import write_atomically
 from pipeline.spoke.dump import FORMATS, DumpError
@@ -186,7 +187,7 @@ def build_mapping(
     if concept_table is not None:
         stats["concepts"] = {"total": coverage.concepts, "mapped": coverage.concepts_mapped,
                              "unmapped": coverage.concepts_unmapped}  # fmt: skip
-    write_atomically(out_dir / "mapping_stats.json", json.dumps(stats, indent=2, default=str) + "\n")
+    write_atomically(MappingFolder(out_dir).stats, json.dumps(stats, indent=2, default=str) + "\n")
     for name, path in {**paths, **coverage_paths}.items():
         click.echo(f"{name:>10}: {path}")
     click.echo(f"rows: {result.table.num_rows} {json.dumps(result.stats['rows_per_method'])}")

@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.builds.layout import MappingFolder
 from pipeline.spoke.mapping import METHODS
 
 NO_SEMTYPE = "(none)"
@@ -174,14 +175,7 @@ def _markdown_table(frame: pd.DataFrame) -> str:
 def write_coverage(report: CoverageReport, out_dir: str | Path, unmapped_listed: int = 50) -> dict[str, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "by_label": out / "coverage_by_label.csv",
-        "by_method": out / "coverage_by_method.csv",
-        "by_route": out / "coverage_by_route.csv",
-        "by_semtype": out / "unmapped_by_semtype.csv",
-        "unmapped": out / "unmapped_concepts.csv",
-        "markdown": out / "coverage.md",
-    }
+    paths = {**MappingFolder(out).coverage_tables(), "markdown": MappingFolder(out).coverage}
     report.by_label.to_csv(paths["by_label"], index=False)
     report.by_method.to_csv(paths["by_method"], index=False)
     report.by_route.to_csv(paths["by_route"], index=False)

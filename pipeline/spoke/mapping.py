@@ -45,6 +45,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from pipeline.builds.layout import MappingFolder
 from pipeline.spoke.dump import NodeRow, open_text, read_nodes, undecodable
 
 MAPPING = pa.schema(
@@ -57,7 +58,6 @@ MAPPING = pa.schema(
     ]
 )
 METHODS = ("identity", "direct", "indirect")
-MAPPING_FILE = "cui_spoke_mapping"
 
 CUI = re.compile(r"^C[0-9]{7}\Z")  # ASCII digits: \d would take any Unicode digit
 SUPPRESSED = frozenset("OEY")
@@ -955,7 +955,7 @@ def write_mapping(table: pa.Table, out_dir: str | Path) -> dict[str, Path]:
     """``cui_spoke_mapping.parquet`` and ``.csv`` under ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"parquet": out / f"{MAPPING_FILE}.parquet", "csv": out / f"{MAPPING_FILE}.csv"}
+    paths = {"parquet": MappingFolder(out).table, "csv": MappingFolder(out).csv}
     pq.write_table(table, paths["parquet"])
     pacsv.write_csv(table, paths["csv"])
     return paths

@@ -9,6 +9,7 @@ import click
 import yaml
 from pymongo.errors import PyMongoError
 
+from pipeline.builds.layout import GraphFolder
 from pipeline.cli.options import (
     build_id_option,
     mongo_database_option,
@@ -49,7 +50,7 @@ def _build_record(graph_dir: Path, record_file: Path | None) -> dict:
         if not isinstance(record, dict):
             raise click.BadParameter(f"{record_file}: expected a mapping", param_hint="--build-record")
         return record
-    counts_file = graph_dir / "graph_counts.json"
+    counts_file = GraphFolder(graph_dir).counts
     if not counts_file.exists():
         return {}
     graph = json.loads(counts_file.read_text())

@@ -45,6 +45,7 @@ from pymongo import ASCENDING, MongoClient, ReplaceOne, UpdateOne
 from pymongo.database import Database
 from pymongo.errors import ConnectionFailure, OperationFailure
 
+from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import table_path
 from pipeline.config.connections import redact_config, redact_uri
 from pipeline.runtime.resources import SpillFolder, memory_budget_bytes, sweep_stale_spills
@@ -200,7 +201,7 @@ def _document_operations(tables_dir: Path, build_id: str, batch_rows: int) -> It
 
 def _concept_rows(tables_dir: Path, graph_dir: Path) -> pa.Table:
     """cui, name, semtypes, vid: the concepts table joined (full outer) with the concept vertices."""
-    vertices = pq.read_table(graph_dir / "vertices.parquet", columns=["vid", "kind", "key", "name"])
+    vertices = pq.read_table(GraphFolder(graph_dir).vertices, columns=["vid", "kind", "key", "name"])
     vertices = vertices.filter(pc.equal(vertices["kind"], "concept"))
     vertices = pa.table({"cui": vertices["key"], "vid": vertices["vid"], "vertex_name": vertices["name"]})
     path = table_path(tables_dir, "concepts")
@@ -262,9 +263,9 @@ _EVIDENCE_ROWS = pa.schema(
 
 def _concept_edge_keys(graph_dir: Path) -> pa.Array:
     """"cui_a|cui_b" of every concept--concept edge of the graph, in edges.parquet's order."""
-    edges = pq.read_table(graph_dir / "edges.parquet", columns=["src", "dst", "kind"])
+    edges = pq.read_table(GraphFolder(graph_dir).edges, columns=["src", "dst", "kind"])
     edges = edges.filter(pc.equal(edges["kind"], "concept_concept"))
-    keys = pq.read_table(graph_dir / "vertices.parquet", columns=["key"])["key"].combine_chunks()
+    keys = pq.read_table(GraphFolder(graph_dir).vertices, columns=["key"])["key"].combine_chunks()
     # vertex keys are sorted, so src < dst gives key(src) < key(dst) for two concepts
     pairs = pc.binary_join_element_wise(pc.take(keys, edges["src"]), pc.take(keys, edges["dst"]), "|")
     return pairs.combine_chunks() if isinstance(pairs, pa.ChunkedArray) else pairs
@@ -399,7 +400,7 @@ def load_build(
         return _with_retry(call, what, uri, policy)
 
     tables_dir, graph_dir = Path(tables_dir), Path(graph_dir)
-    for needed in (graph_dir / "vertices.parquet", graph_dir / "edges.parquet"):
+    for needed in (GraphFolder(graph_dir).vertices, GraphFolder(graph_dir).edges):
         if not needed.exists():
             raise FileNotFoundError(f"{needed} not found (run build-graph first)")
     spill_dir = Path(spill_dir) if spill_dir else graph_dir.parent

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pipeline.builds.layout import BuildLayout
 from pipeline.compare.classify import Comparator, Comparison
 from pipeline.compare.run import classify_given_path, classify_pair
 from pipeline.compare.spoke import DEFAULT_SCENARIO4_MAX_HOPS, CuiMapping, SpokeGraph
@@ -27,12 +28,10 @@ from services.api.state import ServiceState
 
 log = logging.getLogger("litpath.api")
 
-MAPPING_FILE = Path("mapping") / "cui_spoke_mapping.parquet"  # in a build folder (build_mapping's output)
-
-
-def mapping_path(settings: Settings, build_dir: Path | None) -> Path:
+def mapping_path(settings: Settings, build_dir: Path | None) -> Path | None:
     """``compare_mapping`` (LITPATH_COMPARE_MAPPING), else the mapping of the build folder
-    (the workflow writes it to ``<build>/mapping/``), else ``<results_dir>/spoke/cui_spoke_mapping.parquet``.
+    (the workflow writes it to ``<build>/mapping/``; :class:`pipeline.builds.layout.BuildLayout`);
+    None when neither is set and no build can be found.
 
     ``build_dir`` is the served build's folder; None when no build is loaded, and then the
     configured build's folder is looked up.
@@ -43,16 +42,14 @@ def mapping_path(settings: Settings, build_dir: Path | None) -> Path:
         try:
             build_dir = resolve_build_dir(settings.results_dir, settings.build)
         except OSError:
-            build_dir = None
-    if build_dir is not None and (build_dir / MAPPING_FILE).exists():
-        return build_dir / MAPPING_FILE
-    return Path(settings.results_dir) / "spoke" / "cui_spoke_mapping.parquet"
+            return None
+    return BuildLayout(build_dir).mapping.table
 
 
 def load_mapping(state: ServiceState) -> CuiMapping:
     """The mapping, read once per file version and kept in the service state."""
     path = mapping_path(state.settings, None if state.build is None else state.build.build_dir)
-    if not path.exists():  # the message names no server path: clients need not know the layout
+    if path is None or not path.exists():  # the message names no server path: clients need not know the layout
         log.warning("no CUI -> SPOKE mapping at %s", path)
         raise SpokeUnavailable("no CUI -> SPOKE mapping for the served build (see LITPATH_COMPARE_MAPPING)")
     stamp = (str(path), path.stat().st_mtime_ns)
@@ -126,7 +123,7 @@ def read_report(state: ServiceState) -> str:
     """The served build's comparison report. Only that file: a report of another build would
     answer for a build the service does not serve (the workflow writes it by a rename, so it is
     never read half-written)."""
-    path = state.require_build().build_dir / "compare" / "report.html"
+    path = BuildLayout(state.require_build().build_dir).compare.report
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -73,7 +73,7 @@ class Settings(BaseSettings):
     compare_mapping: Path | None = Field(
         None,
         description="CUI -> SPOKE mapping file of /v1/compare; when unset, the served build's "
-        "mapping/cui_spoke_mapping.parquet, else <results_dir>/spoke/cui_spoke_mapping.parquet",
+        "mapping/ (BuildLayout.mapping)",
     )
     allowed_hosts: str = Field(
         "",

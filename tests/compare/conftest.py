@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.builds.layout import BuildLayout, MappingFolder
 from pipeline.builds.tables import CONCEPTS, EDGE_KINDS, EDGES, VERTICES
 from pipeline.graph.csr import graph_digest, kind_codes
 from pipeline.query.paths import adjacency_from_edges
@@ -188,9 +189,14 @@ def spoke_driver(
 
 @pytest.fixture(scope="module")
 def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """results/ with the build, the mapping under spoke/ and the query file."""
+    """results/ with the build, its mapping (where build-mapping writes it) and the query file."""
     root = tmp_path_factory.mktemp("results")
     write_build(root)
-    write_mapping(_to_table(MAPPING_ROWS), root / "spoke")
+    write_mapping(_to_table(MAPPING_ROWS), mapping_folder(root).path)
     (root / "queries.txt").write_text("# test query set\n" + "\n".join(QUERY) + "\n")
     return root
+
+
+def mapping_folder(results_dir: Path) -> MappingFolder:
+    """The latest build's mapping folder, where the fixture writes the mapping."""
+    return BuildLayout(Path(results_dir) / "latest").mapping

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from pipeline.compare.commands import compare, query_set_command
 
-from .conftest import C1, C2, C4, C5, C6, C7, C10, C14
+from .conftest import C1, C2, C4, C5, C6, C7, C10, C14, mapping_folder
 
 pytestmark = pytest.mark.servers
 
@@ -32,7 +32,7 @@ def run_compare(results_dir, neo4j_env, out, *extra, queries=None):
     """`litpath compare` with the session's Neo4j: its URI as --neo4j-uri, its credentials (as ever)
     from the environment."""
     args = [
-        "--build-dir", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
+        "--build-dir", str(results_dir / "latest"), "--mapping", str(mapping_folder(results_dir).table),
         "--queries", str(queries or results_dir / "queries.txt"), "--out", str(out),
         "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"], *extra,
     ]  # fmt: skip
@@ -135,7 +135,7 @@ def test_served_report_names_files_relative_to_the_results_folder(h1_run, result
     provenance = json.loads((out / "run.json").read_text())["provenance"]
     assert provenance["build_dir"] == "builds/cmp0001"
     assert provenance["query_file"] == "queries.txt"
-    assert provenance["mapping_file"] == "spoke/cui_spoke_mapping.parquet"
+    assert provenance["mapping_file"] == "builds/cmp0001/mapping/cui_spoke_mapping.parquet"
     for name in ("report.html", "report.md", "run.json"):
         text = (out / name).read_text()
         assert str(results_dir) not in text and str(results_dir.resolve()) not in text, name
@@ -226,7 +226,7 @@ def test_spoke_identifiers_in_the_query_map_to_cuis(spoke_driver, results_dir, n
 def test_unreachable_neo4j_is_a_cli_error(results_dir, tmp_path):
     result = CliRunner().invoke(
         compare,
-        ["--build-dir", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.csv"),
+        ["--build-dir", str(results_dir / "latest"), "--mapping", str(mapping_folder(results_dir).csv),
          "--queries", str(results_dir / "queries.txt"), "--out", str(tmp_path), "--neo4j-uri", "bolt://127.0.0.1:9"],
     )  # fmt: skip
     assert result.exit_code == 1 and "not reachable" in result.output
@@ -247,7 +247,7 @@ def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mon
     queries.write_text(f"{C1}\n{C4}\n")
     result = CliRunner().invoke(
         compare,
-        ["--build-dir", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
+        ["--build-dir", str(results_dir / "latest"), "--mapping", str(mapping_folder(results_dir).table),
          "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"],
          "--mongo-uri", mongo_uri, "--mongo-database", "litpath_compare_test"],
         env=neo4j_env,
@@ -278,7 +278,7 @@ def test_evidence_store_off_wins_over_the_environment(spoke_driver, results_dir,
     queries.write_text(f"{C1}\n{C4}\n")
     result = CliRunner().invoke(
         compare,
-        ["--build-dir", str(results_dir / "latest"), "--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"),
+        ["--build-dir", str(results_dir / "latest"), "--mapping", str(mapping_folder(results_dir).table),
          "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"],
          "--mongo-database", "litpath_compare_off", *off],
         env={**neo4j_env, "LITPATH_MONGO_URI": mongo_uri},
@@ -373,7 +373,7 @@ def test_compare_without_neo4j_is_503(results_dir, tmp_path):
 
 
 def _query_set(results_dir, neo4j_env, out, *extra):
-    args = ["--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"), "--out", str(out),
+    args = ["--mapping", str(mapping_folder(results_dir).table), "--out", str(out),
             "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"], *extra]  # fmt: skip
     return CliRunner().invoke(query_set_command, args, catch_exceptions=False, env=neo4j_env)
 
@@ -401,7 +401,7 @@ def test_query_set_from_a_spoke_neighbourhood(spoke_driver, results_dir, neo4j_e
     # an unknown seed is a clear error
     result = CliRunner().invoke(
         query_set_command,
-        ["--mapping", str(results_dir / "spoke" / "cui_spoke_mapping.parquet"), "--out", str(tmp_path / "x"),
+        ["--mapping", str(mapping_folder(results_dir).table), "--out", str(tmp_path / "x"),
          "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"], "--seed", "DOID:404"],
         env=neo4j_env,
     )  # fmt: skip
@@ -438,7 +438,6 @@ def test_comparison_runs_from_query_rows_when_the_plan_rules_dense_out(
 
     results = tmp_path / "results"
     shutil.copytree(results_dir / "builds", results / "builds")
-    shutil.copytree(results_dir / "spoke", results / "spoke")
     (results / "latest").symlink_to(Path("builds") / "cmp0001")
     build = results / "builds" / "cmp0001"
     shutil.rmtree(build / "cooccurrence" / "distances.bp")

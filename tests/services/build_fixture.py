@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.builds.layout import GraphFolder, ResultsLayout
 from pipeline.builds.tables import CONCEPTS, EDGE_KINDS, EDGES, VERTICES
 from pipeline.graph.csr import graph_digest, kind_codes
 from pipeline.query.paths import Adjacency, adjacency_from_edges
@@ -117,12 +118,12 @@ def write_graph_scope(
         schema=VERTICES,
     )
     edges = pa.table({"src": src, "dst": dst, "kind": list(kind), "weight": weight, "cost": cost}, schema=EDGES)
-    pq.write_table(vertices, graph_dir / "vertices.parquet")
-    pq.write_table(edges, graph_dir / "edges.parquet")
+    pq.write_table(vertices, GraphFolder(graph_dir).vertices)
+    pq.write_table(edges, GraphFolder(graph_dir).edges)
     digest = graph_digest(keys, src, dst, kind_codes(list(kind)), cost)
     adjacency = adjacency_from_edges(n, src, dst, cost, weight)
     write_graph_bp(
-        graph_dir / "graph.bp", n, adjacency.row_ptr, adjacency.col_idx, adjacency.cost,
+        GraphFolder(graph_dir).graph_bp, n, adjacency.row_ptr, adjacency.col_idx, adjacency.cost,
         {"graph_digest": digest, "weight_scheme": "fixture", "edge_kinds": edge_kinds},
     )  # fmt: skip
     attributes = {
@@ -167,17 +168,19 @@ def make_build(
     concepts, or None: on demand).
     """
     results_dir = Path(results_dir)
-    build_dir = results_dir / "builds" / build_id
-    (build_dir / "tables").mkdir(parents=True, exist_ok=True)
+    layout = ResultsLayout(results_dir).build(build_id)
+    build_dir = layout.root
+    layout.tables.path.mkdir(parents=True, exist_ok=True)
+    full, cooccurrence = layout.graph("full"), layout.graph("cooccurrence")
     keys, names, src, dst, kind, weight = random_graph(n_concepts, n_abstracts, seed, degree, isolated)
     adjacency, digest, edges = write_graph_scope(
-        build_dir / "graph", build_dir / "distances.bp", keys, names, n_concepts, src, dst, kind, weight,
+        full.graph_dir, full.distances, keys, names, n_concepts, src, dst, kind, weight,
         edge_kinds=list(EDGE_KINDS), distances=distances, sources=sources, stale=stale, block_size=block_size,
     )  # fmt: skip
     # The co-occurrence graph: the concepts (ids 0..n_concepts-1 in both graphs) and their edges.
     cc = kind == EDGE_KINDS[0]
     write_graph_scope(
-        build_dir / "cooccurrence", build_dir / "cooccurrence" / "distances.bp", keys[:n_concepts],
+        cooccurrence.graph_dir, cooccurrence.distances, keys[:n_concepts],
         names[:n_concepts], n_concepts, src[cc], dst[cc], kind[cc], weight[cc], edge_kinds=[EDGE_KINDS[0]],
         distances=cooccurrence_distances, sources=[v for v in (sources or []) if v < n_concepts],
         block_size=block_size,
@@ -186,13 +189,13 @@ def make_build(
     concepts = pa.table(
         {"cui": keys[:n_concepts], "name": names[:n_concepts], "semtypes": semtypes}, schema=CONCEPTS
     )
-    pq.write_table(concepts, build_dir / "tables" / "concepts.parquet")
+    pq.write_table(concepts, layout.tables.table("concepts"))
     n = len(keys)
-    (build_dir / "build.json").write_text(
+    layout.record.write_text(
         json.dumps({"build_id": build_id, "graph": {"n_vertices": n}}) + "\n"
     )
-    latest = results_dir / "latest"
+    latest = ResultsLayout(results_dir).latest
     if latest.is_symlink() or latest.exists():
         latest.unlink()
-    latest.symlink_to(Path("builds") / build_id)
+    latest.symlink_to(build_dir.relative_to(results_dir))
     return FixtureBuild(results_dir, build_dir, build_id, keys, names, n_concepts, adjacency, digest, edges)

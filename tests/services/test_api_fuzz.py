@@ -22,6 +22,8 @@ from build_fixture import make_build
 from neo4j import GraphDatabase
 from serving import ServiceDidNotStart, running_service
 
+from pipeline.builds.layout import BuildLayout
+
 REPO = Path(__file__).resolve().parents[2]
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 API_KEY = "fuzz-key-0123"
@@ -46,8 +48,8 @@ def served_build(tmp_path_factory, neo4j_server):
             "method": ["fixture"] * len(MAPPED),
         }
     )
-    (build.build_dir / "mapping").mkdir()
-    pq.write_table(mapping, build.build_dir / "mapping" / "cui_spoke_mapping.parquet")
+    BuildLayout(build.build_dir).mapping.path.mkdir()
+    pq.write_table(mapping, BuildLayout(build.build_dir).mapping.table)
     (build.build_dir / "compare").mkdir()
     (build.build_dir / "compare" / "report.html").write_text(
         "<!doctype html><title>report</title><p>fixture</p>\n"

@@ -12,6 +12,7 @@
 import shlex
 
 from pipeline.builds.identity import build_id, resolve_inputs
+from pipeline.builds.layout import ResultsLayout
 from pipeline.config import refuse_sample_files
 from pipeline.config.connections import export_connection_settings, redact_config
 from pipeline.ingest.run import export_quarantine_ceiling
@@ -28,14 +29,16 @@ RECORDED_CONFIG = redact_config(config)
 # counts against it too).
 export_quarantine_ceiling(config)
 
-RESULTS = Path(config["results_dir"])
-INPUTS = resolve_inputs(config, cache_file=RESULTS / ".checksums.json")
+# Every path below comes from the layout (pipeline/builds/layout.py), the one place a results
+# folder's file names are spelled.
+RESULTS_LAYOUT = ResultsLayout(config["results_dir"])
+INPUTS = resolve_inputs(config, cache_file=RESULTS_LAYOUT.checksums)
 INPUT_BY_KEY = {(f.kind, f.key): f for f in INPUTS}
 BUILD = build_id(INPUTS, config)
-BUILD_DIR = RESULTS / "builds" / BUILD
-BUILD_CONFIG = BUILD_DIR / "config.yaml"
-RUN_CONFIG = BUILD_DIR / "run_config.yaml"
-LOGS = RESULTS / "logs"
+LAYOUT = RESULTS_LAYOUT.build(BUILD)
+BUILD_DIR = LAYOUT.root
+BUILD_CONFIG = LAYOUT.config
+RUN_CONFIG = LAYOUT.run_config
 
 if not INPUTS:
     raise ValueError(
@@ -46,7 +49,7 @@ if not INPUTS:
 def ingest_outputs(kind=None):
     """counts.json of every per-file ingest job (in input order), optionally of one kind."""
     return [
-        RESULTS / "ingest" / f.kind / f.key / "counts.json"
+        RESULTS_LAYOUT.ingest(f.kind, f.key).counts
         for f in INPUTS
         if kind is None or f.kind == kind
     ]
@@ -54,17 +57,17 @@ def ingest_outputs(kind=None):
 
 def all_targets():
     targets = [
-        BUILD_DIR / "graph" / "graph.bp",
-        BUILD_DIR / "solve_summary.json",
-        BUILD_DIR / "cooccurrence" / "solve_summary.json",
-        BUILD_DIR / "build.json",
+        LAYOUT.graph("full").graph_bp,
+        LAYOUT.graph("full").summary,
+        LAYOUT.graph("cooccurrence").summary,
+        LAYOUT.record,
     ]
     if config["mongo"]["enabled"]:
-        targets.append(BUILD_DIR / "mongo_load.json")
+        targets.append(LAYOUT.mongo_load)
     if config["spoke"]["enabled"]:
-        targets.append(BUILD_DIR / "mapping" / "coverage.md")
+        targets.append(LAYOUT.mapping.coverage)
         if config["compare"]["enabled"]:
-            targets.append(BUILD_DIR / "compare" / "report.html")
+            targets.append(LAYOUT.compare.report)
     elif config["compare"]["enabled"]:
         raise ValueError(
             "config compare.enabled needs spoke.enabled (the comparison uses SPOKE and the mapping)"
@@ -115,7 +118,7 @@ def mapping_options(wildcards, input):
 def query_set_outputs():
     """The comparison's resolved query set (CUIs, one per line), when there is a comparison."""
     if config["spoke"]["enabled"] and config["compare"]["enabled"]:
-        return [BUILD_DIR / "compare" / "query_concepts.txt"]
+        return [LAYOUT.compare.query_concepts]
     return []
 
 
@@ -128,8 +131,8 @@ def row_sources_option(wildcards):
 def compared_graph_summary():
     """The solve summary of the graph the comparison reads (compare.graph)."""
     if config["compare"]["graph"] == "full":
-        return BUILD_DIR / "solve_summary.json"
-    return BUILD_DIR / "cooccurrence" / "solve_summary.json"
+        return LAYOUT.graph("full").summary
+    return LAYOUT.graph("cooccurrence").summary
 
 
 def neighbourhood_options(wildcards):

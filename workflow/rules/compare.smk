@@ -6,15 +6,15 @@
 
 rule query_set:
     input:
-        mapping=BUILD_DIR / "mapping" / "cui_spoke_mapping.parquet",
+        mapping=LAYOUT.mapping.table,
         queries=[config["compare"]["queries"]] if config["compare"]["queries"] else [],
         # A SPOKE neighbourhood is resolved in the Neo4j the SPOKE stage loaded.
-        spoke=[RESULTS / "spoke" / "load.json"] if config["spoke"]["load"] else [],
+        spoke=[RESULTS_LAYOUT.spoke_load] if config["spoke"]["load"] else [],
     output:
-        concepts=BUILD_DIR / "compare" / "query_concepts.txt",
-        record=BUILD_DIR / "compare" / "query_set.json",
+        concepts=LAYOUT.compare.query_concepts,
+        record=LAYOUT.compare.query_set,
     log:
-        LOGS / BUILD / "query_set.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "query_set"),
     conda:
         "../envs/litpath.yaml"
     params:
@@ -31,26 +31,26 @@ rule query_set:
 rule compare:
     input:
         solved=compared_graph_summary(),
-        mapping=BUILD_DIR / "mapping" / "cui_spoke_mapping.parquet",
-        query_set=BUILD_DIR / "compare" / "query_set.json",
+        mapping=LAYOUT.mapping.table,
+        query_set=LAYOUT.compare.query_set,
         # Hop evidence comes from the MongoDB load when there is one.
-        mongo=[BUILD_DIR / "mongo_load.json"] if config["mongo"]["enabled"] else [],
+        mongo=[LAYOUT.mongo_load] if config["mongo"]["enabled"] else [],
     output:
-        paths=BUILD_DIR / "compare" / "paths.parquet",
+        paths=LAYOUT.compare.outputs()["paths_parquet"],
         html=report(
-            BUILD_DIR / "compare" / "report.html",
+            LAYOUT.compare.report,
             category="SPOKE comparison",
             caption="../report/compare_report.rst",
         ),
         figure=report(
-            BUILD_DIR / "compare" / "scenarios.png",
+            LAYOUT.compare.outputs()["figure"],
             category="SPOKE comparison",
             caption="../report/compare_scenarios.rst",
         ),
     log:
-        LOGS / BUILD / "compare.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "compare"),
     benchmark:
-        LOGS / BUILD / "compare.benchmark.tsv"
+        RESULTS_LAYOUT.rule_log(BUILD, "compare", ".benchmark.tsv")
     conda:
         "../envs/litpath.yaml"
     params:

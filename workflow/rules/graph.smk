@@ -5,14 +5,14 @@ rule build_config:
     output:
         BUILD_CONFIG,
     log:
-        LOGS / BUILD / "build_config.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "build_config"),
     conda:
         "../envs/litpath.yaml"
     params:
         # The build id is the whole identity of the record: it is written once per build.
         build=BUILD,
         settings=RUN_CONFIG,
-        checksums=RESULTS / ".checksums.json",
+        checksums=RESULTS_LAYOUT.checksums,
     shell:
         "litpath write-build-config --config {params.settings:q} --checksums {params.checksums:q} "
         "--build-id {params.build:q} --config-out {output:q} > {log:q} 2>&1"
@@ -20,18 +20,18 @@ rule build_config:
 
 rule build_graph:
     input:
-        tables=BUILD_DIR / "tables" / "counts.json",
+        tables=LAYOUT.tables.counts,
         config=BUILD_CONFIG,
     output:
-        graph=directory(BUILD_DIR / "graph" / "graph.bp"),
-        counts=BUILD_DIR / "graph" / "graph_counts.json",
+        graph=directory(LAYOUT.graph("full").graph_bp),
+        counts=LAYOUT.graph("full").counts,
         # The co-occurrence graph (concepts and concept-concept edges only) for the comparison.
-        cooccurrence=directory(BUILD_DIR / "cooccurrence" / "graph.bp"),
-        cooccurrence_counts=BUILD_DIR / "cooccurrence" / "graph_counts.json",
+        cooccurrence=directory(LAYOUT.graph("cooccurrence").graph_bp),
+        cooccurrence_counts=LAYOUT.graph("cooccurrence").counts,
     log:
-        LOGS / BUILD / "build_graph.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "build_graph"),
     benchmark:
-        LOGS / BUILD / "build_graph.benchmark.tsv"
+        RESULTS_LAYOUT.rule_log(BUILD, "build_graph", ".benchmark.tsv")
     conda:
         "../envs/litpath.yaml"
     resources:
@@ -48,15 +48,15 @@ rule build_graph:
 
 rule load_mongo:
     input:
-        tables=BUILD_DIR / "tables" / "counts.json",
-        graph=BUILD_DIR / "graph" / "graph_counts.json",
+        tables=LAYOUT.tables.counts,
+        graph=LAYOUT.graph("full").counts,
         config=BUILD_CONFIG,
     output:
-        BUILD_DIR / "mongo_load.json",
+        LAYOUT.mongo_load,
     log:
-        LOGS / BUILD / "load_mongo.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "load_mongo"),
     benchmark:
-        LOGS / BUILD / "load_mongo.benchmark.tsv"
+        RESULTS_LAYOUT.rule_log(BUILD, "load_mongo", ".benchmark.tsv")
     conda:
         "../envs/litpath.yaml"
     params:
@@ -74,18 +74,18 @@ rule load_mongo:
 
 rule build_record:
     input:
-        graph=BUILD_DIR / "graph" / "graph_counts.json",
+        graph=LAYOUT.graph("full").counts,
         solved=[
-            BUILD_DIR / "solve_summary.json",
-            BUILD_DIR / "cooccurrence" / "solve_summary.json",
+            LAYOUT.graph("full").summary,
+            LAYOUT.graph("cooccurrence").summary,
         ],
         config=BUILD_CONFIG,
         # The record and the `latest` pointer come last, after every stage the config asks for.
-        stages=[p for p in all_targets() if p.name not in ("build.json",)],
+        stages=[p for p in all_targets() if p != LAYOUT.record],
     output:
-        BUILD_DIR / "build.json",
+        LAYOUT.record,
     log:
-        LOGS / BUILD / "build_record.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "build_record"),
     conda:
         "../envs/litpath.yaml"
     params:

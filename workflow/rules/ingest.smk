@@ -5,11 +5,11 @@ rule ingest_file:
     input:
         lambda wc: INPUT_BY_KEY[(wc.kind, wc.key)].path,
     output:
-        RESULTS / "ingest" / "{kind}" / "{key}" / "counts.json",
+        RESULTS_LAYOUT.ingest("{kind}", "{key}").counts,
     log:
-        LOGS / "ingest" / "{kind}" / "{key}.log",
+        RESULTS_LAYOUT.ingest_log("{kind}", "{key}"),
     benchmark:
-        LOGS / "ingest" / "{kind}" / "{key}.benchmark.tsv"
+        RESULTS_LAYOUT.ingest_log("{kind}", "{key}", ".benchmark.tsv")
     conda:
         "../envs/litpath.yaml"
     resources:
@@ -26,11 +26,11 @@ rule merge_tables:
         files=ingest_outputs(),
         config=BUILD_CONFIG,
     output:
-        BUILD_DIR / "tables" / "counts.json",
+        LAYOUT.tables.counts,
     log:
-        LOGS / BUILD / "merge_tables.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "merge_tables"),
     benchmark:
-        LOGS / BUILD / "merge_tables.benchmark.tsv"
+        RESULTS_LAYOUT.rule_log(BUILD, "merge_tables", ".benchmark.tsv")
     conda:
         "../envs/litpath.yaml"
     resources:

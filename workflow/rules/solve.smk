@@ -14,15 +14,15 @@
 
 rule solve:
     input:
-        graph=BUILD_DIR / "graph" / "graph.bp",
+        graph=LAYOUT.graph("full").graph_bp,
         config=BUILD_CONFIG,
     output:
-        summary=BUILD_DIR / "solve_summary.json",
-        plan=BUILD_DIR / "graph" / "plan.json",
+        summary=LAYOUT.graph("full").summary,
+        plan=LAYOUT.graph("full").plan,
     log:
-        LOGS / BUILD / "solve.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "solve"),
     benchmark:
-        LOGS / BUILD / "solve.benchmark.tsv"
+        RESULTS_LAYOUT.rule_log(BUILD, "solve", ".benchmark.tsv")
     conda:
         "../envs/litpath.yaml"
     threads: config["solver"]["ranks"] * config["solver"]["threads"]
@@ -36,7 +36,7 @@ rule solve:
         cpus_per_task=config["solver"]["threads"],
     params:
         scope="full",
-        distances=BUILD_DIR / "distances.bp",
+        distances=LAYOUT.graph("full").distances,
         sources=row_sources_option,
         settings=RUN_CONFIG,
     shell:
@@ -47,20 +47,20 @@ rule solve:
 
 use rule solve as solve_cooccurrence with:
     input:
-        graph=BUILD_DIR / "cooccurrence" / "graph.bp",
+        graph=LAYOUT.graph("cooccurrence").graph_bp,
         config=BUILD_CONFIG,
         # The comparison's query set: the rows the plan stores when dense does not fit.
         queries=query_set_outputs(),
     output:
-        summary=BUILD_DIR / "cooccurrence" / "solve_summary.json",
-        plan=BUILD_DIR / "cooccurrence" / "plan.json",
+        summary=LAYOUT.graph("cooccurrence").summary,
+        plan=LAYOUT.graph("cooccurrence").plan,
     log:
-        LOGS / BUILD / "solve_cooccurrence.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "solve_cooccurrence"),
     benchmark:
-        LOGS / BUILD / "solve_cooccurrence.benchmark.tsv"
+        RESULTS_LAYOUT.rule_log(BUILD, "solve_cooccurrence", ".benchmark.tsv")
     params:
         scope="cooccurrence",
-        distances=BUILD_DIR / "cooccurrence" / "distances.bp",
+        distances=LAYOUT.graph("cooccurrence").distances,
         settings=RUN_CONFIG,
         sources=lambda wc, input: (
             f"--sources {shlex.quote(str(input.queries[0]))}" if input.queries else ""

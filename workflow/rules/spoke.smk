@@ -6,11 +6,11 @@ rule load_spoke:
         nodes=config["spoke"]["nodes"],
         edges=config["spoke"]["edges"],
     output:
-        RESULTS / "spoke" / "load.json",
+        RESULTS_LAYOUT.spoke_load,
     log:
-        LOGS / "spoke" / "load.log",
+        RESULTS_LAYOUT.spoke_log(),
     benchmark:
-        LOGS / "spoke" / "load.benchmark.tsv"
+        RESULTS_LAYOUT.spoke_log(".benchmark.tsv")
     conda:
         "../envs/litpath.yaml"
     params:
@@ -28,24 +28,24 @@ rule load_spoke:
 rule build_mapping:
     input:
         unpack(lambda wc: mapping_sources()),
-        concepts=BUILD_DIR / "tables" / "counts.json",
-        spoke=[RESULTS / "spoke" / "load.json"] if config["spoke"]["load"] else [],
+        concepts=LAYOUT.tables.counts,
+        spoke=[RESULTS_LAYOUT.spoke_load] if config["spoke"]["load"] else [],
     output:
-        mapping=BUILD_DIR / "mapping" / "cui_spoke_mapping.parquet",
+        mapping=LAYOUT.mapping.table,
         coverage=report(
-            BUILD_DIR / "mapping" / "coverage.md",
+            LAYOUT.mapping.coverage,
             category="SPOKE mapping",
             caption="../report/mapping_coverage.rst",
         ),
     log:
-        LOGS / BUILD / "build_mapping.log",
+        RESULTS_LAYOUT.rule_log(BUILD, "build_mapping"),
     benchmark:
-        LOGS / BUILD / "build_mapping.benchmark.tsv"
+        RESULTS_LAYOUT.rule_log(BUILD, "build_mapping", ".benchmark.tsv")
     conda:
         "../envs/litpath.yaml"
     params:
         options=mapping_options,
-        concepts=lambda wc, input: Path(input.concepts).parent / "concepts.parquet",
+        concepts=lambda wc, input: LAYOUT.tables.table("concepts"),
         out=lambda wc, output: Path(output.mapping).parent,
     shell:
         "litpath build-mapping {params.options} --concepts {params.concepts:q} "

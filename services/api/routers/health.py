@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from pipeline.query.graph import SCOPES
+from pipeline.builds.layout import SCOPES
 from services.api import API_VERSION
 from services.api.deps import StateDep, require_api_key, run_bounded
 from services.api.errors import NotReady, error_responses
