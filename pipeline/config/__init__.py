@@ -47,6 +47,12 @@ def schema_of(key: str) -> dict[str, Any]:
     return copy.deepcopy(schema)
 
 
+def default_of(key: str) -> Any:
+    """The schema's default of one dotted key (``default_of("solver.tile")`` -> 256): the one source
+    of each default, which every layer reads instead of keeping a copy."""
+    return copy.deepcopy(schema_of(key)["default"])
+
+
 def check_setting(key: str, value: Any, source: str = "config") -> Any:
     """``value`` when the schema accepts it for the dotted ``key``, else ConfigError naming the key
     (for a setting that reaches a stage apart from its config file, e.g. a command-line option)."""

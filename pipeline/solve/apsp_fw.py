@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pipeline.config import REPO_ROOT
+from pipeline.config import REPO_ROOT, default_of
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.process import ProcessError, terminate_session
 from pipeline.solve.cluster import launcher_command
@@ -176,10 +176,10 @@ def solver_arguments(
     output: str | Path | None,
     *,
     grid: str = "auto",
-    tile: int = 256,
-    broadcast: str = "ring",
+    tile: int = default_of("solver.tile"),
+    broadcast: str = default_of("solver.broadcast"),
     chunk_bytes: int | None = None,
-    lookahead: bool | str = True,
+    lookahead: bool | str = default_of("solver.lookahead"),
     threads: int | None = None,
     backend: str = "cpu",
     validate_rows: int = 0,
@@ -290,9 +290,9 @@ def run_solver(
     output: str | Path | None,
     ranks: int = 1,
     grid: str = "auto",
-    tile: int = 256,
-    broadcast: str = "ring",
-    lookahead: bool | str = True,
+    tile: int = default_of("solver.tile"),
+    broadcast: str = default_of("solver.broadcast"),
+    lookahead: bool | str = default_of("solver.lookahead"),
     threads: int | None = None,
     backend: str = "cpu",
     extra_args: Iterable[str] = (),

@@ -11,6 +11,8 @@ Without a machine file the fallback is the solver's own default (most square gri
 
 from __future__ import annotations
 
+from pipeline.config import default_of
+
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +40,8 @@ def resolve_auto(
     n: int,
     ranks: int,
     grid: str | None = AUTO,
-    tile: int | str | None = 256,
-    broadcast: str | None = "ring",
+    tile: int | str | None = default_of("solver.tile"),
+    broadcast: str | None = default_of("solver.broadcast"),
     machine: Machine | str | Path | None = None,
     *,
     lookahead: bool | str | None = True,
@@ -118,8 +120,8 @@ def _fallback(
     rows, cols = fixed_grid or grids(ranks)[0]
     return {
         "grid": f"{rows}x{cols}",
-        "tile": fixed_tile or max(1, min(256, n)),
-        "broadcast": fixed_broadcast or "ring",
+        "tile": fixed_tile or max(1, min(default_of("solver.tile"), n)),
+        "broadcast": fixed_broadcast or default_of("solver.broadcast"),
         "lookahead": True if fixed_lookahead is None else fixed_lookahead,
         "threads": threads,
         "auto": names,

@@ -25,6 +25,8 @@ hop count (see :func:`hops`).
 
 from __future__ import annotations
 
+from pipeline.config import default_of
+
 import math
 import os
 import platform
@@ -45,7 +47,7 @@ REPO = REPO_ROOT  # the checkout: the solver's sources and build, the shipped fi
 MACHINES_DIR = REPO / "config" / "machines"
 DEFAULT_MACHINE_NAME = "dev-vm-2core"
 BROADCAST_VARIANTS = ("bcast", "ring", "two-ring", "chunked-ring")
-DEFAULT_CHUNK_BYTES = 2 * 1024 * 1024
+DEFAULT_CHUNK_BYTES: int = default_of("solver.chunk_bytes")
 
 
 class MachineError(LitpathError, ValueError):

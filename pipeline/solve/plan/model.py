@@ -31,6 +31,8 @@ Xeon, more on an AMD EPYC). Memory per rank reproduces core/driver.cpp
 
 from __future__ import annotations
 
+from pipeline.config import default_of
+
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -47,8 +49,8 @@ class SolverConfig:
     grid_rows: int
     grid_cols: int
     tile: int
-    broadcast: str = "ring"
-    lookahead: bool = True
+    broadcast: str = default_of("solver.broadcast")
+    lookahead: bool = default_of("solver.lookahead")
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     backend: str = "cpu"
     threads: int | None = None  # per rank; None: the solver's default (cores / ranks on node)
