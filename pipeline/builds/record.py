@@ -20,6 +20,7 @@ from pipeline.config import ConfigError, load_config
 from pipeline.config.connections import redact_config
 from pipeline.runtime.files import fsync_dir as _fsync_dir
 from pipeline.runtime.files import write_atomically as _write_atomically
+from pipeline.runtime.process import CommandFailed, run_command
 
 
 def write_build_config(path: str | Path, config: dict[str, Any], inputs: list[list[str]]) -> None:
@@ -96,7 +97,6 @@ def _read_yaml(path: Path) -> Any:
 def litpath_provenance() -> dict[str, Any]:
     """Which litpath made a build: its version, the results format (:data:`RESULTS_FORMAT`) and,
     when it runs from a git checkout, the commit and whether the checkout had changes."""
-    import subprocess
 
     from pipeline import __version__
     from pipeline.config import REPO_ROOT
@@ -104,13 +104,12 @@ def litpath_provenance() -> dict[str, Any]:
     record: dict[str, Any] = {"version": __version__, "results_format": RESULTS_FORMAT, "commit": None, "dirty": None}
     try:
         def git(*args: str) -> str:
-            return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True,
-                                  timeout=30, check=True).stdout.strip()  # fmt: skip
+            return run_command(["git", "-C", str(REPO_ROOT), *args], what="git", timeout=30).stdout.strip()
 
         record["commit"] = git("rev-parse", "HEAD")
         # Tracked files changed (untracked ones, results and caches among them, do not count).
         record["dirty"] = bool(git("status", "--porcelain", "--untracked-files=no"))
-    except (OSError, subprocess.SubprocessError):
+    except CommandFailed:
         pass  # not a checkout (an installed package), or no git: the version says it all
     return record
 

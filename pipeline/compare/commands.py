@@ -204,9 +204,9 @@ def compare(
     if not no_mongo:
         mongo_uri = mongo_uri if mongo_uri is not None else os.environ.get("LITPATH_MONGO_URI")
     if not no_mongo and mongo_uri:
-        from pymongo import MongoClient
+        from pipeline.store.mongo import connect
 
-        mongo_client = MongoClient(mongo_uri, serverSelectionTimeoutMS=3000, connectTimeoutMS=3000)
+        mongo_client = connect(mongo_uri, timeout_ms=3000, socket_timeout_ms=30_000, app="litpath-compare")
     try:
         with open_driver(neo4j) as driver:
             spoke = SpokeGraph(driver, database=neo4j.database, naming=neo4j.naming, where=neo4j.describe())

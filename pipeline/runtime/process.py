@@ -7,6 +7,9 @@ Neo4j servers and the Slurm daemons (``services/local``), and the solver's MPI l
 - :func:`terminate`: SIGTERM, a grace period, then SIGKILL;
 - :func:`terminate_session`: the same for a launcher started in a session of its own and
   everything else in that session (the MPI ranks);
+- :func:`run_command`: the one way a short child process runs (a build step, a probe, a Slurm
+  query, a benchmark): its output captured, its wait bounded, its failure a :class:`CommandFailed`
+  naming the command, the exit status and the output's tail;
 - :func:`log_tail`: the last lines of a log, for error messages;
 - :func:`free_port`: a loopback TCP port that nothing listens on.
 """
@@ -34,6 +37,44 @@ KILL_WAIT_S = 10.0
 
 class ProcessError(LitpathError, RuntimeError):
     """A process could not be stopped; the message names what survived."""
+
+
+class CommandFailed(ProcessError):
+    """A child process that could not be started, ran past its time, or failed (``check``)."""
+
+    def __init__(self, message: str, returncode: int | None = None, output: str = "") -> None:
+        super().__init__(message)
+        self.returncode, self.output = returncode, output
+
+
+def run_command(
+    cmd: list[str], *, what: str, timeout: float | None = None, env: dict[str, str] | None = None,
+    cwd: str | Path | None = None, check: bool = True, merge_stderr: bool = False, tail: int = 40,
+) -> subprocess.CompletedProcess:
+    """Run ``cmd`` (an argument list, never a shell string) with its output captured as text
+    (undecodable bytes replaced) and return it. ``what`` says what it is for the messages.
+
+    Raises :class:`CommandFailed` when the program is not found, when it runs past ``timeout``
+    seconds (it is killed), and, with ``check``, when it exits non-zero: the message names the
+    command, the exit status and the last ``tail`` lines of its output (stderr, or both streams
+    with ``merge_stderr``). Without ``check`` the caller reads the status itself."""
+    try:
+        proc = subprocess.run(
+            [str(c) for c in cmd], cwd=cwd, env=env, text=True, errors="replace", timeout=timeout, check=False,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+        )  # fmt: skip
+    except FileNotFoundError as exc:
+        raise CommandFailed(f"{what}: {cmd[0]!r} not found ({exc.strerror})") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise CommandFailed(f"{what}: {' '.join(map(str, cmd))} did not finish within {timeout:.0f} s") from exc
+    if check and proc.returncode != 0:
+        output = proc.stdout if merge_stderr else (proc.stderr or proc.stdout)
+        last = "\n".join(output.splitlines()[-tail:])
+        raise CommandFailed(
+            f"{what} failed (exit {proc.returncode}): {' '.join(map(str, cmd))}" + (f"\n{last}" if last else ""),
+            proc.returncode, output,
+        )  # fmt: skip
+    return proc
 
 
 def free_port(host: str = LOOPBACK) -> int:

@@ -13,6 +13,7 @@ logs stay quiet; the final line always says how long the stage took.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -20,20 +21,26 @@ from typing import TextIO
 
 
 def format_seconds(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+    """A duration for people, the one formatter of every progress line, plan and message:
+    seconds below 2 minutes, then minutes, hours, days and years, one decimal."""
+    if not math.isfinite(seconds):
+        return "inf"
+    for limit, scale, unit in ((120, 1, "s"), (7200, 60, "min"), (2 * 86400, 3600, "h"), (365 * 86400, 86400, "d")):
+        if seconds < limit:
+            return f"{seconds / scale:.1f} {unit}"
+    return f"{seconds / (365 * 86400):.1f} y"
+
+
+def format_bytes(count: float) -> str:
+    """A size for people in binary units (B, KiB ... PiB), one decimal: the one formatter of sizes."""
+    for scale, unit in ((1 << 50, "PiB"), (1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if count >= scale:
+            return f"{count / scale:,.1f} {unit}"
+    return f"{count:,.0f} B"
 
 
 def format_amount(amount: float, unit: str) -> str:
-    if unit == "bytes":
-        for scale, name in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
-            if amount >= scale:
-                return f"{amount / scale:,.1f} {name}"
-        return f"{amount:,.0f} B"
-    return f"{amount:,.0f} {unit}"
+    return format_bytes(amount) if unit == "bytes" else f"{amount:,.0f} {unit}"
 
 
 class Progress:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.runtime.files import write_atomically
+from pipeline.runtime.progress import format_bytes
 
 log = logging.getLogger(__name__)
 
@@ -234,15 +235,10 @@ def sweep_stale_spills(parent: Path, prefixes: tuple[str, ...] = SPILL_PREFIXES)
             log.warning("stale spill folder %s (of %s) could not be removed completely", folder, why)
             continue
         freed += size
-        log.warning("removed stale spill folder %s of %s: %s freed", folder, why, _format_bytes(size))
+        log.warning("removed stale spill folder %s of %s: %s freed", folder, why, format_bytes(size))
     return freed
 
 
-def _format_bytes(n: int) -> str:
-    for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"
 
 
 __all__ = [

@@ -35,7 +35,7 @@ from typing import Any
 
 from pipeline.config import REPO_ROOT, default_of
 from pipeline.runtime.errors import LitpathError
-from pipeline.runtime.process import ProcessError, terminate_session
+from pipeline.runtime.process import CommandFailed, ProcessError, run_command, terminate_session
 from pipeline.solve.cluster import launcher_command
 
 REPO = REPO_ROOT  # the checkout: the solver's sources and build, the shipped files
@@ -83,12 +83,10 @@ def adios2_prefix() -> Path:
 
 
 def _run_logged(cmd: list[str], what: str, cwd: Path = REPO) -> None:
-    proc = subprocess.run(
-        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False
-    )
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stdout.splitlines()[-40:])
-        raise SolverError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{tail}")
+    try:
+        run_command(cmd, what=what, cwd=cwd, merge_stderr=True)
+    except CommandFailed as exc:
+        raise SolverError(str(exc)) from exc
 
 
 def build_solver(build_dir: Path | str = BUILD_DIR, with_adios2: bool = True, jobs: int = 2) -> Path:

@@ -18,7 +18,7 @@ import getpass
 import os
 import re
 import shlex
-import subprocess
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,7 @@ import click
 import psutil
 
 from pipeline.runtime.errors import LitpathError
+from pipeline.runtime.process import CommandFailed, run_command
 
 # Where Slurm's clients look for the cluster's configuration when SLURM_CONF is unset (Debian's
 # compiled-in default).
@@ -129,15 +130,13 @@ def _parse_records(text: str) -> list[dict[str, str]]:
 
 
 def _slurm(command: Sequence[str], env: Mapping[str, str], what: str, timeout: float) -> str:
-    try:
-        result = subprocess.run(
-            list(command), capture_output=True, text=True, env=dict(env), timeout=timeout, check=False
-        )
-    except FileNotFoundError as error:
+    if shutil.which(command[0], path=env.get("PATH")) is None:
         raise ClusterCheckError(
-            f"Slurm's '{command[0]}' is not on PATH: this machine is not a Slurm submit host ({error})"
-        ) from error
-    except subprocess.TimeoutExpired as error:
+            f"Slurm's '{command[0]}' is not on PATH: this machine is not a Slurm submit host"
+        )
+    try:
+        result = run_command(list(command), what=what, env=dict(env), timeout=timeout, check=False)
+    except CommandFailed as error:
         raise ClusterCheckError(
             f"Slurm cluster unreachable: '{shlex.join(command)}' ({what}) did not answer "
             f"within {timeout:.0f} s"

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
 import sys
 import threading
 from datetime import UTC, datetime
@@ -40,6 +39,7 @@ import adios2
 import numpy as np
 
 from pipeline.runtime.errors import LitpathError
+from pipeline.runtime.process import CommandFailed, run_command
 from pipeline.store.bpfiles import bp_reader, close_bp_reader
 
 GRAPH_ATTRIBUTES = ("graph_digest", "weight_scheme", "edge_kinds", "created", "n_vertices", "n_edges")
@@ -334,16 +334,10 @@ finally:  # what reader_profile_path names, for this process
 def probe_opens(path: Path, error: type[ValueError] = DistancesCorrupt, timeout_s: float = 300.0) -> None:
     """Open ``path`` with ADIOS2 in a child process; ``error`` if that crashes or raises
     (with ADIOS2's last message line)."""
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", _PROBE, str(path)],
-            capture_output=True,
-            text=True,
-            errors="replace",  # ADIOS2 prints raw bytes of damaged metadata
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
+    try:  # errors="replace" there: ADIOS2 prints raw bytes of damaged metadata
+        proc = run_command([sys.executable, "-c", _PROBE, str(path)], what="ADIOS2's open", timeout=timeout_s,
+                           check=False)  # fmt: skip
+    except CommandFailed as exc:
         raise error(f"{path}: ADIOS2 did not finish opening it in {timeout_s:.0f} s") from exc
     if proc.returncode < 0:
         try:

@@ -65,9 +65,9 @@ def _build_record(graph_dir: Path, record_file: Path | None) -> dict:
 
 def _status_read_back(uri: str, database: str, build_id: str) -> str | None:
     """The build's ``builds`` status as a fresh connection reads it (None: no record)."""
-    from pymongo import MongoClient
+    from pipeline.store.mongo import connect
 
-    client: MongoClient = MongoClient(uri, serverSelectionTimeoutMS=10_000, connectTimeoutMS=10_000)
+    client = connect(uri, app="litpath-load")
     try:
         return build_status(client[database], build_id)
     finally:

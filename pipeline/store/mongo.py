@@ -69,6 +69,20 @@ INDEXES: dict[str, list[list[tuple[str, int]]]] = {
 T = TypeVar("T")
 
 
+def connect(uri: str, *, timeout_ms: int = 10_000, socket_timeout_ms: int | None = None,
+            app: str = "litpath") -> MongoClient:
+    """The one way litpath opens a MongoDB client (the load, its read-back, the comparison, the
+    service): every wait bounded (server selection, connect, each socket operation), and the
+    client named for the server's logs. The URI carries the credentials; nothing logs it."""
+    return MongoClient(
+        uri,
+        serverSelectionTimeoutMS=timeout_ms,
+        connectTimeoutMS=timeout_ms,
+        socketTimeoutMS=socket_timeout_ms if socket_timeout_ms is not None else timeout_ms,
+        appname=app,
+    )
+
+
 class MongoUnavailable(RuntimeError):
     """MongoDB stayed unreachable through every retry; the message says what was being written."""
 
@@ -407,12 +421,8 @@ def load_build(
     sweep_stale_spills(spill_dir)  # evidence spilled by a load that was killed
     started = time.perf_counter()
     timings: dict[str, float] = {}
-    client: MongoClient = MongoClient(
-        uri,
-        serverSelectionTimeoutMS=policy.timeout_ms,
-        connectTimeoutMS=policy.timeout_ms,
-        socketTimeoutMS=max(policy.timeout_ms, 30_000),
-    )
+    client = connect(uri, timeout_ms=policy.timeout_ms, socket_timeout_ms=max(policy.timeout_ms, 30_000),
+                     app="litpath-load")  # fmt: skip
     try:
         db = client[database]
         retried(lambda: ensure_indexes(db), "creating indexes")

@@ -223,15 +223,9 @@ def open_state(settings: Settings) -> ServiceState:
         state.load_error = f"{client_safe(reason)} (the service log has the details)"
     timeout = settings.db_timeout_ms
     if settings.mongo_uri is not None:
-        from pymongo import MongoClient
+        from pipeline.store.mongo import connect
 
-        state.mongo = MongoClient(
-            settings.mongo_uri.get_secret_value(),
-            serverSelectionTimeoutMS=timeout,
-            connectTimeoutMS=timeout,
-            socketTimeoutMS=timeout,
-            appname="litpath-api",
-        )
+        state.mongo = connect(settings.mongo_uri.get_secret_value(), timeout_ms=timeout, app="litpath-api")
     if settings.neo4j_uri is not None:
         from pipeline.store.neo4j import Neo4jSettings, connect
 

@@ -11,11 +11,10 @@ Without a machine file the fallback is the solver's own default (most square gri
 
 from __future__ import annotations
 
-from pipeline.config import default_of
-
 from pathlib import Path
 from typing import Any
 
+from pipeline.config import default_of
 from pipeline.solve.plan.machine import BROADCAST_VARIANTS, Machine, MachineError, load_machine
 from pipeline.solve.plan.search import candidates, grids
 

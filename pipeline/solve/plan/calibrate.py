@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pipeline.runtime.errors import LitpathError
+from pipeline.runtime.process import CommandFailed, run_command
 from pipeline.solve.plan.hypermod import Hyperbola, fit_hyperbola
 from pipeline.solve.plan.machine import (
     BROADCAST_VARIANTS,
@@ -59,9 +59,10 @@ def bench_binary(name: str, build_dir: Path | None = None) -> Path:
 def _json_lines(
     cmd: list[str], env: dict[str, str] | None = None, timeout: float = 600
 ) -> list[dict[str, Any]]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False)
-    if proc.returncode != 0:
-        raise CalibrationError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    try:
+        proc = run_command(cmd, what="calibration benchmark", env=env, timeout=timeout)
+    except CommandFailed as exc:
+        raise CalibrationError(str(exc)) from exc
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 

@@ -17,6 +17,7 @@ import click
 
 from pipeline.cli.options import option, report_option
 from pipeline.runtime.files import write_atomically
+from pipeline.runtime.progress import format_bytes, format_seconds
 from pipeline.solve.plan.machine import BROADCAST_VARIANTS, MACHINES_DIR, MachineError, load_machine
 from pipeline.solve.plan.model import SolverConfig
 from pipeline.solve.plan.search import candidates
@@ -29,21 +30,8 @@ def _machine(path: str | None):
         raise click.BadParameter(str(exc), param_hint="--machine") from exc
 
 
-def _bytes(value: float) -> str:
-    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if value >= scale:
-            return f"{value / scale:.1f} {unit}"
-    return f"{value:.0f} B"
 
 
-def _seconds(value: float) -> str:
-    if value >= 86400:
-        return f"{value / 86400:.1f} d"
-    if value >= 3600:
-        return f"{value / 3600:.1f} h"
-    if value >= 60:
-        return f"{value / 60:.1f} min"
-    return f"{value:.3g} s"
 
 
 def _int_list(text: str) -> list[int]:
@@ -112,17 +100,17 @@ def plan_command(
                    f"{best.threads} thread(s) per rank")  # fmt: skip
         if not best.fits_memory:
             click.echo(
-                f"WARNING: no configuration fits in memory ({_bytes(best.memory_limit_bytes)} per rank)"
+                f"WARNING: no configuration fits in memory ({format_bytes(best.memory_limit_bytes)} per rank)"
             )
         c = best.config
         click.echo(
             f"best: --grid {c.grid} --tile {c.tile} --broadcast {c.broadcast} --lookahead {'on' if c.lookahead else 'off'}"
         )
         click.echo(
-            f"      predicted {_seconds(best.seconds)} ({best.rate / 1e9:.1f} GF/s), "
-            f"{best.iterations} iterations, memory {_bytes(best.memory_per_rank_bytes)} per rank"
+            f"      predicted {format_seconds(best.seconds)} ({best.rate / 1e9:.1f} GF/s), "
+            f"{best.iterations} iterations, memory {format_bytes(best.memory_per_rank_bytes)} per rank"
         )
-        phases = ", ".join(f"{k} {_seconds(v)}" for k, v in best.phases.items())
+        phases = ", ".join(f"{k} {format_seconds(v)}" for k, v in best.phases.items())
         click.echo(f"      per phase (sum over iterations, busiest rank): {phases}")
         click.echo("")
         click.echo(f"{'#':>3}  {'grid':>6} {'tile':>5} {'broadcast':>13} {'look-ahead':>10} {'seconds':>10} "
@@ -132,7 +120,7 @@ def plan_command(
             fits = "" if p.fits_memory else "  out of memory"
             click.echo(
                 f"{i:>3}  {c.grid:>6} {c.tile:>5} {c.broadcast:>13} {'on' if c.lookahead else 'off':>10} "
-                f"{p.seconds:>10.4g} {p.rate / 1e9:>9.1f} {_bytes(p.memory_per_rank_bytes):>10} "
+                f"{p.seconds:>10.4g} {p.rate / 1e9:>9.1f} {format_bytes(p.memory_per_rank_bytes):>10} "
                 f"{p.seconds / best.seconds:>7.2f}x{fits}"
             )
     if heatmap:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipeline.runtime.progress import format_bytes
 from pipeline.solve.plan.machine import Machine, default_machine_path, describe_this_machine, load_machine
 
 MEMORY_TOLERANCE = 0.10  # a machine file's memory may differ this much (kernel reservations)
@@ -43,7 +44,7 @@ def machine_mismatches(machine: Machine, here: dict[str, Any] | None = None) -> 
     file_memory = int(described.get("memory_bytes") or machine.memory_per_node_bytes or 0)
     here_memory = int(here.get("memory_bytes") or 0)
     if file_memory and here_memory and abs(file_memory - here_memory) > MEMORY_TOLERANCE * here_memory:
-        differences.append(f"{file_memory / 2**30:.1f} GiB in the file, {here_memory / 2**30:.1f} GiB here")
+        differences.append(f"{format_bytes(file_memory)} in the file, {format_bytes(here_memory)} here")
     return differences
 
 

@@ -25,12 +25,9 @@ hop count (see :func:`hops`).
 
 from __future__ import annotations
 
-from pipeline.config import default_of
-
 import math
 import os
 import platform
-import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,9 +35,10 @@ from typing import Any
 
 import yaml
 
-from pipeline.config import REPO_ROOT
+from pipeline.config import REPO_ROOT, default_of
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.files import write_atomically
+from pipeline.runtime.process import CommandFailed, run_command
 from pipeline.solve.plan.hypermod import Hyperbola
 
 REPO = REPO_ROOT  # the checkout: the solver's sources and build, the shipped files
@@ -303,10 +301,10 @@ def describe_this_machine() -> dict[str, Any]:
         pass
     mpi = ""
     try:
-        out = subprocess.run(["mpirun", "--version"], capture_output=True, text=True, timeout=30).stdout
+        out = run_command(["mpirun", "--version"], what="MPI's version", timeout=30, check=False).stdout
         mpi = out.splitlines()[0].strip() if out else ""
-    except (OSError, subprocess.SubprocessError):
-        pass
+    except CommandFailed:
+        pass  # no MPI on PATH: the description says nothing of it
     flags = ""
     try:
         text = Path("/proc/cpuinfo").read_text()

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.runtime.errors import LitpathError
+from pipeline.runtime.progress import format_bytes, format_seconds
 from pipeline.solve.plan.machine import Machine, MachineError
 from pipeline.solve.plan.search import candidates
 
@@ -150,22 +151,22 @@ class GraphPlan:
         dense = self.dense
         fits = "fits" if dense["fits_memory"] else "does NOT fit"
         lines.append(
-            f"  dense      {_seconds(dense['seconds']):>10}  {_bytes(dense['memory_per_rank_bytes'])}/rank "
-            f"({fits} in {_bytes(self.memory_available_bytes)}), {dense['config']}"
+            f"  dense      {format_seconds(dense['seconds']):>10}  {format_bytes(dense['memory_per_rank_bytes'])}/rank "
+            f"({fits} in {format_bytes(self.memory_available_bytes)}), {dense['config']}"
         )
         if self.rows is not None:
             rows = self.rows
             fits = "fits" if rows["fits_memory"] else "does NOT fit"
             lines.append(
-                f"  rows       {_seconds(rows['seconds']):>10}  {rows['sources']:,} sources, "
-                f"{_bytes(rows['memory_per_rank_bytes'])}/rank ({fits}); Dijkstra model: {rows['model']}"
+                f"  rows       {format_seconds(rows['seconds']):>10}  {rows['sources']:,} sources, "
+                f"{format_bytes(rows['memory_per_rank_bytes'])}/rank ({fits}); Dijkstra model: {rows['model']}"
             )
         else:
             lines.append("  rows             --  no source set")
         od = self.on_demand
         lines.append(
-            f"  on-demand       0 s  the service keeps the graph ({_bytes(od['memory_bytes'])}); "
-            f"a query costs at most one full search (~{_seconds(od['worst_query_seconds'])})"
+            f"  on-demand       0 s  the service keeps the graph ({format_bytes(od['memory_bytes'])}); "
+            f"a query costs at most one full search (~{format_seconds(od['worst_query_seconds'])})"
         )
         lines.append(
             f"  -> {self.method} ({self.reason}); solver.{_setting_name(self.scope)} = {self.requested}, "
@@ -179,25 +180,8 @@ def _setting_name(scope: str) -> str:
     return "full_graph" if scope == "full" else "cooccurrence_graph"
 
 
-def _bytes(value: float) -> str:
-    for unit, scale in (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if value >= scale:
-            return f"{value / scale:.1f} {unit}"
-    return f"{value:.0f} B"
 
 
-def _seconds(value: float) -> str:
-    if not math.isfinite(value):
-        return "inf"
-    if value >= 86400 * 365:
-        return f"{value / (86400 * 365):.1f} y"
-    if value >= 86400:
-        return f"{value / 86400:.1f} d"
-    if value >= 3600:
-        return f"{value / 3600:.1f} h"
-    if value >= 60:
-        return f"{value / 60:.1f} min"
-    return f"{value:.2g} s"
 
 
 def _dense_prediction(
@@ -335,7 +319,7 @@ def _choose(scope, requested, dense, rows, budget, max_hours) -> tuple[str, str,
     why_not_dense = (
         "dense does not fit in memory"
         if not dense["fits_memory"]
-        else f"dense is predicted to take {_seconds(dense['seconds'])} > max_hours {max_hours:g} h"
+        else f"dense is predicted to take {format_seconds(dense['seconds'])} > max_hours {max_hours:g} h"
     )
     if requested == "dense":
         return ("dense", "asked for, fits", []) if dense_fits else ("refused", why_not_dense, [])
@@ -360,15 +344,15 @@ def _refusal(plan: GraphPlan, machine: Machine, budget: float) -> str:
     lines = [
         f"solver.{setting} = {plan.requested} cannot run here: {plan.reason}.",
         f"The {plan.scope} graph has n = {plan.n:,} vertices and {plan.arcs // 2:,} edges.",
-        f"dense: predicted {_seconds(dense['seconds'])} and {_bytes(dense['memory_per_rank_bytes'])} per rank on "
-        f"{plan.ranks} rank(s) ({_bytes(dense['memory_per_node_bytes'])} on this node, "
-        f"{_bytes(plan.memory_available_bytes)} available; budget max_hours = {plan.max_hours:g} h).",
+        f"dense: predicted {format_seconds(dense['seconds'])} and {format_bytes(dense['memory_per_rank_bytes'])} per rank on "
+        f"{plan.ranks} rank(s) ({format_bytes(dense['memory_per_node_bytes'])} on this node, "
+        f"{format_bytes(plan.memory_available_bytes)} available; budget max_hours = {plan.max_hours:g} h).",
     ]
     if plan.rows is not None:
         rows = plan.rows
         lines.append(
-            f"rows: {rows['sources']:,} sources, predicted {_seconds(rows['seconds'])}, "
-            f"{_bytes(rows['memory_per_rank_bytes'])} per rank."
+            f"rows: {rows['sources']:,} sources, predicted {format_seconds(rows['seconds'])}, "
+            f"{format_bytes(rows['memory_per_rank_bytes'])} per rank."
         )
     ways = []
     if plan.requested == "dense":
@@ -376,8 +360,8 @@ def _refusal(plan: GraphPlan, machine: Machine, budget: float) -> str:
         if cluster is not None:
             ways.append(
                 f"run the dense solve on {cluster['nodes']} node(s) like this one ({cluster['ranks']} ranks, "
-                f"{cluster['config']}): predicted {_seconds(cluster['seconds'])}, "
-                f"{_bytes(cluster['memory_per_rank_bytes'])} per rank (the model extrapolated; "
+                f"{cluster['config']}): predicted {format_seconds(cluster['seconds'])}, "
+                f"{format_bytes(cluster['memory_per_rank_bytes'])} per rank (the model extrapolated; "
                 "calibrate on that cluster with `litpath plan-calibrate`)"
             )
         else:

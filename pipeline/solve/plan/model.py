@@ -31,12 +31,11 @@ Xeon, more on an AMD EPYC). Memory per rank reproduces core/driver.cpp
 
 from __future__ import annotations
 
-from pipeline.config import default_of
-
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pipeline.config import default_of
 from pipeline.solve.plan.machine import DEFAULT_CHUNK_BYTES, Machine
 
 FLOAT_BYTES = 4
