@@ -158,8 +158,8 @@ def build_mapping(
     neo4j: Neo4jSettings,
 ) -> None:
     """Build the CUI -> SPOKE mapping (identity, direct, indirect) and its coverage report."""
-    from pipeline.spoke import mapping
     from pipeline.spoke.coverage import compute_coverage, read_concepts, write_coverage
+    from pipeline.spoke.mapping import xrefs as mapping
 
     try:
         sources = mapping.MappingSources.from_umls_dir(

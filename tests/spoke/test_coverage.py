@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 
 from pipeline.builds.tables import CONCEPTS
 from pipeline.spoke.coverage import compute_coverage, read_concepts, write_coverage
-from pipeline.spoke.mapping import MAPPABLE_LABELS, MAPPING
+from pipeline.spoke.mapping.xrefs import MAPPABLE_LABELS, MAPPING
 
 MAPPING_ROWS = [
     ("C0003469", "SideEffect", "C0003469", "identity", "identity:SideEffect.identifier"),

@@ -23,7 +23,7 @@ from fuzzing import FUZZ, joined, mutated_line, mutated_lines, seed_lines
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.spoke.mapping import (
+from pipeline.spoke.mapping.xrefs import (
     FileStats,
     read_do_xrefs,
     read_gene_info,

@@ -10,7 +10,7 @@ from neo4j.exceptions import ConstraintError
 from pipeline.spoke.commands import load_spoke as load_spoke_command
 from pipeline.spoke.dump import DumpError
 from pipeline.spoke.load import load_spoke
-from pipeline.spoke.mapping import (
+from pipeline.spoke.mapping.xrefs import (
     MappingSources,
     build_mapping,
     spoke_nodes_from_dump,

@@ -12,7 +12,7 @@ import gzip
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.spoke.mapping import (
+from pipeline.spoke.mapping.xrefs import (
     FileStats,
     MappingSources,
     SpokeNode,

@@ -1,0 +1,1 @@
+"""The CUI <-> SPOKE mapping (design.md §6.7); everything is in :mod:`.xrefs` for now."""
