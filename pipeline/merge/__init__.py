@@ -64,6 +64,13 @@ from pipeline.builds import tables
 from pipeline.builds.layout import TableFolder
 from pipeline.config import check_setting, schema_of
 from pipeline.ingest.base import DICTIONARY_COLUMNS, IngestError
+from pipeline.merge.partitions import (
+    RangePartitions,
+    sample_step,
+    sampled_splits,
+    strided_sample,
+    table_batches,
+)
 from pipeline.runtime.columnar import split_keys, sum_by_key
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
@@ -85,9 +92,6 @@ _MENTIONS_COMPACT_ROWS = 1 << 24
 MERGE_BYTES_PER_MENTION = 120
 # The per-file tables whose rows the mentions step counts (and samples for its doc_id ranges).
 _MENTION_TABLES = ("mentions", "entity_mentions", "predications")
-# Rows read at a time where the merge streams a file instead of holding it (the partitioned
-# mention sum, the sample that places its partition bounds).
-MERGE_STREAM_ROWS = 1 << 20
 # Peak bytes per byte of document records (their decoded Parquet size) when pandas merges them:
 # 15.2 GiB for the 1.95 GiB of the 30M-predication corpus (17M records with titles and abstracts).
 MERGE_BYTES_PER_DOCUMENT_BYTE = 8
@@ -248,13 +252,6 @@ def _merged_documents(records: pa.Table) -> pa.Table:
     pubmed = pc.starts_with(doc_id, "PMID:")
     digits = pc.if_else(pubmed, pc.utf8_slice_codeunits(doc_id, 5), pa.scalar(None, pa.string()))
     return table.set_column(1, "pmid", pc.cast(digits, pa.int64()))
-
-
-def _table_batches(path: Path, columns: list[str] | None = None) -> Iterator[pa.Table]:
-    """A Parquet file's rows (``columns`` of them, or all) as tables of MERGE_STREAM_ROWS rows at most."""
-    with pq.ParquetFile(path) as parquet:
-        for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS, columns=columns):
-            yield pa.Table.from_batches([batch])
 
 
 def _sentence_doc(sentences: list[pa.Table]) -> pa.Table | None:
@@ -419,18 +416,16 @@ class _Merger:
                 self.remap[doc_id] = target
         self.bump("cord_papers_matched_by_doi", len(self.remap))
 
-    def _document_records(self, batch_rows: int | None = None) -> Iterator[pa.Table]:
+    def _document_records(self, streamed: bool = False) -> Iterator[pa.Table]:
         """Every file's document records, rules 1-2 applied, DOI matches remapped, with the
-        file's position (``_file``); in parts of at most ``batch_rows`` rows when given."""
+        file's position (``_file``); a file at a time, or when ``streamed`` in parts of
+        MERGE_STREAM_ROWS rows at most."""
         for index, file_dir in enumerate(self.file_dirs):
             path = TableFolder(file_dir).table("documents")
             if not path.exists():
                 continue
-            parquet = pq.ParquetFile(path)
-            batches = parquet.iter_batches(batch_size=batch_rows) if batch_rows else [parquet.read()]
             doomed = self._doomed(index)
-            for batch in batches:
-                docs = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+            for docs in table_batches(path) if streamed else [pq.ParquetFile(path).read()]:
                 if docs.num_rows == 0:
                     continue
                 docs = docs.filter(pc.invert(_deleted_mask(docs.column("doc_id"), doomed)))
@@ -442,8 +437,8 @@ class _Merger:
         """The document records split by doc_id range into ``partitions`` files on disk, then
         read back one range at a time, in doc_id order."""
         with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
-            spilled = _RangePartitions(folder, self._document_splits(partitions))
-            for part in self._document_records(batch_rows=MERGE_STREAM_ROWS):
+            spilled = RangePartitions(folder, self._document_splits(partitions))
+            for part in self._document_records(streamed=True):
                 spilled.add("documents", part)
             spilled.close()
             for k in range(spilled.k):
@@ -461,17 +456,11 @@ class _Merger:
             path = TableFolder(file_dir).table("documents")
             if not path.exists():
                 continue
-            parquet = pq.ParquetFile(path)
-            rows = parquet.metadata.num_rows
-            step = max(1, rows // 20_000)
+            rows = pq.ParquetFile(path).metadata.num_rows
             per_record = _uncompressed_bytes(path) / max(rows, 1)
-            position = 0
-            for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS, columns=["doc_id"]):
-                first = (-position) % step
-                taken = pc.take(batch.column(0), pa.array(np.arange(first, batch.num_rows, step)))
+            for taken in strided_sample(path, "doc_id"):
                 values.append(taken)
-                weights.append(np.full(len(taken), step * per_record))
-                position += batch.num_rows
+                weights.append(np.full(len(taken), sample_step(rows) * per_record))
         if not values:
             return []
         doc_ids = _remap(pa.chunked_array(values, pa.string()).combine_chunks(), self.remap)
@@ -506,7 +495,7 @@ class _Merger:
         """The mentions table (summed per (doc_id, cui), sorted) written to ``path``; its rows.
 
         When the mention rows would not fit the memory budget, they are split by doc_id range
-        into partitions on disk and summed one partition at a time (:class:`_RangePartitions`),
+        into partitions on disk and summed one partition at a time (:class:`~pipeline.merge.partitions.RangePartitions`),
         which gives the same table in the same order. ENTITY rows reach the sum already placed
         in their papers, within the budget too (:meth:`_placed_entities`).
         """
@@ -519,8 +508,8 @@ class _Merger:
             return table.num_rows
         self.bump("mention_partitions", partitions)
         with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
-            spilled = _RangePartitions(folder, self._sampled_splits(partitions, "doc_id", _MENTION_TABLES))
-            for stream, part in self._mention_stream(batch_rows=MERGE_STREAM_ROWS):
+            spilled = RangePartitions(folder, self._sampled_splits(partitions, "doc_id", _MENTION_TABLES))
+            for stream, part in self._mention_stream(streamed=True):
                 spilled.add(stream, part)
             spilled.close()
             written = counted = 0
@@ -560,14 +549,14 @@ class _Merger:
                 parts = [_sum_mentions(parts)]  # keep memory near the output size
         return parts
 
-    def _mention_stream(self, batch_rows: int | None = None) -> Iterator[tuple[str, pa.Table]]:
+    def _mention_stream(self, streamed: bool = False) -> Iterator[tuple[str, pa.Table]]:
         """(stream name, cleaned part) of every file: "mentions" parts (doc_id, cui, count), or for
         ``both`` "entities" (doc_id, sentence_id, cui, count) and "arguments" (doc_id,
         sentence_id, cui) parts, each already distinct within its file. The ENTITY parts come
         first (:meth:`_placed_entities`), then the predication parts, in file order.
 
-        With ``batch_rows``, predication mentions come in parts of at most that many rows, so
-        that a file is never held whole (the partitioned merge: a mentions file of a full
+        When ``streamed``, predication mentions come in parts of MERGE_STREAM_ROWS rows at most,
+        so that a file is never held whole (the partitioned merge: a mentions file of a full
         release has hundreds of millions of rows).
         """
         key = ["doc_id", "sentence_id", "cui"]
@@ -580,12 +569,10 @@ class _Merger:
                 placed = placed.group_by(key).aggregate([("count", "sum")]).rename_columns([*key, "count"])
                 yield "entities", placed
         for index, file_dir in enumerate(self.file_dirs):
-            if self.mention_source == "predications" and batch_rows is not None:
+            if self.mention_source == "predications" and streamed:
                 path = TableFolder(file_dir).table("mentions")
-                if path.exists():
-                    parquet = pq.ParquetFile(path, read_dictionary=["doc_id", "cui"])
-                    for batch in parquet.iter_batches(batch_size=batch_rows):
-                        yield "mentions", self._clean_mentions(pa.Table.from_batches([batch]), index)
+                for part in table_batches(path, read_dictionary=["doc_id", "cui"]) if path.exists() else ():
+                    yield "mentions", self._clean_mentions(part, index)
             elif self.mention_source == "predications":
                 part = _read(file_dir, "mentions", ("doc_id", "cui"))
                 if part is not None:
@@ -654,13 +641,13 @@ class _Merger:
             return
         with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
             splits = self._sampled_splits(partitions, "sentence_id", ("sentences", "entity_mentions"))
-            spilled = _RangePartitions(folder, splits, key="sentence_id")
+            spilled = RangePartitions(folder, splits, key="sentence_id")
             for path in self._paths("sentences"):
-                for part in _table_batches(path, _SENTENCE_DOCS.names):
+                for part in table_batches(path, _SENTENCE_DOCS.names):
                     spilled.add("sentences", part.select(_SENTENCE_DOCS.names).cast(_SENTENCE_DOCS))
             for index, file_dir in enumerate(self.file_dirs):
                 path = TableFolder(file_dir).table("entity_mentions")
-                for part in _table_batches(path) if path.exists() else ():
+                for part in table_batches(path) if path.exists() else ():
                     spilled.add(f"entities-{index:04d}", part)
             spilled.close()
             for k in range(spilled.k):
@@ -681,29 +668,9 @@ class _Merger:
 
     def _sampled_splits(self, partitions: int, key: str, names: tuple[str, ...]) -> list[Any]:
         """``partitions - 1`` values of ``key`` splitting the rows of the files' ``names`` tables
-        (those that have the column) into ranges of similar size, from a strided sample of each
-        (read a batch at a time: only the sample is held)."""
-        sample = []
-        for file_dir in self.file_dirs:
-            for name in names:
-                path = TableFolder(file_dir).table(name)
-                if not path.exists() or key not in pq.read_schema(path).names:
-                    continue
-                parquet = pq.ParquetFile(path)
-                step = max(1, parquet.metadata.num_rows // 20_000)
-                position = 0  # of the batch's first row in the file
-                for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS, columns=[key]):
-                    column = batch.column(0)
-                    if isinstance(column.type, pa.DictionaryType):
-                        column = column.cast(pa.string())
-                    first = (-position) % step  # the file's rows 0, step, 2*step, ...
-                    sample.append(pc.take(column, pa.array(np.arange(first, len(column), step))))
-                    position += len(column)
-        if not sample:
-            return []
-        values = pc.unique(pa.chunked_array(sample).combine_chunks())
-        values = pc.take(values, pc.sort_indices(values)).to_pylist()
-        return [values[(i * len(values)) // partitions] for i in range(1, partitions) if values]
+        into ranges of similar size (:func:`~pipeline.merge.partitions.sampled_splits`)."""
+        paths = [path for d in self.file_dirs for name in names if (path := TableFolder(d).table(name)).exists()]
+        return sampled_splits(paths, partitions, key)
 
     def _union(self, entities: pa.Table | None, arguments: pa.Table | None) -> list[pa.Table]:
         """``mention_source: both`` on the entity and argument keys of some documents: see
@@ -836,7 +803,7 @@ class _Merger:
         Each file's pairs are cleaned (rules 1-2 on the citing paper, the cited one remapped,
         citations to papers that stay deleted dropped), then deduplicated and sorted. In memory
         when the pairs fit half the budget; else the cleaned pairs are routed a batch at a time
-        into ``citation_partitions`` citing-range files on disk (:class:`_RangePartitions`), each
+        into ``citation_partitions`` citing-range files on disk (:class:`~pipeline.merge.partitions.RangePartitions`), each
         sorted and deduplicated alone (:func:`_distinct_citations`) and appended in range order:
         both copies of a duplicate have one citing value, so one range, and the ranges follow
         the sort, so the table and the counts are those of the in-memory merge. (The Open
@@ -860,7 +827,7 @@ class _Merger:
         written, seen = 0, False
         with SpillFolder(self.spill_parent, ".merge-spill-") as folder:
             splits = self._sampled_splits(partitions, "citing", ("citations",))
-            spilled = _RangePartitions(folder, splits, key="citing")
+            spilled = RangePartitions(folder, splits, key="citing")
             for part in self._citation_parts(streamed=True):
                 spilled.add("citations", part)
                 seen = True
@@ -887,7 +854,7 @@ class _Merger:
             path = TableFolder(file_dir).table("citations")
             if not path.exists():
                 continue
-            for part in _table_batches(path) if streamed else [pq.read_table(path)]:
+            for part in table_batches(path) if streamed else [pq.read_table(path)]:
                 if part.num_rows == 0:
                     continue
                 part = self._clean(part, index, "citing", "citations").cast(_CITATION_PAIRS)
@@ -942,53 +909,6 @@ _STAGE_TABLES = {
     "concepts": ("concepts",),
     "predications": ("predications",),
 }
-
-
-class _RangePartitions:
-    """Rows of named streams routed by ranges of a key column (doc_id unless told) into Parquet
-    files, one per (stream, range): range k holds the keys in [splits[k-1], splits[k])."""
-
-    def __init__(self, folder: Path, splits: list[Any], key: str = "doc_id"):
-        self.folder = Path(folder)
-        self.splits = pa.array(splits)
-        self.key = key
-        self.k = len(splits) + 1
-        self.names: list[str] = []
-        self._writers: dict[tuple[str, int], pq.ParquetWriter] = {}
-
-    def _partition(self, key: pa.ChunkedArray | pa.Array) -> np.ndarray:
-        key = key.cast(pa.string()) if isinstance(key.type, pa.DictionaryType) else key
-        part = np.zeros(len(key), np.int64)
-        for split in self.splits:
-            part += pc.greater_equal(key, split).to_numpy(zero_copy_only=False)
-        return part
-
-    def add(self, stream: str, table: pa.Table) -> None:
-        if stream not in self.names:
-            self.names.append(stream)
-        for name in ("doc_id", "cui"):  # plain strings: one schema per stream's files
-            if name in table.column_names and table.column(name).type != pa.string():
-                position = table.schema.get_field_index(name)
-                table = table.set_column(position, name, table.column(name).cast(pa.string()))
-        part = self._partition(table.column(self.key))
-        for k in np.unique(part).tolist():
-            chosen = table.filter(pa.array(part == k))
-            writer = self._writers.get((stream, k))
-            if writer is None:
-                writer = self._writers[(stream, k)] = pq.ParquetWriter(self.folder / f"{stream}-{k:04d}.parquet", chosen.schema)
-            writer.write_table(chosen)
-
-    def close(self) -> None:
-        for writer in self._writers.values():
-            writer.close()
-
-    def read(self, stream: str, k: int) -> pa.Table | None:
-        path = self.folder / f"{stream}-{k:04d}.parquet"
-        if not path.exists():
-            return None
-        table = pq.read_table(path)
-        path.unlink()
-        return table
 
 
 def merge_ingested(

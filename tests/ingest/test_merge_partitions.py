@@ -16,7 +16,7 @@ from pipeline import merge
 from pipeline.builds import tables
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.synth import generate_corpus
-from pipeline.merge import merge_ingested
+from pipeline.merge import merge_ingested, partitions
 
 from .helpers import rows
 
@@ -51,7 +51,7 @@ def ingested(tmp_path_factory):
 def test_partitioned_mentions_equal_the_in_memory_sum(ingested, tmp_path, monkeypatch, mention_source, stream_rows):
     """stream_rows 97: the partitioned merge reads each mentions file (and samples its doc_ids for
     the partition bounds) in many small batches, as it does a file of a full release."""
-    monkeypatch.setattr(merge, "MERGE_STREAM_ROWS", stream_rows)
+    monkeypatch.setattr(partitions, "MERGE_STREAM_ROWS", stream_rows)
     reference, spilled = merged_in_memory_and_spilled(ingested, tmp_path, {"mention_source": mention_source})
     assert spilled["merge"].pop("mention_partitions") > 2
     assert spilled["merge"].pop("document_partitions") > 2
@@ -132,7 +132,7 @@ def test_partitioned_entity_join_equals_the_in_memory_join(
     read 97 at a time) give the in-memory join's mentions, counts and quarantine, whether the
     mentions are then summed in doc_id ranges or in memory."""
     folders, orphans, orphan_rows = with_orphans
-    monkeypatch.setattr(merge, "MERGE_STREAM_ROWS", 97)
+    monkeypatch.setattr(partitions, "MERGE_STREAM_ROWS", 97)
     if sum_in_memory:
         monkeypatch.setattr(merge, "MERGE_BYTES_PER_MENTION", 0)
     reference, spilled = merged_in_memory_and_spilled(folders, tmp_path, {"mention_source": mention_source})
@@ -208,7 +208,7 @@ def test_partitioned_citations_equal_the_in_memory_dedup(with_citation_edges, tm
     """Citation pairs of five files routed to citing-range partitions on disk (read 53 at a time,
     or a file at a time), each deduplicated and sorted alone: the same citations table, bit for
     bit, and the same counts as the in-memory dedup, with the edge cases there."""
-    monkeypatch.setattr(merge, "MERGE_STREAM_ROWS", stream_rows)
+    monkeypatch.setattr(partitions, "MERGE_STREAM_ROWS", stream_rows)
     for name in ("DOCUMENT_BYTE", "MENTION", "SENTENCE", "ENTITY"):  # only the citations step spills
         monkeypatch.setattr(merge, f"MERGE_BYTES_PER_{name}", 0)
     reference, spilled = merged_in_memory_and_spilled(with_citation_edges, tmp_path, {})
