@@ -159,7 +159,9 @@ def build_mapping(
 ) -> None:
     """Build the CUI -> SPOKE mapping (identity, direct, indirect) and its coverage report."""
     from pipeline.spoke.coverage import compute_coverage, read_concepts, write_coverage
-    from pipeline.spoke.mapping import xrefs as mapping
+    from pipeline.spoke.mapping import build as mapping
+    from pipeline.spoke.mapping.nodes import spoke_nodes_from_dump, spoke_nodes_from_neo4j
+    from pipeline.spoke.mapping.rules import MAPPABLE_LABELS
 
     try:
         sources = mapping.MappingSources.from_umls_dir(
@@ -171,17 +173,17 @@ def build_mapping(
         concept_table = read_concepts(concepts) if concepts else None
         literature = set(concept_table.column("cui").to_pylist()) if concept_table is not None else None
         if spoke_nodes:
-            nodes = mapping.spoke_nodes_from_dump(spoke_nodes, spoke_format)
+            nodes = spoke_nodes_from_dump(spoke_nodes, spoke_format)
             result = mapping.build_mapping(nodes, sources, literature_cuis=literature)
         else:
             with open_driver(neo4j) as driver:
-                nodes = mapping.spoke_nodes_from_neo4j(driver, database=neo4j.database, naming=neo4j.naming)
+                nodes = spoke_nodes_from_neo4j(driver, database=neo4j.database, naming=neo4j.naming)
                 result = mapping.build_mapping(nodes, sources, literature_cuis=literature)
     except (Neo4jUnavailable, DumpError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
 
     paths = mapping.write_mapping(result.table, out_dir)
-    coverage = compute_coverage(result.table, result.nodes, concept_table, labels=mapping.MAPPABLE_LABELS)
+    coverage = compute_coverage(result.table, result.nodes, concept_table, labels=MAPPABLE_LABELS)
     coverage_paths = write_coverage(coverage, out_dir)
     stats = {"spoke_nodes": dict(result.nodes), **result.stats}
     if concept_table is not None:

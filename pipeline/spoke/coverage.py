@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.builds.layout import MappingFolder
-from pipeline.spoke.mapping.xrefs import METHODS
+from pipeline.spoke.mapping.rules import METHODS
 
 NO_SEMTYPE = "(none)"
 

@@ -36,7 +36,7 @@ from pipeline.builds.tables import CONCEPTS, EDGE_KINDS, EDGES, VERTICES
 from pipeline.graph.csr import graph_digest, kind_codes
 from pipeline.query.paths import adjacency_from_edges
 from pipeline.spoke.load import load_spoke
-from pipeline.spoke.mapping.xrefs import _to_table, write_mapping
+from pipeline.spoke.mapping.build import _to_table, write_mapping
 from pipeline.store.adios import write_distances_bp, write_graph_bp
 
 

@@ -7,7 +7,8 @@ import pyarrow.parquet as pq
 
 from pipeline.builds.tables import CONCEPTS
 from pipeline.spoke.coverage import compute_coverage, read_concepts, write_coverage
-from pipeline.spoke.mapping.xrefs import MAPPABLE_LABELS, MAPPING
+from pipeline.spoke.mapping.build import MAPPING
+from pipeline.spoke.mapping.rules import MAPPABLE_LABELS
 
 MAPPING_ROWS = [
     ("C0003469", "SideEffect", "C0003469", "identity", "identity:SideEffect.identifier"),

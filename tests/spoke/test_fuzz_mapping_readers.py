@@ -1,4 +1,4 @@
-"""Bad-input fuzzing of every reader of the CUI <-> SPOKE mapping (``pipeline.spoke.mapping``).
+"""Bad-input fuzzing of every reader of the CUI <-> SPOKE mapping (``pipeline.spoke.mapping.xrefs``).
 
 Each reader gets files of its own real-format lines (tests/data/umls and tests/data/spoke/xrefs),
 mutated (tests/fuzzing.py), and asks for every key (so that no row is skipped as unneeded).

@@ -10,12 +10,8 @@ from neo4j.exceptions import ConstraintError
 from pipeline.spoke.commands import load_spoke as load_spoke_command
 from pipeline.spoke.dump import DumpError
 from pipeline.spoke.load import load_spoke
-from pipeline.spoke.mapping.xrefs import (
-    MappingSources,
-    build_mapping,
-    spoke_nodes_from_dump,
-    spoke_nodes_from_neo4j,
-)
+from pipeline.spoke.mapping.build import MappingSources, build_mapping
+from pipeline.spoke.mapping.nodes import spoke_nodes_from_dump, spoke_nodes_from_neo4j
 
 from .conftest import SPOKE, UMLS
 from .test_mapping import XREFS, rows_of

@@ -12,11 +12,11 @@ import gzip
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.spoke.mapping.build import MappingSources, build_mapping, write_mapping
+from pipeline.spoke.mapping.nodes import spoke_nodes_from_dump
+from pipeline.spoke.mapping.rules import SpokeNode
 from pipeline.spoke.mapping.xrefs import (
     FileStats,
-    MappingSources,
-    SpokeNode,
-    build_mapping,
     read_mrconso,
     read_mrcui,
     read_ncit_swissprot,
@@ -24,8 +24,6 @@ from pipeline.spoke.mapping.xrefs import (
     read_unichem,
     read_unichem_references,
     read_unichem_structures,
-    spoke_nodes_from_dump,
-    write_mapping,
 )
 
 from .conftest import SPOKE, UMLS
