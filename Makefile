@@ -13,7 +13,7 @@ SERVERS ?= auto
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 export LITPATH_CACHE ?= $(HOME)/.cache/litpath
 
-.PHONY: setup run test test-python test-solver lint servers-start servers-stop bench bench-solver clean
+.PHONY: setup run test test-fast test-python test-solver lint servers-start servers-stop bench bench-solver clean
 
 setup:
 	@scripts/setup.sh
@@ -27,6 +27,15 @@ run: setup
 
 ## test: set up, lint, then the solver's CTest suite and the Python suite (servers are started by the tests)
 test: setup lint test-solver test-python
+
+# The fast tier: what needs no MPI ranks, servers, Snakemake, Slurm, fuzzing or GPU toolchain
+# (the markers in pyproject.toml); the solver's unit tests. About a minute and a half here.
+FAST_MARKERS := not (mpi or servers or workflow or slow or slurm or gpu_compile or faults or fuzz)
+
+## test-fast: set up, lint, then the unit tier only (under 2 minutes), for the edit-test loop
+test-fast: setup lint
+	@cd solver/build && ctest -L unit --output-on-failure -j2
+	@$(VENV)/pytest -q -ra -m "$(FAST_MARKERS)"
 
 # -LE gpu: all but the tests that need a real GPU; the GPU source itself runs on the CPU here
 # (label host-target, --backend gpu-host: solver/README.md "The GPU source on the CPU").

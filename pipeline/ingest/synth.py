@@ -1,3 +1,4 @@
+# Over 600 lines: one writer per dump layout (SemMedDB x4, PubMed, CORD-19, OCC), each small, sharing one corpus model.
 """Synthetic literature corpus in the real dump layouts, for tests, ``make run`` and benchmarks.
 
 :func:`generate_corpus` writes, deterministically for a seed:

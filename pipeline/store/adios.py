@@ -1,3 +1,4 @@
+# Over 600 lines: one reader and one writer per ADIOS2 layout (graph.bp, dense and rows distances.bp), kept together because the C++ solver shares each layout.
 """ADIOS2 artifacts: ``graph.bp`` (CSR of the cost matrix) and ``distances.bp`` readers.
 
 Layouts (docs/design.md §6.2-6.3), shared with the C++ solver:
