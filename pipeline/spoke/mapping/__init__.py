@@ -18,7 +18,8 @@ Three methods, every route recorded in ``source``:
   ``cl.obo``: the cross-references the Ontology Lookup Service serves, read from the files
   themselves) for Anatomy and CellType nodes (``UMLS:`` straight to a CUI; ``NCIT:``/``FMA:``
   through MRCONSO), and retired CUIs carried through MRCUI (both ways: a retired CUI in
-  the literature reaches the nodes of its successor, and a node keyed by a retired CUI is reached from the successor).
+  the literature reaches the nodes of its successor, and a node keyed by a retired CUI is
+  reached from the successor).
 
 One CUI may map to several nodes and one node to several CUIs; all rows are kept, one per
 (cui, node, method, source). MRCONSO rows count only when LAT=ENG and not suppressed
@@ -30,5 +31,8 @@ The modules, each imported by name (this package re-exports nothing):
 * :mod:`.nodes` -- the SPOKE nodes, from a dump or from Neo4j;
 * :mod:`.xrefs` -- the readers of the cross-reference files, each counting what it read in a
   ``FileStats``;
-* :mod:`.build` -- ``MappingSources``, ``build_mapping`` and ``write_mapping``.
+* :mod:`.routes` -- one class per route: what it needs of the nodes, the files it reads, the
+  rows and MRCONSO lookups it adds;
+* :mod:`.build` -- ``MappingSources``, ``build_mapping`` (a loop over the routes, then MRCONSO
+  and MRCUI) and ``write_mapping``.
 """

@@ -1,8 +1,8 @@
 """What of a SPOKE node maps to which vocabulary: the node as the mapping reads it, the three
 methods, the direct vocabulary rules and the cross-reference route tables.
 
-Nothing here reads a file: :mod:`.xrefs` reads the cross-reference files and :mod:`.build`
-follows the routes through them.
+Nothing here reads a file: :mod:`.xrefs` reads the cross-reference files, :mod:`.routes` follows
+each route through them and :mod:`.build` runs the routes.
 """
 
 from __future__ import annotations
