@@ -385,6 +385,22 @@ def read_obo_xrefs(path: str | Path, term_ids: set[str], stats: FileStats) -> di
     return dict(out)
 
 
+def _rrf_rows(handle: Iterable[str], stats: FileStats, width: int) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of each line of a UMLS ``.RRF`` file (``|``-separated, no header),
+    counted in ``stats.lines``; a line of fewer than ``width`` fields or with bytes that are not
+    UTF-8 is counted malformed instead."""
+    for number, line in enumerate(handle, start=1):
+        stats.lines += 1
+        fields = line.rstrip("\r\n").split("|")
+        if len(fields) < width:
+            stats.bad(number, f"expected {width} '|'-separated fields, found {len(fields)}")
+            continue
+        if undecodable(line):
+            stats.bad(number, "bytes that are not valid UTF-8")
+            continue
+        yield number, fields
+
+
 def read_mrcui(
     path: str | Path, stats: FileStats, relations: Iterable[str] = MRCUI_RELATIONS
 ) -> dict[str, list[tuple[str, str]]]:
@@ -392,15 +408,7 @@ def read_mrcui(
     keep = set(relations)
     out: dict[str, list[tuple[str, str]]] = defaultdict(list)
     with open_text(path, errors="surrogateescape") as handle:
-        for number, line in enumerate(handle, start=1):
-            stats.lines += 1
-            fields = line.rstrip("\r\n").split("|")
-            if len(fields) < 7:
-                stats.bad(number, f"expected 7 '|'-separated fields, found {len(fields)}")
-                continue
-            if undecodable(line):
-                stats.bad(number, "bytes that are not valid UTF-8")
-                continue
+        for number, fields in _rrf_rows(handle, stats, 7):
             cui1, rel, cui2 = fields[0], fields[2], fields[5]
             if rel not in keep or not cui2:
                 stats.accepted += 1
@@ -435,15 +443,7 @@ def read_mrconso_codes_and_names(
     by_name: dict[tuple[str, str], set[str]] = defaultdict(set)
     dropped: Counter[str] = Counter()
     with open_text(path, errors="surrogateescape") as handle:
-        for number, line in enumerate(handle, start=1):
-            stats.lines += 1
-            fields = line.rstrip("\r\n").split("|")
-            if len(fields) < 18:
-                stats.bad(number, f"expected 18 '|'-separated fields, found {len(fields)}")
-                continue
-            if undecodable(line):
-                stats.bad(number, "bytes that are not valid UTF-8")
-                continue
+        for _, fields in _rrf_rows(handle, stats, 18):
             stats.accepted += 1
             sab, code = fields[11], fields[13]
             code_wanted = code in codes.get(sab, ())
