@@ -91,7 +91,7 @@ class CuiMapping:
 
     @classmethod
     def from_file(cls, path: str | Path) -> CuiMapping:
-        """Read the Parquet or CSV mapping written by ``pipeline.spoke.mapping.write_mapping``."""
+        """Read the Parquet or CSV mapping written by ``pipeline.spoke.mapping.build.write_mapping``."""
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
