@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 from spills import stale_spill_folder
 
-from pipeline import merge as merge_module
 from pipeline.builds import tables
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.run import ingest_file
+from pipeline.merge import mentions as merge_mentions
 from pipeline.merge import merge_ingested
 
 from .helpers import DATA, rows
@@ -170,7 +170,7 @@ def _mention_dir(root, name: str, frame: pd.DataFrame, row_group_rows: int):
 @pytest.mark.parametrize("compact_rows", [None, 50])
 def test_mentions_summed_over_files_and_row_groups(tmp_path, monkeypatch, compact_rows):
     if compact_rows is not None:  # sum early, then mix the plain-string result with later files
-        monkeypatch.setattr(merge_module, "_MENTIONS_COMPACT_ROWS", compact_rows)
+        monkeypatch.setattr(merge_mentions, "_MENTIONS_COMPACT_ROWS", compact_rows)
     rng = np.random.default_rng()
     frames = [
         pd.DataFrame(

@@ -12,11 +12,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import merge
 from pipeline.builds import tables
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.synth import generate_corpus
-from pipeline.merge import merge_ingested, partitions
+from pipeline.merge import documents, entities, mentions, merge_ingested, partitions
 
 from .helpers import rows
 
@@ -134,7 +133,7 @@ def test_partitioned_entity_join_equals_the_in_memory_join(
     folders, orphans, orphan_rows = with_orphans
     monkeypatch.setattr(partitions, "MERGE_STREAM_ROWS", 97)
     if sum_in_memory:
-        monkeypatch.setattr(merge, "MERGE_BYTES_PER_MENTION", 0)
+        monkeypatch.setattr(mentions, "MERGE_BYTES_PER_MENTION", 0)
     reference, spilled = merged_in_memory_and_spilled(folders, tmp_path, {"mention_source": mention_source})
     assert spilled["merge"].pop("entity_join_partitions") > 2
     assert spilled["merge"].pop("document_partitions") > 2
@@ -158,8 +157,8 @@ def test_partitioned_entity_join_equals_the_in_memory_join(
     assert {q["source_file"] for q in unresolved} == {"entity"}
     removed = "mentions" if mention_source == "entities" else "entity_mentions"
     assert reference["merge"][f"{removed}_removed_by_deletion"] > 0
-    mentions = pq.read_table(tmp_path / "memory" / "mentions.parquet")
-    assert mentions.num_rows > 1000 and pc.sum(mentions.column("count")).as_py() > 0
+    summed = pq.read_table(tmp_path / "memory" / "mentions.parquet")
+    assert summed.num_rows > 1000 and pc.sum(summed.column("count")).as_py() > 0
 
 
 def _values(folders: list, name: str, column: str) -> list:
@@ -209,8 +208,10 @@ def test_partitioned_citations_equal_the_in_memory_dedup(with_citation_edges, tm
     or a file at a time), each deduplicated and sorted alone: the same citations table, bit for
     bit, and the same counts as the in-memory dedup, with the edge cases there."""
     monkeypatch.setattr(partitions, "MERGE_STREAM_ROWS", stream_rows)
-    for name in ("DOCUMENT_BYTE", "MENTION", "SENTENCE", "ENTITY"):  # only the citations step spills
-        monkeypatch.setattr(merge, f"MERGE_BYTES_PER_{name}", 0)
+    for module, name in (  # only the citations step spills
+        (documents, "DOCUMENT_BYTE"), (mentions, "MENTION"), (entities, "SENTENCE"), (entities, "ENTITY")
+    ):
+        monkeypatch.setattr(module, f"MERGE_BYTES_PER_{name}", 0)
     reference, spilled = merged_in_memory_and_spilled(with_citation_edges, tmp_path, {})
     assert spilled["merge"].pop("citation_partitions") > 2
     assert spilled["merge"] == reference["merge"]

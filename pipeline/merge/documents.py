@@ -1,0 +1,263 @@
+"""Rules 1-3 of the merge (:mod:`pipeline.merge`): deletions, the DOI match, and one document
+per paper.
+
+:class:`PaperIds` holds what rules 1-2 decide -- which papers each file's rows lose to a later
+deletion, which doc_id a CORD-19 paper becomes -- and applies it to the rows of every table
+(:meth:`PaperIds.clean`). :func:`write_documents` merges each paper's records (rule 3), in
+memory or, beyond the memory budget, in doc_id ranges on disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.builds import tables
+from pipeline.builds.layout import TableFolder
+from pipeline.merge.inputs import MergeInputs
+from pipeline.merge.partitions import RangePartitions, sample_step, strided_sample, table_batches
+
+SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}
+# Peak bytes per byte of document records (their decoded Parquet size) when pandas merges them:
+# 15.2 GiB for the 1.95 GiB of the 30M-predication corpus (17M records with titles and abstracts).
+MERGE_BYTES_PER_DOCUMENT_BYTE = 8
+
+
+def remapped(column: pa.ChunkedArray | pa.Array, mapping: dict[str, str]) -> pa.Array:
+    """``column`` with each value that is a key of ``mapping`` replaced by its value."""
+    if not mapping:
+        return column
+    keys = pa.array(list(mapping.keys()), pa.string())
+    values = pa.array(list(mapping.values()), pa.string())
+    position = pc.index_in(column, value_set=keys)
+    return pc.if_else(pc.is_null(position), column, pc.take(values, position))
+
+
+def deleted_mask(column: pa.ChunkedArray | pa.Array, doomed: pa.Array) -> pa.Array:
+    """True where the row's doc_id is among ``doomed`` (:meth:`PaperIds.doomed`)."""
+    if not len(doomed):
+        return pa.array(np.zeros(len(column), dtype=bool))
+    return pc.fill_null(pc.is_in(column, value_set=doomed), False)
+
+
+class PaperIds:
+    """Rules 1-2: the deletions announced by each file (:meth:`load_deletions`) and the CORD-19
+    papers the DOI match makes PubMed papers (:meth:`match_dois`), applied to the rows of a file
+    by :meth:`clean`. ``deleted_for_good`` (the papers no later record re-adds) is settled by
+    :func:`write_documents`."""
+
+    def __init__(self, inputs: MergeInputs) -> None:
+        self.inputs = inputs
+        self.last_deleted: dict[str, int] = {}  # doc_id -> the last file that deletes it
+        self._doomed_by_file: dict[int, pa.Array] = {}
+        self.remap: dict[str, str] = {}
+        self.deleted_for_good: set[str] = set()
+
+    def load_deletions(self) -> None:
+        for index, file_dir in enumerate(self.inputs.file_dirs):
+            deletions = self.inputs.read(file_dir, "deletions")
+            if deletions is None:
+                continue
+            for doc_id in deletions.column("doc_id").to_pylist():
+                self.last_deleted[doc_id] = index
+            self.inputs.bump("deletions_announced", deletions.num_rows)
+
+    def doomed(self, index: int) -> pa.Array:
+        """The doc_ids that file ``index`` or a later one deletes (rule 1), built once per file."""
+        doomed = self._doomed_by_file.get(index)
+        if doomed is None:
+            doomed = pa.array([doc for doc, at in self.last_deleted.items() if at >= index], pa.string())
+            self._doomed_by_file[index] = doomed
+        return doomed
+
+    def untouched(self, index: int) -> bool:
+        """True when rules 1-2 change nothing in the tables of file ``index``."""
+        return not self.remap and all(at < index for at in self.last_deleted.values())
+
+    def clean(self, table: pa.Table, index: int, doc_column: str, label: str | None) -> pa.Table:
+        """Rules 1-2 on the rows of file ``index``; rows removed are counted under ``label``."""
+        if self.untouched(index):
+            return table
+        doomed = deleted_mask(table.column(doc_column), self.doomed(index))
+        removed = pc.sum(doomed).as_py() or 0
+        if removed:
+            if label:
+                self.inputs.bump(f"{label}_removed_by_deletion", removed)
+            table = table.filter(pc.invert(doomed))
+        if self.remap:
+            table = table.set_column(
+                table.schema.get_field_index(doc_column),
+                doc_column,
+                remapped(table.column(doc_column), self.remap),
+            )
+        return table
+
+    def match_dois(self) -> None:
+        """``self.remap``: each CORD-19 paper whose DOI a PubMed record also has -> that paper's
+        doc_id (the smallest PMID with the DOI); rule 1 applied first. Reads the key columns only."""
+        pubmed, cord = [], []
+        for index, file_dir in enumerate(self.inputs.file_dirs):
+            path = TableFolder(file_dir).table("documents")
+            if not path.exists():
+                continue
+            docs = pq.read_table(path, columns=["doc_id", "doi", "pmid"])
+            doomed = deleted_mask(docs.column("doc_id"), self.doomed(index))
+            self.inputs.bump("documents_removed_by_deletion", pc.sum(doomed).as_py() or 0)
+            docs = docs.filter(pc.invert(doomed))
+            self.inputs.bump("document_records", docs.num_rows)
+            docs = docs.filter(pc.is_valid(docs.column("doi")))
+            pubmed.append(docs.filter(pc.starts_with(docs.column("doc_id"), "PMID:")))
+            cord.append(docs.filter(pc.starts_with(docs.column("doc_id"), "CORD:")).select(["doc_id", "doi"]))
+        self.remap = {}
+        if not pubmed or not cord:
+            self.inputs.bump("cord_papers_matched_by_doi", 0)
+            return
+        pubmed_doi = pa.concat_tables(pubmed)
+        pubmed_doi = pubmed_doi.take(
+            pc.sort_indices(pubmed_doi, [("doi", "ascending", "at_end"), ("pmid", "ascending", "at_end")])
+        )
+        doi = pubmed_doi.column("doi").combine_chunks()
+        first = np.ones(len(doi), dtype=bool)  # the smallest PMID of each DOI
+        if len(doi) > 1:
+            first[1:] = pc.not_equal(doi[1:], doi[:-1]).to_numpy(zero_copy_only=False)
+        dois, targets = doi.filter(pa.array(first)), pubmed_doi.column("doc_id").combine_chunks().filter(pa.array(first))
+        for part in cord:  # in file order: a paper listed twice takes its last record's DOI
+            position = pc.index_in(part.column("doi"), value_set=dois)
+            matched = pc.is_valid(position)
+            for doc_id, target in zip(
+                part.column("doc_id").filter(matched).to_pylist(),
+                pc.take(targets, position.filter(matched)).to_pylist(),
+                strict=True,
+            ):
+                self.remap[doc_id] = target
+        self.inputs.bump("cord_papers_matched_by_doi", len(self.remap))
+
+
+def write_documents(inputs: MergeInputs, papers: PaperIds, path: Path) -> int:
+    """The documents table (one row per paper, sorted by doc_id) written to ``path``; its rows.
+
+    First the DOI match of CORD-19 papers to PubMed ids (:meth:`PaperIds.match_dois`, from the
+    key columns only); then each paper's records merged (:func:`_merged_documents`). When the
+    records would not fit the memory budget (titles and abstracts held by pandas take about
+    MERGE_BYTES_PER_DOCUMENT_BYTE times their size in Parquet), they are split by doc_id range
+    into partitions on disk and merged one partition at a time, which gives the same table in
+    the same order. Settles ``papers.deleted_for_good``.
+    """
+    papers.match_dois()
+    record_bytes = sum(_uncompressed_bytes(path) for path in inputs.paths("documents"))
+    partitions = inputs.partitions(record_bytes * MERGE_BYTES_PER_DOCUMENT_BYTE, "document_partitions")
+    deleted = pa.array(sorted(papers.last_deleted), pa.string())
+    still_there = np.zeros(len(deleted), dtype=bool)  # deleted by an earlier file, re-added by a later one
+    written = 0
+    with pq.ParquetWriter(path, tables.DOCUMENTS) as writer:
+        for records in _records_by_range(inputs, papers, partitions):
+            merged = _merged_documents(records)
+            inputs.bump("documents_deduplicated", records.num_rows - merged.num_rows)
+            still_there |= pc.is_in(deleted, value_set=merged.column("doc_id")).to_numpy(zero_copy_only=False)
+            if merged.num_rows:
+                writer.write_table(merged)
+                written += merged.num_rows
+    papers.deleted_for_good = set(deleted.filter(pa.array(~still_there)).to_pylist())
+    inputs.bump("documents_deleted_final", len(papers.deleted_for_good))
+    return written
+
+
+def _records_by_range(inputs: MergeInputs, papers: PaperIds, partitions: int) -> Iterator[pa.Table]:
+    """The document records (:func:`_document_records`) of each doc_id range, in doc_id order:
+    all of them at once with one partition; else split into ``partitions`` files on disk, then
+    read back one range at a time."""
+    if partitions == 1:
+        parts = list(_document_records(inputs, papers))
+        if parts:
+            yield pa.concat_tables(parts)
+        return
+    with inputs.spill() as folder:
+        spilled = RangePartitions(folder, _document_splits(inputs, papers, partitions))
+        for part in _document_records(inputs, papers, streamed=True):
+            spilled.add("documents", part)
+        spilled.close()
+        for k in range(spilled.k):
+            records = spilled.read("documents", k)
+            if records is not None:
+                yield records
+
+
+def _document_records(inputs: MergeInputs, papers: PaperIds, streamed: bool = False) -> Iterator[pa.Table]:
+    """Every file's document records, rules 1-2 applied, DOI matches remapped, with the file's
+    position (``_file``); a file at a time, or when ``streamed`` in parts of MERGE_STREAM_ROWS
+    rows at most."""
+    for index, file_dir in enumerate(inputs.file_dirs):
+        path = TableFolder(file_dir).table("documents")
+        if not path.exists():
+            continue
+        doomed = papers.doomed(index)
+        for docs in table_batches(path) if streamed else [pq.ParquetFile(path).read()]:
+            if docs.num_rows == 0:
+                continue
+            docs = docs.filter(pc.invert(deleted_mask(docs.column("doc_id"), doomed)))
+            docs = docs.select(tables.DOCUMENTS.names).cast(tables.DOCUMENTS)  # one schema for every file
+            docs = docs.set_column(0, "doc_id", remapped(docs.column("doc_id"), papers.remap))
+            yield docs.append_column("_file", pa.array(np.full(docs.num_rows, index, np.int64)))
+
+
+def _document_splits(inputs: MergeInputs, papers: PaperIds, partitions: int) -> list[str]:
+    """``partitions - 1`` doc_id values (after the DOI matches) splitting the records into ranges
+    of similar size in bytes, from a strided sample of every documents file, each sampled record
+    weighted by its file's bytes per record (a PubMed record, with its abstract, weighs many
+    SemMedDB ones)."""
+    values, weights = [], []
+    for path in inputs.paths("documents"):
+        rows = pq.ParquetFile(path).metadata.num_rows
+        per_record = _uncompressed_bytes(path) / max(rows, 1)
+        for taken in strided_sample(path, "doc_id"):
+            values.append(taken)
+            weights.append(np.full(len(taken), sample_step(rows) * per_record))
+    if not values:
+        return []
+    doc_ids = remapped(pa.chunked_array(values, pa.string()).combine_chunks(), papers.remap)
+    weight = np.concatenate(weights)
+    order = pc.sort_indices(doc_ids).to_numpy()
+    doc_ids, cumulative = doc_ids.take(pa.array(order)), np.cumsum(weight[order])
+    # the first doc_id past each i/partitions of the bytes (a doc_id is never split: ranges are
+    # [split_i, split_i+1), so one doc_id's records all fall in one range)
+    at = np.searchsorted(cumulative, cumulative[-1] * np.arange(1, partitions) / partitions, side="right")
+    return sorted(set(doc_ids.take(pa.array(np.minimum(at, len(doc_ids) - 1))).to_pylist()))
+
+
+def _merged_documents(records: pa.Table) -> pa.Table:
+    """One row per doc_id from its records (``_file`` = the file's position): per column the
+    first value that is not null, taking records by source rank (PubMed, CORD-19, SemMedDB)
+    and then the latest file first; ``source`` and ``source_file`` from the top record itself;
+    ``pmid`` from the doc_id. Sorted by doc_id."""
+    import pandas as pd  # here, not at the top: pandas is slow to import and only this step uses it
+
+    if records.num_rows == 0:
+        return tables.DOCUMENTS.empty_table()
+    frame = records.to_pandas()
+    frame["_rank"] = frame["source"].map(SOURCE_RANK).fillna(len(SOURCE_RANK))
+    frame = frame.sort_values(["doc_id", "_rank", "_file"], ascending=[True, True, False], kind="stable")
+    merged = frame.groupby("doc_id", sort=True, as_index=False).first()
+    # first() skips nulls per column; source/source_file must come from the top record
+    top = frame.drop_duplicates("doc_id").set_index("doc_id")
+    merged["source"] = merged["doc_id"].map(top["source"])
+    merged["source_file"] = merged["doc_id"].map(top["source_file"])
+    merged["pmid"] = pd.array([None] * len(merged), dtype="Int64")  # set from doc_id below
+    merged = merged.astype({"year": "Int32"})
+    table = pa.Table.from_pandas(merged[tables.DOCUMENTS.names], schema=tables.DOCUMENTS, preserve_index=False)
+    doc_id = table.column("doc_id")
+    pubmed = pc.starts_with(doc_id, "PMID:")
+    digits = pc.if_else(pubmed, pc.utf8_slice_codeunits(doc_id, 5), pa.scalar(None, pa.string()))
+    return table.set_column(1, "pmid", pc.cast(digits, pa.int64()))
+
+
+def _uncompressed_bytes(path: Path) -> int:
+    """The size of a Parquet file's data once decoded (from its metadata; 0 when absent)."""
+    if not path.exists():
+        return 0
+    metadata = pq.ParquetFile(path).metadata
+    return sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
