@@ -50,7 +50,7 @@ import pyarrow.parquet as pq
 from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import EDGE_KINDS, EDGES, table_path
 from pipeline.config import load_schema, validate_config
-from pipeline.graph import spill, weights
+from pipeline.graph import assemble_spilled, weights
 from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
 from pipeline.runtime.columnar import sort_keys, split_keys, sum_by_key
@@ -783,7 +783,7 @@ def build_graph(
     cc = _concept_concept_edges(tables_dir, cfg, concepts, counts, progress) if need_cooccurrence else empty
     lap("concept_concept")
     # In memory, the assembly costs about IN_MEMORY_BYTES_PER_EDGE an edge; beyond the budget
-    # the edges go to disk partitions instead (same files, bit for bit; pipeline.graph.spill).
+    # the edges go to disk partitions instead (same files, bit for bit; pipeline.graph.assemble_spilled).
     budget = memory_budget_bytes(config)
     edges_bound = len(cc[0]) + sum(
         _row_count(tables_dir, t) for t, kind in (("mentions", CONCEPT_ABSTRACT), ("citations", ABSTRACT_ABSTRACT))
@@ -1042,7 +1042,7 @@ def _write_graph_scope_partitioned(
     lap=None,
 ) -> str:
     """The same files as :func:`_write_graph_scope`, the edges assembled in vertex-range
-    partitions spilled to disk (:mod:`pipeline.graph.spill`), so that memory holds one
+    partitions spilled to disk (:mod:`pipeline.graph.assemble_spilled`), so that memory holds one
     partition at a time. The concept--abstract edges are read again from the mentions table
     (``mentions``' second pass) rather than held."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -1079,8 +1079,8 @@ def _write_graph_scope_partitioned(
             held / 2**30,
             budget_bytes / 2**30,
         )
-    per_partition = max(1, int(0.5 * room_left(budget_bytes)) // spill.FINISH_BYTES_PER_EDGE)
-    bounds = spill.partition_bounds(degree, per_partition)
+    per_partition = max(1, int(0.5 * room_left(budget_bytes)) // assemble_spilled.FINISH_BYTES_PER_EDGE)
+    bounds = assemble_spilled.partition_bounds(degree, per_partition)
     del degree
 
     def weigh(src, dst, kind, value):
@@ -1093,7 +1093,7 @@ def _write_graph_scope_partitioned(
     edges_by_kind = np.zeros(len(EDGE_KINDS), np.int64)
     row_counts = np.zeros(n, np.int64)
     with SpillFolder(spill_dir, ".graph-spill-") as folder:
-        partitions = spill.EdgePartitions(folder / "edges", bounds)
+        partitions = assemble_spilled.EdgePartitions(folder / "edges", bounds)
         cc_src, cc_dst = vid_of_concept[cc[0]], vid_of_concept[cc[1]]
         partitions.add(np.minimum(cc_src, cc_dst), np.maximum(cc_src, cc_dst), 0, cc[2])
         aa_src, aa_dst = vid_of_abstract[aa[0]], vid_of_abstract[aa[1]]
@@ -1102,11 +1102,11 @@ def _write_graph_scope_partitioned(
             for cui, doc, count in mentions.edges():
                 partitions.add(vid_of_concept[cui], vid_of_abstract[doc], 1, count)
         step("partitions")
-        digest = spill.StreamingDigest(vertices.keys_in_vid_order(), folder / "digest")
+        digest = assemble_spilled.StreamingDigest(vertices.keys_in_vid_order(), folder / "digest")
         csr_files = (folder / "csr-col.bin", folder / "csr-cost.bin")
         with EdgeFileWriter(GraphFolder(out_dir).edges) as edge_writer, open(csr_files[0], "wb") as col_out, \
                 open(csr_files[1], "wb") as cost_out:  # fmt: skip
-            for done in spill.finish_partitions(partitions, weigh, weights.cost_from_weight):
+            for done in assemble_spilled.finish_partitions(partitions, weigh, weights.cost_from_weight):
                 edge_writer.write(done.src, done.dst, done.kind, done.weight, done.cost)
                 digest.add(done.src, done.dst, done.kind, done.cost)
                 edges_by_kind += np.bincount(done.kind, minlength=len(EDGE_KINDS))
