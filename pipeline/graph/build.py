@@ -10,23 +10,7 @@ or a folder ``<name>/`` of Parquet parts -- and writes to ``out_dir``:
 * ``graph_counts.json`` -- input rows, the effect of every filter, graph sizes per edge
   kind, the graph digest and stage timings.
 
-Memory scales with the graph, not the raw input: tables are streamed in record batches,
-CUIs and doc_ids are coded to integers once per distinct value, and only per-concept
-counts and per-pair counts (keyed by two packed 32-bit codes) are kept between batches.
-
-Counting rules (the formulas themselves live in :mod:`pipeline.graph.weights`):
-
-* A *predication* is one ``predication_id``. The ingest may split one SemMedDB
-  predication into several argument-pair rows; those rows are adjacent in the table, and a
-  concept or a pair is counted once per predication. Rows whose ids are out of order are
-  counted in ``predication_rows_out_of_order`` (each such run is treated as its own
-  predication).
-* Row filters run first, in this order, each counted: self pairs (subject == object),
-  ``novelty_only`` (both arguments flagged novel; a missing flag counts as not novel),
-  ``exclude_semtypes`` (either argument has an excluded semantic type). Removed rows count
-  nowhere -- neither in pair counts nor in a concept's predication count. Then
-  ``min_support`` drops concept pairs seen in fewer predications; it does not change any
-  other edge's weight.
+The counting of the three edge kinds, and its rules, are in :mod:`pipeline.graph.edges`.
 """
 
 from __future__ import annotations
@@ -35,7 +19,6 @@ import json
 import logging
 import resource
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,16 +27,23 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from pipeline.builds.layout import GraphFolder
-from pipeline.builds.tables import EDGE_KINDS, EDGES, table_path
+from pipeline.builds.tables import EDGE_KINDS, EDGES
 from pipeline.config import load_schema, validate_config
 from pipeline.graph import assemble_spilled, weights
+from pipeline.graph.counting import KeyEncoder
 from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
+from pipeline.graph.edges import (
+    MentionTotals,
+    abstract_abstract_edges,
+    concept_abstract_edges,
+    concept_concept_edges,
+)
+from pipeline.graph.inputs import concept_names, document_titles, load_concepts, row_count
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
-from pipeline.runtime.columnar import sort_keys, split_keys, sum_by_key
+from pipeline.runtime.columnar import sort_keys, split_keys
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
 from pipeline.runtime.resources import (
@@ -71,7 +61,6 @@ CONCEPT_CONCEPT, CONCEPT_ABSTRACT, ABSTRACT_ABSTRACT = EDGE_KINDS
 # Peak bytes per edge of the in-memory assembly (edge arrays, their sort, the CSR, the writers):
 # 3.9 GiB for 28 M edges at 10 M predications, measured with all three edge kinds.
 IN_MEMORY_BYTES_PER_EDGE = 140
-_LOW32 = np.int64(0xFFFFFFFF)
 # Rows per streamed record batch: memory against per-batch overhead, never the result.
 BATCH_ROWS = 1 << 19
 
@@ -98,536 +87,12 @@ def graph_config(config: dict[str, Any] | None) -> dict[str, Any]:
     return graph
 
 
-def _require_table(tables_dir: Path, name: str, why: str) -> Path:
-    path = table_path(tables_dir, name)
-    if path is None:
-        raise FileNotFoundError(f"{tables_dir / (name + '.parquet')} not found (needed for {why})")
-    return path
-
-
-def _batches(
-    path: Path,
-    columns: list[str],
-    batch_rows: int,
-    dictionary_columns: tuple[str, ...] = (),
-    progress: Progress | None = None,
-) -> Iterator[pa.RecordBatch]:
-    """Record batches of ``columns``; ``dictionary_columns`` come dictionary-encoded straight from
-    Parquet's own dictionary pages, so string keys are not hashed once per row."""
-    parquet = ds.ParquetFileFormat(
-        read_options=ds.ParquetReadOptions(dictionary_columns=list(dictionary_columns))
-    )
-    dataset = ds.dataset(str(path), format=parquet)
-    missing = [c for c in columns if c not in dataset.schema.names]
-    if missing:
-        raise ValueError(f"{path}: missing columns {missing}")
-    for batch in dataset.to_batches(columns=columns, batch_size=batch_rows):
-        if progress is not None:
-            progress.advance(batch.num_rows)
-        yield batch
-
-
-def _numpy(column: pa.Array, dtype) -> np.ndarray:
-    return column.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
-
-
-class KeyEncoder:
-    """Dense int64 codes for string keys, in first-seen order.
-
-    Each batch arrives dictionary-encoded, so only its distinct keys are looked up: in C++
-    (``index_in`` against all keys so far) when the batch's dictionary is large next to
-    them, else in a Python dict. The dict is filled lazily, only once a lookup needs it, so
-    keys that only ever go through ``index_in`` or :meth:`append_new` never cost a Python
-    step. ``flagged`` (optional) is a set of keys to mark: :meth:`encode` also returns, per
-    row, whether its key is in that set (used for excluded semantic types).
-    """
-
-    def __init__(self, flagged: pa.Array | None = None):
-        self._size = 0
-        self._codes: dict[str, int] = {}  # the first len(self._codes) keys
-        self._new_keys: list[pa.Array] = []
-        self._all_keys: pa.Array = pa.array([], pa.string())
-        self._flagged = flagged if flagged is not None and len(flagged) else None
-
-    def __len__(self) -> int:
-        return self._size
-
-    def append_new(self, keys: pa.Array) -> np.ndarray:
-        """Codes for ``keys``, which the caller guarantees are distinct and not seen before."""
-        start = self._size
-        self._size += len(keys)
-        self._new_keys.append(keys)
-        return np.arange(start, self._size, dtype=np.int64)
-
-    def keys(self) -> pa.Array:
-        """The keys in code order."""
-        if self._new_keys:
-            self._all_keys = pa.concat_arrays(
-                [self._all_keys, *[k.cast(pa.string()) for k in self._new_keys]]
-            )
-            self._new_keys = []
-        return self._all_keys
-
-    def _dict(self) -> dict[str, int]:
-        if len(self._codes) < self._size:
-            done = len(self._codes)
-            later = self.keys().slice(done).to_pylist()
-            self._codes.update(zip(later, range(done, self._size), strict=True))
-        return self._codes
-
-    def encode(self, column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray | None]:
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
-        distinct = encoded.dictionary
-        if encoded is column and pc.count_distinct(distinct).as_py() != len(distinct):
-            # a dictionary with repeated values would give one key two codes: re-encode
-            encoded = pc.dictionary_encode(column.cast(column.type.value_type))
-            distinct = encoded.dictionary
-        if len(distinct) * 8 >= self._size:
-            position = pc.index_in(distinct, value_set=self.keys())
-            lookup = _numpy(pc.fill_null(position, -1), np.int64)
-        else:
-            codes_of = self._dict()
-            lookup = np.fromiter(
-                (codes_of.get(key, -1) for key in distinct.to_pylist()), np.int64, len(distinct)
-            )
-        unseen = lookup < 0
-        if unseen.any():
-            lookup[unseen] = self.append_new(pc.filter(distinct, pa.array(unseen)))
-        indices = _numpy(encoded.indices, np.int64)
-        flags = None
-        if self._flagged is not None:
-            flags = _numpy(pc.is_in(distinct, value_set=self._flagged), bool)[indices]
-        return lookup[indices], flags
-
-
-class PairCounter:
-    """Sums of counts per int64 key (two packed 32-bit codes), bounded pending buffer."""
-
-    def __init__(self, flush_rows: int = 1 << 23):
-        self._keys = np.zeros(0, np.int64)
-        self._counts = np.zeros(0, np.int64)
-        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
-        self._pending_rows = 0
-        self._flush_rows = flush_rows
-
-    def add(self, keys: np.ndarray, counts: np.ndarray | None = None) -> None:
-        if not len(keys):
-            return
-        if counts is None:
-            counts = np.ones(len(keys), np.int64)
-        self._pending.append((keys.astype(np.int64, copy=False), counts.astype(np.int64, copy=False)))
-        self._pending_rows += len(keys)
-        if self._pending_rows > max(self._flush_rows, 2 * len(self._keys)):  # amortized: few re-sorts
-            self._compact()
-
-    def _compact(self) -> None:
-        if not self._pending:
-            return
-        keys = np.concatenate([self._keys] + [k for k, _ in self._pending])
-        counts = np.concatenate([self._counts] + [c for _, c in self._pending])
-        self._pending, self._pending_rows = [], 0
-        self._keys, self._counts = sum_by_key(keys, counts)
-
-    def result(self) -> tuple[np.ndarray, np.ndarray]:
-        """(keys, counts), each key once, in no particular order."""
-        self._compact()
-        return self._keys, self._counts
-
-
-def _pack(high: np.ndarray, low: np.ndarray) -> np.ndarray:
-    return (high.astype(np.int64) << 32) | low.astype(np.int64)
-
-
-def _unpack(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return keys >> 32, keys & _LOW32
-
-
 def _used_codes(n_codes: int, *endpoints: np.ndarray) -> np.ndarray:
     """Sorted distinct codes among the edge endpoints."""
     used = np.zeros(n_codes, dtype=bool)
     for codes in endpoints:
         used[codes] = True
     return np.flatnonzero(used)
-
-
-def _grow(array: np.ndarray, size: int) -> np.ndarray:
-    if len(array) >= size:
-        return array
-    grown = np.zeros(max(size, 2 * len(array)), dtype=array.dtype)
-    grown[: len(array)] = array
-    return grown
-
-
-class _CooccurrenceCounter:
-    """Per-concept predication counts and per-pair predication counts, fed in batches."""
-
-    def __init__(self) -> None:
-        self.concept_predications = np.zeros(0, np.int64)
-        self.pairs = PairCounter()
-        self.predications = 0
-        self.out_of_order = 0
-        self._last_pid: int | None = None
-        self._carry: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-
-    def feed(
-        self, pid: np.ndarray, subj: np.ndarray, obj: np.ndarray, n_codes: int, final: bool = False
-    ) -> None:
-        if self._carry is not None:
-            pid, subj, obj = (
-                np.concatenate([c, x]) for c, x in zip(self._carry, (pid, subj, obj), strict=True)
-            )
-            self._carry = None
-        if not len(pid):
-            return
-        if not final:
-            # The last predication may continue in the next batch: hold its rows back.
-            tail = len(pid) - int(np.argmax(pid[::-1] != pid[-1])) if np.any(pid != pid[-1]) else 0
-            if tail == 0:
-                self._carry = (pid, subj, obj)
-                return
-            self._carry = (pid[tail:], subj[tail:], obj[tail:])
-            pid, subj, obj = pid[:tail], subj[:tail], obj[:tail]
-        self._count(pid, subj, obj, n_codes)
-
-    def _count(self, pid: np.ndarray, subj: np.ndarray, obj: np.ndarray, n_codes: int) -> None:
-        previous = self._last_pid
-        self.out_of_order += int(np.count_nonzero(pid[1:] < pid[:-1])) + int(
-            previous is not None and pid[0] < previous
-        )
-        self._last_pid = int(pid[-1])
-        pair_keys = _pack(np.minimum(subj, obj), np.maximum(subj, obj))
-        new_predication = np.empty(len(pid), dtype=bool)
-        new_predication[0] = True
-        np.not_equal(pid[1:], pid[:-1], out=new_predication[1:])
-        self.predications += int(np.count_nonzero(new_predication))
-        last_of_predication = np.empty(len(pid), dtype=bool)
-        last_of_predication[-1] = True
-        last_of_predication[:-1] = new_predication[1:]
-        single = new_predication & last_of_predication  # predications with one row: nothing to deduplicate
-        if single.all():
-            concepts = np.concatenate([subj, obj])
-        else:
-            multi = ~single
-            group = (np.cumsum(new_predication) - 1)[multi]
-            keys, s_multi, o_multi = pair_keys[multi], subj[multi], obj[multi]
-            order = np.lexsort((keys, group))
-            sorted_keys, sorted_group = keys[order], group[order]
-            first = np.ones(len(order), dtype=bool)
-            first[1:] = (sorted_keys[1:] != sorted_keys[:-1]) | (sorted_group[1:] != sorted_group[:-1])
-            pair_keys = np.concatenate([pair_keys[single], sorted_keys[first]])
-            _, multi_concepts = _unpack(
-                np.unique(_pack(np.concatenate([group, group]), np.concatenate([s_multi, o_multi])))
-            )
-            concepts = np.concatenate([subj[single], obj[single], multi_concepts])
-        self.concept_predications = _grow(self.concept_predications, n_codes)
-        counted = np.bincount(concepts, minlength=n_codes)
-        self.concept_predications[: len(counted)] += counted
-        self.pairs.add(pair_keys)
-
-
-def _concept_concept_edges(
-    tables_dir: Path, cfg: dict, concepts: KeyEncoder, counts: dict, progress: Progress | None = None
-) -> tuple:
-    path = _require_table(tables_dir, "predications", "concept_concept edges")
-    columns = ["predication_id", "subject_cui", "object_cui"]
-    if cfg["novelty_only"]:
-        columns += ["subject_novelty", "object_novelty"]
-    counter = _CooccurrenceCounter()
-    rows = self_pairs = not_novel = novelty_unknown = excluded_rows = 0
-    for batch in _batches(path, columns, cfg["batch_rows"], ("subject_cui", "object_cui"), progress):
-        rows += batch.num_rows
-        pid = _numpy(batch.column("predication_id"), np.int64)
-        subj, subj_excluded = concepts.encode(batch.column("subject_cui"))
-        obj, obj_excluded = concepts.encode(batch.column("object_cui"))
-        keep = subj != obj
-        self_pairs += int(np.count_nonzero(~keep))
-        if cfg["novelty_only"]:
-            s_nov, o_nov = batch.column("subject_novelty"), batch.column("object_novelty")
-            unknown = _numpy(pc.or_(pc.is_null(s_nov), pc.is_null(o_nov)), bool)
-            novel = _numpy(pc.fill_null(pc.and_(s_nov, o_nov), False), bool)
-            novelty_unknown += int(np.count_nonzero(keep & unknown))
-            not_novel += int(np.count_nonzero(keep & ~novel & ~unknown))
-            keep &= novel
-        if subj_excluded is not None:
-            excluded = keep & (subj_excluded | obj_excluded)
-            excluded_rows += int(np.count_nonzero(excluded))
-            keep &= ~excluded
-        counter.feed(pid[keep], subj[keep], obj[keep], len(concepts))
-    counter.feed(
-        np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), len(concepts), final=True
-    )
-
-    keys, together = counter.pairs.result()
-    supported = together >= cfg["min_support"]
-    counts.update(
-        predication_rows=rows,
-        predication_rows_self_pair_removed=self_pairs,
-        predication_rows_not_novel_removed=not_novel,
-        predication_rows_novelty_unknown_removed=novelty_unknown,
-        predication_rows_excluded_semtype_removed=excluded_rows,
-        predication_rows_used=rows - self_pairs - not_novel - novelty_unknown - excluded_rows,
-        predications_used=counter.predications,
-        predication_rows_out_of_order=counter.out_of_order,
-        concept_pairs=int(len(keys)),
-        concept_pairs_below_min_support_removed=int(np.count_nonzero(~supported)),
-    )
-    keys, together = keys[supported], together[supported]
-    a, b = _unpack(keys)
-    npred = counter.concept_predications
-    weight = weights.cooccurrence_weight(together, npred[a], npred[b])
-    return a, b, weight
-
-
-class _SortedMentions:
-    """The mentions of a table sorted by (doc_id, cui) with each pair once -- what the merge
-    writes -- collected without a re-sort: doc codes follow from where doc_id changes, and
-    no pair needs summing.
-
-    :meth:`take` checks the order batch by batch (string comparisons in Arrow) and returns
-    None, taking nothing, at the first batch that breaks it; :meth:`pairs` then hands what
-    it has to the general path, which sorts and sums.
-    """
-
-    def __init__(self, documents: KeyEncoder) -> None:
-        self.documents = documents
-        self.doc: list[np.ndarray] = []
-        self.cui: list[np.ndarray] = []
-        self.count: list[np.ndarray] = []
-        self._last: tuple[str, str] | None = None
-
-    def take(self, doc_id: pa.Array, cui_id: pa.Array) -> np.ndarray | None:
-        """Doc codes of the batch, or None when it is not in (doc_id, cui) order after the last."""
-        n = len(doc_id)
-        if not n:
-            return np.zeros(0, np.int64)
-        if doc_id.null_count or cui_id.null_count:
-            return None
-        first = (doc_id[0].as_py(), cui_id[0].as_py())
-        if self._last is not None and not first > self._last:
-            return None
-        if n > 1:
-            later, earlier = doc_id.slice(1), doc_id.slice(0, n - 1)
-            same_doc = pc.equal(later, earlier)
-            in_order = pc.or_(
-                pc.greater(later, earlier),
-                pc.and_(same_doc, pc.greater(cui_id.slice(1), cui_id.slice(0, n - 1))),
-            )
-            if not pc.all(in_order).as_py():
-                return None
-        new_doc = np.empty(n, dtype=bool)
-        new_doc[0] = self._last is None or first[0] != self._last[0]
-        if n > 1:
-            np.logical_not(_numpy(same_doc, bool), out=new_doc[1:])
-        self.documents.append_new(pc.filter(doc_id, pa.array(new_doc)))
-        self._last = (doc_id[n - 1].as_py(), cui_id[n - 1].as_py())
-        return len(self.documents) - 1 - int(np.count_nonzero(new_doc)) + np.cumsum(new_doc)
-
-    def add(self, doc: np.ndarray, cui: np.ndarray, count: np.ndarray) -> None:
-        self.doc.append(doc)
-        self.cui.append(cui)
-        self.count.append(count)
-
-    def pairs(self) -> PairCounter:
-        pairs = PairCounter()
-        for doc, cui, count in zip(self.doc, self.cui, self.count, strict=True):
-            pairs.add(_pack(doc, cui), count)
-        self.doc, self.cui, self.count = [], [], []
-        return pairs
-
-    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        join = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64)  # noqa: E731
-        return join(self.doc), join(self.cui), join(self.count)
-
-
-def _concept_abstract_edges(
-    tables_dir: Path,
-    cfg: dict,
-    concepts: KeyEncoder,
-    documents: KeyEncoder,
-    counts: dict,
-    progress: Progress | None = None,
-) -> tuple:
-    path = _require_table(tables_dir, "mentions", "concept_abstract edges")
-    # With no documents coded yet, codes can follow the table's own order (see _SortedMentions).
-    in_order = _SortedMentions(documents) if len(documents) == 0 else None
-    pairs: PairCounter | None = None if in_order is not None else PairCounter()
-    rows = nonpositive = excluded_rows = 0
-    for batch in _batches(path, ["doc_id", "cui", "count"], cfg["batch_rows"], ("cui",), progress):
-        rows += batch.num_rows
-        doc = None
-        if in_order is not None:
-            doc = in_order.take(batch.column("doc_id"), batch.column("cui").cast(pa.string()))
-            if doc is None:  # not sorted and distinct after all: count the general way from here
-                pairs, in_order = in_order.pairs(), None
-        if doc is None:
-            doc, _ = documents.encode(batch.column("doc_id"))
-        cui, cui_excluded = concepts.encode(batch.column("cui"))
-        mention_count = _numpy(pc.fill_null(batch.column("count"), 0), np.int64)
-        keep = mention_count > 0
-        nonpositive += int(np.count_nonzero(~keep))
-        if cui_excluded is not None:
-            excluded = keep & cui_excluded
-            excluded_rows += int(np.count_nonzero(excluded))
-            keep &= ~excluded
-        if in_order is not None:
-            in_order.add(doc[keep], cui[keep], mention_count[keep])
-        else:
-            pairs.add(_pack(doc[keep], cui[keep]), mention_count[keep])
-    if in_order is not None:
-        doc, cui, mentions = in_order.result()
-    else:
-        keys, mentions = pairs.result()
-        doc, cui = _unpack(keys)
-    all_mentions = np.bincount(doc, weights=mentions, minlength=len(documents)) if len(doc) else np.zeros(0)
-    counts.update(
-        mention_rows=rows,
-        mention_rows_nonpositive_removed=nonpositive,
-        mention_rows_excluded_semtype_removed=excluded_rows,
-        mention_rows_used=rows - nonpositive - excluded_rows,
-        concept_abstract_pairs=int(len(doc)),
-    )
-    weight = weights.occurrence_weight(mentions, all_mentions[doc]) if len(doc) else np.zeros(0)
-    return cui, doc, weight
-
-
-class _MentionTotals:
-    """The spill path's first pass over the mentions: per-abstract totals and which concepts and
-    abstracts have a kept mention, without holding the (doc, cui) pairs (they are read again,
-    batch by batch, into the partitions: :meth:`edges`)."""
-
-    def __init__(self, tables_dir: Path, cfg: dict, concepts: KeyEncoder, documents: KeyEncoder):
-        self.path = _require_table(tables_dir, "mentions", "concept_abstract edges")
-        self.cfg, self.concepts, self.documents = cfg, concepts, documents
-        self.totals = np.zeros(0, np.float64)  # by doc code: all kept mentions of the abstract
-        self.doc_degree = np.zeros(0, np.int64)  # by doc code: kept rows (at least its edges)
-        self.cui_degree = np.zeros(0, np.int64)  # by concept code
-
-    def _kept(self, batch: pa.RecordBatch, counts: dict | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        doc, _ = self.documents.encode(batch.column("doc_id"))
-        cui, cui_excluded = self.concepts.encode(batch.column("cui"))
-        mention_count = _numpy(pc.fill_null(batch.column("count"), 0), np.int64)
-        keep = mention_count > 0
-        if counts is not None:
-            counts["mention_rows"] += batch.num_rows
-            counts["mention_rows_nonpositive_removed"] += int(np.count_nonzero(~keep))
-        if cui_excluded is not None:
-            excluded = keep & cui_excluded
-            if counts is not None:
-                counts["mention_rows_excluded_semtype_removed"] += int(np.count_nonzero(excluded))
-            keep &= ~excluded
-        return doc[keep], cui[keep], mention_count[keep]
-
-    def count(self, counts: dict, progress: Progress | None) -> None:
-        tally = {"mention_rows": 0, "mention_rows_nonpositive_removed": 0, "mention_rows_excluded_semtype_removed": 0}
-        for batch in _batches(self.path, ["doc_id", "cui", "count"], self.cfg["batch_rows"], ("cui",), progress):
-            doc, cui, mentions = self._kept(batch, tally)
-            self.totals = _grow(self.totals, len(self.documents))
-            self.doc_degree = _grow(self.doc_degree, len(self.documents))
-            self.cui_degree = _grow(self.cui_degree, len(self.concepts))
-            self.totals[: len(self.documents)] += np.bincount(doc, weights=mentions, minlength=len(self.documents))
-            self.doc_degree[: len(self.documents)] += np.bincount(doc, minlength=len(self.documents))
-            self.cui_degree[: len(self.concepts)] += np.bincount(cui, minlength=len(self.concepts))
-        used = tally["mention_rows"] - tally["mention_rows_nonpositive_removed"]
-        counts.update(tally, mention_rows_used=used - tally["mention_rows_excluded_semtype_removed"])
-
-    def edges(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(cui codes, doc codes, mention counts) of the kept mention rows, batch by batch."""
-        for batch in _batches(self.path, ["doc_id", "cui", "count"], self.cfg["batch_rows"], ("cui",)):
-            doc, cui, mentions = self._kept(batch, None)
-            yield cui, doc, mentions
-
-
-def _abstract_abstract_edges(
-    tables_dir: Path, cfg: dict, documents: KeyEncoder, counts: dict, progress: Progress | None = None
-) -> tuple:
-    path = _require_table(tables_dir, "citations", "abstract_abstract edges")
-    pairs = PairCounter()
-    rows = self_citations = 0
-    for batch in _batches(path, ["citing", "cited"], cfg["batch_rows"], ("citing", "cited"), progress):
-        rows += batch.num_rows
-        citing, _ = documents.encode(batch.column("citing"))
-        cited, _ = documents.encode(batch.column("cited"))
-        keep = citing != cited
-        self_citations += int(np.count_nonzero(~keep))
-        citing, cited = citing[keep], cited[keep]
-        pairs.add(_pack(np.minimum(citing, cited), np.maximum(citing, cited)))
-    keys, _ = pairs.result()
-    a, b = _unpack(keys)
-    relations = np.bincount(np.concatenate([a, b]), minlength=len(documents))
-    counts.update(
-        citation_rows=rows,
-        citation_rows_self_removed=self_citations,
-        citation_rows_duplicate_merged=rows - self_citations - int(len(keys)),
-        citation_relations=int(len(keys)),
-    )
-    weight = weights.citation_weight(relations[a], relations[b]) if len(a) else np.zeros(0)
-    return a, b, weight
-
-
-def _load_concepts(tables_dir: Path, exclude_semtypes: list[str]) -> tuple[pa.Table | None, pa.Array]:
-    """The concepts table (cui, name, semtypes) if present, and the CUIs with excluded semtypes."""
-    path = table_path(tables_dir, "concepts")
-    if path is None:
-        if exclude_semtypes:
-            raise FileNotFoundError(
-                f"{tables_dir / 'concepts.parquet'} not found (needed for exclude_semtypes)"
-            )
-        return None, pa.array([], pa.string())
-    table = ds.dataset(str(path), format="parquet").to_table(columns=["cui", "name", "semtypes"])
-    if not exclude_semtypes:
-        return table, pa.array([], pa.string())
-    semtypes = table.column("semtypes").combine_chunks()
-    flat = pc.list_flatten(semtypes)
-    hit = pc.is_in(flat, value_set=pa.array(exclude_semtypes, pa.string()))
-    rows = pc.unique(pc.filter(pc.list_parent_indices(semtypes), hit))
-    return table, pc.unique(pc.take(table.column("cui"), rows).combine_chunks())
-
-
-def _names_for(keys: pa.Array, table: pa.Table | None, key_column: str, name_column: str) -> pa.Array:
-    if table is None or not len(keys):
-        return pa.nulls(len(keys), pa.string())
-    position = pc.index_in(keys, value_set=table.column(key_column).combine_chunks())
-    return pc.take(table.column(name_column).combine_chunks(), position)
-
-
-def _document_titles(tables_dir: Path, keys: pa.Array, batch_rows: int) -> tuple[pa.Array, int]:
-    """Titles of the abstract vertices, and the number of documents that are not vertices.
-
-    Two passes over the documents table: the doc_id column alone, in batches at least as long as
-    ``keys`` (index_in hashes all of ``keys`` on every call: with the PubMed baseline's 36M
-    documents in batches of :data:`BATCH_ROWS` that was 69 hashings of every abstract key), then
-    the titles of the rows found, batch by batch.
-    """
-    path = table_path(tables_dir, "documents")
-    if path is None:
-        return pa.nulls(len(keys), pa.string()), 0
-    # Both passes scan the table in the same order (a dataset scan yields its batches in order).
-    # A scan's batches end at row groups, so doc_ids are gathered up to len(keys) rows for each
-    # index_in call (one hashing of the keys per call, whatever the number of chunks).
-    positions, pending, pending_rows = [], [], 0
-    for batch in _batches(path, ["doc_id"], batch_rows):
-        pending.append(batch.column("doc_id"))
-        pending_rows += batch.num_rows
-        if pending_rows >= max(batch_rows, len(keys)):
-            positions.append(pc.index_in(pa.chunked_array(pending), value_set=keys))
-            pending, pending_rows = [], 0
-    if pending_rows:
-        positions.append(pc.index_in(pa.chunked_array(pending), value_set=keys))
-    position = pa.chunked_array([c for part in positions for c in part.chunks], pa.int32()).combine_chunks()
-    found = pc.is_valid(position)
-    not_vertices = len(position) - int(pc.sum(found).as_py() or 0)
-    if not_vertices == len(position):
-        return pa.nulls(len(keys), pa.string()), not_vertices
-    titles, start = [], 0
-    for batch in _batches(path, ["title"], batch_rows):
-        titles.append(pc.filter(batch.column("title"), found.slice(start, batch.num_rows)))
-        start += batch.num_rows
-    found_titles = pa.chunked_array(titles, pa.string()).combine_chunks()
-    # scatter: title of vertex i is the found title whose position is i
-    where = pc.index_in(pa.array(np.arange(len(keys), dtype=np.int32)), value_set=pc.filter(position, found))
-    return pc.take(found_titles, where), not_vertices
 
 
 def _edge_keys(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
@@ -759,7 +224,7 @@ def build_graph(
         peak_rss_mib[stage] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         clock = now
 
-    concept_table, excluded_cuis = _load_concepts(tables_dir, cfg["exclude_semtypes"])
+    concept_table, excluded_cuis = load_concepts(tables_dir, cfg["exclude_semtypes"])
     counts["concepts_in_table"] = 0 if concept_table is None else concept_table.num_rows
     counts["concepts_with_excluded_semtype"] = len(excluded_cuis)
     concepts = KeyEncoder(flagged=excluded_cuis)
@@ -778,15 +243,15 @@ def build_graph(
         )
         if needed
     ]
-    progress = Progress("litpath build-graph", sum(_row_count(tables_dir, t) for t in tables_read), "rows")
+    progress = Progress("litpath build-graph", sum(row_count(tables_dir, t) for t in tables_read), "rows")
     progress.stage("concept_concept (predications)")
-    cc = _concept_concept_edges(tables_dir, cfg, concepts, counts, progress) if need_cooccurrence else empty
+    cc = concept_concept_edges(tables_dir, cfg, concepts, counts, progress) if need_cooccurrence else empty
     lap("concept_concept")
     # In memory, the assembly costs about IN_MEMORY_BYTES_PER_EDGE an edge; beyond the budget
     # the edges go to disk partitions instead (same files, bit for bit; pipeline.graph.assemble_spilled).
     budget = memory_budget_bytes(config)
     edges_bound = len(cc[0]) + sum(
-        _row_count(tables_dir, t) for t, kind in (("mentions", CONCEPT_ABSTRACT), ("citations", ABSTRACT_ABSTRACT))
+        row_count(tables_dir, t) for t, kind in (("mentions", CONCEPT_ABSTRACT), ("citations", ABSTRACT_ABSTRACT))
         if kind in kinds
     )  # fmt: skip
     partitioned = edges_bound * IN_MEMORY_BYTES_PER_EDGE > budget
@@ -794,14 +259,14 @@ def build_graph(
     mentions = None
     ca = empty
     if CONCEPT_ABSTRACT in kinds and partitioned:
-        mentions = _MentionTotals(tables_dir, cfg, concepts, documents)
+        mentions = MentionTotals(tables_dir, cfg, concepts, documents)
         mentions.count(counts, progress)
     elif CONCEPT_ABSTRACT in kinds:
-        ca = _concept_abstract_edges(tables_dir, cfg, concepts, documents, counts, progress)
+        ca = concept_abstract_edges(tables_dir, cfg, concepts, documents, counts, progress)
     lap("concept_abstract")
     progress.stage("abstract_abstract (citations)")
     aa = (
-        _abstract_abstract_edges(tables_dir, cfg, documents, counts, progress)
+        abstract_abstract_edges(tables_dir, cfg, documents, counts, progress)
         if ABSTRACT_ABSTRACT in kinds
         else empty
     )
@@ -851,12 +316,6 @@ def build_graph(
     if cooccurrence_record is not None:
         record["cooccurrence"] = cooccurrence_record
     return record
-
-
-def _row_count(tables_dir: Path, name: str) -> int:
-    """Rows of a table from its Parquet metadata (0 when the table is absent)."""
-    path = table_path(tables_dir, name)
-    return 0 if path is None else ds.dataset(str(path), format="parquet").count_rows()
 
 
 def _graph_record(scope: str, cfg: dict, counts: dict, digest: str, timings: dict, peak_rss_mib: dict) -> dict:
@@ -909,12 +368,12 @@ def _vertices(
     vid_of_concept[concept_codes] = concept_vid
     vid_of_abstract = np.full(len(documents), -1, np.int64)
     vid_of_abstract[abstract_codes] = abstract_vid
-    concept_names = _names_for(concept_keys, concept_table, "cui", "name")
+    names = concept_names(concept_keys, concept_table)
     if len(abstract_keys):
-        abstract_names, documents_not_vertices = _document_titles(tables_dir, abstract_keys, cfg["batch_rows"])
+        abstract_names, documents_not_vertices = document_titles(tables_dir, abstract_keys, cfg["batch_rows"])
     else:  # a concept-only graph: no titles to look up, and every document is off the graph
-        abstract_names, documents_not_vertices = pa.nulls(0, pa.string()), _row_count(tables_dir, "documents")
-    table = vertex_table(concept_keys, concept_names, concept_vid, abstract_keys, abstract_names, abstract_vid)
+        abstract_names, documents_not_vertices = pa.nulls(0, pa.string()), row_count(tables_dir, "documents")
+    table = vertex_table(concept_keys, names, concept_vid, abstract_keys, abstract_names, abstract_vid)
     return _Vertices(
         concept_keys, concept_vid, abstract_keys, abstract_vid, vid_of_concept, vid_of_abstract,
         documents_not_vertices, table,
@@ -1033,7 +492,7 @@ def _write_graph_scope_partitioned(
     documents: KeyEncoder,
     concept_table: pa.Table | None,
     cc: tuple,
-    mentions: _MentionTotals | None,
+    mentions: MentionTotals | None,
     aa: tuple,
     counts: dict,
     timings: dict,

@@ -3,7 +3,7 @@
 This module is the one place where the seed paper's formulas (COAST, SC22, section III-C
 and appendix XI-D) are written down. Every function is vectorized over numpy arrays of
 already-aggregated counts; the counting itself (what is a predication, what is a
-citation relation) happens in :mod:`pipeline.graph.build`, and its interpretation is
+citation relation) happens in :mod:`pipeline.graph.edges`, and its interpretation is
 stated here, next to the formula that consumes it.
 
 Weights lie in (0, 1]; the shortest-path cost is ``-log(weight) >= 0`` (float32), so a
