@@ -1,8 +1,10 @@
 """Assembling a graph bigger than the memory budget: edges in vertex-range partitions on disk.
 
-The graph stage's in-memory assembly holds every edge, their sort and the CSR at once (about
-140 bytes an edge). When that does not fit ``resources.memory_gib``, the edges go to disk
-instead, into K partitions of the vertex range, each small enough to sort in the budget:
+The in-memory assembly (:mod:`pipeline.graph.assemble`) holds every edge, their sort and the CSR
+at once (about :data:`~pipeline.graph.assemble.IN_MEMORY_BYTES_PER_EDGE` bytes an edge). When that
+does not fit ``resources.memory_gib``, :func:`write_graph_partitioned` writes the same files, bit
+for bit, with the edges on disk instead, in K partitions of the vertex range, each small enough
+to sort in the budget:
 
 * every undirected edge (src < dst, kind, value) is appended to partition(src) as a
   *forward* entry and to partition(dst) as a *backward* entry (:class:`EdgePartitions`);
@@ -16,14 +18,16 @@ instead, into K partitions of the vertex range, each small enough to sort in the
   :func:`pipeline.graph.csr.graph_digest` from column files written along the way
   (:class:`StreamingDigest`), so both assemblies give the same digest.
 
-``value`` is the edge's weight, except for concept--abstract edges when the mentions may
-repeat a (doc, cui) pair: then it is the mention count, summed over equal edges when the
-partition is sorted and divided by the abstract's total only then (``weigh``).
+``value`` is the edge's weight, except for concept--abstract edges, which are streamed from the
+mentions table (:class:`pipeline.graph.edges.MentionTotals`) and may repeat a (doc, cui) pair:
+there it is the mention count, summed over equal edges when the partition is sorted and divided
+by the abstract's total only then (``weigh``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,10 +35,21 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+from pipeline.builds.layout import GraphFolder
+from pipeline.builds.tables import EDGE_KINDS
+from pipeline.graph import weights
+from pipeline.graph.assemble import EdgeFileWriter, GraphScope, GraphVertices, count_graph, graph_vertices
 from pipeline.graph.csr import DIGEST_VERSION, hash_vertex_keys
+from pipeline.graph.edges import CodedEdges, MentionTotals
 from pipeline.runtime.columnar import argsort_keys
+from pipeline.runtime.resources import SpillFolder, resident_bytes, room_left
+from pipeline.store.adios import GraphBpWriter
 
+log = logging.getLogger(__name__)
+# The kinds' codes in the edge columns: their positions in EDGE_KINDS.
+_CONCEPT_CONCEPT_CODE, _CONCEPT_ABSTRACT_CODE, _ABSTRACT_ABSTRACT_CODE = range(len(EDGE_KINDS))
 _COLUMNS = (("src", np.int64), ("dst", np.int64), ("kind", np.uint8), ("value", np.float64))
 ENTRY_BYTES = sum(np.dtype(t).itemsize for _, t in _COLUMNS)
 # Bytes a partition's edge costs while it is finished: its forward and backward entries, the
@@ -143,14 +158,12 @@ def _merge_repeats(entries: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def finish_partitions(
-    partitions: EdgePartitions,
-    weigh: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-    cost_of: Callable[[np.ndarray], np.ndarray],
+    partitions: EdgePartitions, weigh: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 ) -> Iterator[FinishedPartition]:
     """Each partition's sorted forward edges with weights and costs, and its CSR rows.
 
     ``weigh(src, dst, kind, value)`` turns the summed values into weights (the caller knows
-    which kinds carry counts); ``cost_of`` is :func:`pipeline.graph.weights.cost_from_weight`.
+    which kinds carry counts).
     """
     n = int(partitions.bounds[-1])
     for part in range(partitions.k):
@@ -158,9 +171,9 @@ def finish_partitions(
         forward = _merge_repeats(_sorted_entries(partitions.load(part, "fwd"), n, "src", "dst"))
         backward = _merge_repeats(_sorted_entries(partitions.load(part, "bwd"), n, "dst", "src"))
         weight = weigh(forward["src"], forward["dst"], forward["kind"], forward["value"])
-        cost = cost_of(weight)
+        cost = weights.cost_from_weight(weight)
         back_weight = weigh(backward["src"], backward["dst"], backward["kind"], backward["value"])
-        back_cost = cost_of(back_weight)
+        back_cost = weights.cost_from_weight(back_weight)
         width = hi - lo
         out_degree = np.bincount(forward["src"] - lo, minlength=width)
         in_degree = np.bincount(backward["dst"] - lo, minlength=width)
@@ -218,7 +231,136 @@ def budget_partitions(edges: int, budget_bytes: int) -> int:
     return max(1, math.ceil(2 * edges / per_partition))
 
 
+def _entries_per_vertex(
+    vertices: GraphVertices, cc: CodedEdges, mentions: MentionTotals | None, aa: CodedEdges,
+    cui_used: np.ndarray, doc_used: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """Forward plus backward entries each vertex will have (an upper bound for the mentions:
+    repeats merge later)."""
+    vid_of_concept, vid_of_abstract = vertices.vid_of_concept, vertices.vid_of_abstract
+    degree = np.zeros(vertices.n, np.int64)
+    for ends in (vid_of_concept[cc.u], vid_of_concept[cc.v], vid_of_abstract[aa.u], vid_of_abstract[aa.v]):
+        degree += np.bincount(ends, minlength=vertices.n)
+    if mentions is not None:
+        degree[vid_of_concept[cui_used]] += mentions.cui_degree[cui_used]
+        degree[vid_of_abstract[doc_used]] += mentions.doc_degree[doc_used]
+    return degree
+
+
+def _entries_per_partition(budget_bytes: int) -> int:
+    """Each partition may use half of what is left of the budget once the arrays held for the
+    whole stage are counted (they grow with the corpus: 2.4 GiB of 4 at 30M predications)."""
+    held = resident_bytes()
+    if held > 0.75 * budget_bytes:
+        log.warning(
+            "graph stage: %.1f GiB already held (vertex keys, per-vertex arrays, concept pairs) of a "
+            "%.1f GiB budget; the partitions get a quarter of it, and the peak will exceed the budget: "
+            "raise resources.memory_gib",
+            held / 2**30,
+            budget_bytes / 2**30,
+        )
+    return max(1, int(0.5 * room_left(budget_bytes)) // FINISH_BYTES_PER_EDGE)
+
+
+def _spill_edges(
+    partitions: EdgePartitions, vertices: GraphVertices, cc: CodedEdges, mentions: MentionTotals | None,
+    aa: CodedEdges,
+) -> None:  # fmt: skip
+    """Every edge of the graph into the partitions, in vid space."""
+    vid_of_concept, vid_of_abstract = vertices.vid_of_concept, vertices.vid_of_abstract
+    cc_src, cc_dst = vid_of_concept[cc.u], vid_of_concept[cc.v]
+    partitions.add(np.minimum(cc_src, cc_dst), np.maximum(cc_src, cc_dst), _CONCEPT_CONCEPT_CODE, cc.weight)
+    aa_src, aa_dst = vid_of_abstract[aa.u], vid_of_abstract[aa.v]
+    partitions.add(np.minimum(aa_src, aa_dst), np.maximum(aa_src, aa_dst), _ABSTRACT_ABSTRACT_CODE, aa.weight)
+    if mentions is not None:
+        for cui, doc, count in mentions.edges():
+            partitions.add(vid_of_concept[cui], vid_of_abstract[doc], _CONCEPT_ABSTRACT_CODE, count)
+
+
+def _write_graph_bp(path: Path, row_counts: np.ndarray, csr_files: tuple[Path, Path], attributes: dict) -> None:
+    """graph.bp from the CSR blocks written one after another to ``csr_files`` (col_idx, cost)."""
+    row_ptr = np.zeros(len(row_counts) + 1, np.int64)
+    np.cumsum(row_counts, out=row_ptr[1:])
+    writer = GraphBpWriter(path, len(row_counts), row_ptr)
+    try:
+        chunk = 1 << 23
+        with open(csr_files[0], "rb") as col_in, open(csr_files[1], "rb") as cost_in:
+            while True:
+                col_idx = np.fromfile(col_in, dtype=np.int64, count=chunk)
+                if not len(col_idx):
+                    break
+                writer.write_rows(col_idx, np.fromfile(cost_in, dtype=np.float32, count=len(col_idx)))
+        writer.close(attributes)
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def write_graph_partitioned(
+    scope: GraphScope, cc: CodedEdges, mentions: MentionTotals | None, aa: CodedEdges, budget_bytes: int,
+    spill_dir: Path,
+) -> str:  # fmt: skip
+    """The same files as :func:`pipeline.graph.assemble.write_graph`, the edges assembled in
+    vertex-range partitions spilled to a folder in ``spill_dir``, so that memory holds one
+    partition at a time. The concept--abstract edges are read again from the mentions table
+    (``mentions``' second pass) rather than held; ``mentions`` is None for a graph without them.
+
+    Adds the graph's sizes and its number of partitions to ``scope.counts`` and returns the
+    graph digest.
+    """
+    scope.out_dir.mkdir(parents=True, exist_ok=True)
+    out = GraphFolder(scope.out_dir)
+    no_codes = np.zeros(0, np.int64)
+    cui_used = no_codes if mentions is None else np.flatnonzero(mentions.cui_degree[: len(scope.concepts)] > 0)
+    doc_used = no_codes if mentions is None else np.flatnonzero(mentions.doc_degree[: len(scope.documents)] > 0)
+    vertices = graph_vertices(scope, (cc.u, cc.v, cui_used), (doc_used, aa.u, aa.v))
+    n = vertices.n
+    pq.write_table(vertices.table, out.vertices)
+    scope.lap("vertices")
+
+    degree = _entries_per_vertex(vertices, cc, mentions, aa, cui_used, doc_used)
+    totals_by_vid = np.zeros(n, np.float64)
+    if mentions is not None:
+        totals_by_vid[vertices.vid_of_abstract[doc_used]] = mentions.totals[doc_used]
+    bounds = partition_bounds(degree, _entries_per_partition(budget_bytes))
+    del degree
+
+    def weigh(src, dst, kind, value):
+        weight = np.asarray(value, dtype=np.float64).copy()
+        occurrence = kind == _CONCEPT_ABSTRACT_CODE
+        if occurrence.any():  # mention counts summed over repeats; the abstract is the larger id
+            weight[occurrence] = weights.occurrence_weight(value[occurrence], totals_by_vid[dst[occurrence]])
+        return weight
+
+    edges_by_kind = np.zeros(len(EDGE_KINDS), np.int64)
+    row_counts = np.zeros(n, np.int64)
+    with SpillFolder(spill_dir, ".graph-spill-") as folder:
+        partitions = EdgePartitions(folder / "edges", bounds)
+        _spill_edges(partitions, vertices, cc, mentions, aa)
+        scope.lap("partitions")
+        digest = StreamingDigest(vertices.keys_in_vid_order(), folder / "digest")
+        csr_files = (folder / "csr-col.bin", folder / "csr-cost.bin")
+        with EdgeFileWriter(out.edges) as edge_writer, open(csr_files[0], "wb") as col_out, \
+                open(csr_files[1], "wb") as cost_out:  # fmt: skip
+            for done in finish_partitions(partitions, weigh):
+                edge_writer.write(done.src, done.dst, done.kind, done.weight, done.cost)
+                digest.add(done.src, done.dst, done.kind, done.cost)
+                edges_by_kind += np.bincount(done.kind, minlength=len(EDGE_KINDS))
+                row_counts[done.lo : done.hi] = done.row_counts
+                done.col_idx.tofile(col_out)
+                done.csr_cost.tofile(cost_out)
+        graph_digest_hex = digest.hexdigest()
+        scope.lap("edges")
+        _write_graph_bp(out.graph_bp, row_counts, csr_files, scope.graph_bp_attributes(graph_digest_hex))
+    scope.lap("write")
+    if mentions is not None:
+        scope.counts["concept_abstract_pairs"] = int(edges_by_kind[_CONCEPT_ABSTRACT_CODE])
+    scope.counts["graph_partitions"] = int(partitions.k)
+    count_graph(scope, vertices, edges_by_kind)
+    return graph_digest_hex
+
+
 __all__ = [
     "ENTRY_BYTES", "EdgePartitions", "FinishedPartition", "StreamingDigest", "budget_partitions",
-    "finish_partitions", "partition_bounds",
+    "finish_partitions", "partition_bounds", "write_graph_partitioned",
 ]  # fmt: skip
