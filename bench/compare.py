@@ -6,7 +6,7 @@
 
 Setup: a synthetic SPOKE (Disease/Protein/Gene/Compound nodes, random typed edges) written
 in litpath's CSV dump layout and loaded with ``pipeline.spoke.load.load_spoke``; a synthetic
-literature build (``tests/services/build_fixture.make_build``: scipy distances in the
+literature build (``tests/api/build_fixture.make_build``: scipy distances in the
 solver's layout); a mapping of ~90 % of the build's concepts to 1-2 SPOKE nodes each, with
 SPOKE edges added between the nodes of ~30 % of literature concept-concept edges (so every
 scenario occurs). The query set is ``--concepts`` (default 70) concepts; all unordered pairs.

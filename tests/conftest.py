@@ -13,9 +13,11 @@ Slurm, only where its daemons are missing.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from pipeline.solve.apsp_fw import SolverError, build_solver, find_solver
 from services.local.servers import MongoServer, Neo4jServer
 from services.local.slurm import SlurmCluster, missing_daemons
 
@@ -75,3 +77,12 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def apsp_fw() -> Path:
+    """The apsp-fw binary ($LITPATH_APSP_FW or solver/build, built when missing)."""
+    try:
+        return find_solver()
+    except SolverError:
+        return build_solver()

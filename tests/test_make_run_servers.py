@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from checkout import copy_working_tree, fresh_shell_env
 from pymongo import MongoClient
+from support.checkout import copy_working_tree, fresh_shell_env
 
 pytestmark = [pytest.mark.workflow, pytest.mark.servers, pytest.mark.mpi, pytest.mark.slow]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from checkout import copy_working_tree, fresh_shell_env
+from support.checkout import copy_working_tree, fresh_shell_env
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"

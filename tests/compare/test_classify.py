@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from support.comparison_world import C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, MAPPING_ROWS
 
 from pipeline.compare.classify import (
     NOT_JOINED,
@@ -14,8 +15,6 @@ from pipeline.compare.classify import (
 )
 from pipeline.compare.literature import LiteraturePath
 from pipeline.compare.spoke import CuiMapping, NodeRef, SpokeGraph, SpokeLink
-
-from .conftest import C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, MAPPING_ROWS
 
 
 def test_scenario_of_rules():

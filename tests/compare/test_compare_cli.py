@@ -9,10 +9,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from support.comparison_world import C1, C2, C4, C5, C6, C7, C10, C14, mapping_folder
 
 from pipeline.compare.commands import compare, query_set_command
-
-from .conftest import C1, C2, C4, C5, C6, C7, C10, C14, mapping_folder
 
 pytestmark = pytest.mark.servers
 

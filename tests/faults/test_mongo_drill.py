@@ -3,10 +3,8 @@ then a rerun after the restart gives the same counts as a clean load, without du
 
 from __future__ import annotations
 
-import importlib.util
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from pymongo import MongoClient
@@ -17,11 +15,7 @@ from services.local.servers import MongoServer
 
 pytestmark = [pytest.mark.faults, pytest.mark.servers]
 
-_spec = importlib.util.spec_from_file_location(
-    "tiny_corpus", Path(__file__).parents[1] / "graph" / "tiny_corpus.py"
-)
-tiny = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tiny)
+from support import tiny_corpus as tiny  # noqa: E402
 
 QUICK = RetryPolicy(attempts=3, first_wait=0.2, max_wait=0.5, timeout_ms=500)
 

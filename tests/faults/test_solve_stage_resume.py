@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from solver.conftest import random_graph
+from support.random_graphs import random_graph
 
 from pipeline.runtime.process import session_processes
 

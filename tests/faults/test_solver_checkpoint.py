@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from solver.conftest import random_graph
+from support.random_graphs import random_graph
 
 from pipeline.runtime.process import session_processes
 from pipeline.solve.apsp_fw import SolverError, mpirun_command, run_solver, stop_job

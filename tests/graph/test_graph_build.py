@@ -1,8 +1,7 @@
-"""Graph build on the hand-checked tiny corpus (tests/graph/tiny_corpus.py)."""
+"""Graph build on the hand-checked tiny corpus (tests/support/tiny_corpus.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -13,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 import scipy.sparse
 from click.testing import CliRunner
-from spills import stale_spill_folder
+from support import tiny_corpus as tiny  # noqa: E402
+from support.spills import stale_spill_folder
 
 from pipeline.builds.tables import EDGES, MENTIONS, VERTICES
 from pipeline.graph import weights
@@ -23,9 +23,6 @@ from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
 from pipeline.store.adios import read_graph_bp
 from pipeline.store.bpfiles import bp_reader
 
-_spec = importlib.util.spec_from_file_location("tiny_corpus", Path(__file__).with_name("tiny_corpus.py"))
-tiny = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tiny)
 A, B, C, D, E = tiny.A, tiny.B, tiny.C, tiny.D, tiny.E
 
 

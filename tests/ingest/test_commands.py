@@ -3,12 +3,11 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from support.data import DATA
 
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.commands import ingest, synth
 from pipeline.merge.commands import merge
-
-from .helpers import DATA
 
 
 def test_synth_ingest_merge_commands(tmp_path):
@@ -50,6 +49,6 @@ def test_ingest_command_reports_unreadable_file(tmp_path):
     result = CliRunner().invoke(
         ingest, ["--kind", "pubmed_xml", "--input", str(bad), "--out", str(tmp_path / "out")]
     )
-    # A domain error leaves the command as itself; `litpath` prints it as one line (tests/test_cli.py).
+    # A domain error leaves the command as itself; `litpath` prints it as one line (tests/cli/test_cli.py).
     assert isinstance(result.exception, IngestError), result.output
     assert "pubmed25n0009.xml: broken XML at line" in str(result.exception)

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 import pytest
+from support.data import DATA, counts, rows
 
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.run import ingest_file
-
-from .helpers import DATA, counts, rows
 
 
 def test_cord19_metadata(tmp_path):

@@ -1,7 +1,7 @@
 """Bad-input fuzzing of every ingest reader (``pipeline.ingest.registry``).
 
 Each reader gets files of its own real-format lines (the fixtures under tests/data), mutated
-(tests/fuzzing.py), through :func:`ingest_file`, the way the workflow runs it. Whatever the
+(tests/support/fuzzing.py), through :func:`ingest_file`, the way the workflow runs it. Whatever the
 input, a reader either
 
 * reads it: rows read = accepted + quarantined, every quarantined row in quarantine.parquet
@@ -28,15 +28,17 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from fuzzing import FUZZ, joined, mutated_line, mutated_lines, physical_lines, seed_lines
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from support.data import DATA
+from support.fuzzing import FUZZ, joined, mutated_line, mutated_lines, physical_lines, seed_lines
 
 from pipeline.ingest.base import SCHEMAS, IngestCounts, IngestError
 from pipeline.ingest.registry import reader_for
 from pipeline.ingest.run import ingest_file
 
-from .helpers import DATA
+pytestmark = pytest.mark.fuzz  # many generated inputs: the full tier only (make test)
 
 SEMMEDDB_TOKENS = (b'"\\N"', b'\\"', b"\\\\", b"\\'", b"1|medd", b"3429|5715", b"C0796614|931", b"dsyn|gngm")
 CSV_TOKENS = (b'""', b'"a,b"', b'"unterminated', b"PMC1234567", b"2020-03-01", b"10.1000/x")

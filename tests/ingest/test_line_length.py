@@ -8,12 +8,11 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from support.data import DATA
 
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.run import ingest_file
 from pipeline.runtime import files
-
-from .helpers import DATA
 
 CAP = 4096
 

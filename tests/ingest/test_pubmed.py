@@ -3,11 +3,10 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from support.data import DATA, counts, rows
 
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.run import ingest_file
-
-from .helpers import DATA, counts, rows
 
 
 def test_real_medline_record(tmp_path):

@@ -4,13 +4,12 @@ import gzip
 import shutil
 
 import pytest
+from support.data import DATA, counts, rows
 
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.records import RowError
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.semmeddb.fields import parse_cui_field
-
-from .helpers import DATA, counts, rows
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,11 @@ import random
 from collections import Counter
 
 import pytest
+from support.data import DATA, counts, rows
 
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.semmeddb.predication_blocks import BLOCK_BYTES
 from pipeline.ingest.synth import generate_corpus
-
-from .helpers import DATA, counts, rows
 
 
 def _outputs(out):

@@ -9,43 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.random_graphs import (
+    RandomGraph,
+    assert_distances_equal,
+    random_graph,
+    read_distances,
+    sha256_file,
+)
 
 from pipeline.solve.apsp_fw import SolverError, run_solver
 from pipeline.store.bpfiles import bp_reader
 
-from .conftest import RandomGraph, random_graph, sha256_file
-
 pytestmark = pytest.mark.mpi
-
-RTOL = 1e-5  # float32 sums along paths vs scipy's float64
-ATOL = 1e-5
-
-
-def read_distances(path: Path) -> tuple[np.ndarray, dict]:
-    """The whole matrix read into a NaN-poisoned buffer (so unwritten elements show), and attributes."""
-    with bp_reader(path) as reader:
-        attrs = {name: reader.read_attribute(name) for name in reader.available_attributes()}
-        n = int(np.asarray(attrs["n"]).item())
-        var = reader.inquire_variable("distance")
-        assert var.type() == "float"
-        assert list(var.shape()) == [n, n]
-        poisoned = np.full((n, n), np.nan, dtype=np.float32)
-        reader.read_in_buffer(var, poisoned, start=[0, 0], count=[n, n])
-        # blocks written: their areas must add up to exactly n*n (no overlaps, no holes
-        # given the NaN check above)
-        blocks = reader.all_blocks_info("distance")[0]
-        area = sum(int(np.prod([int(c) for c in str(b["Count"]).split(",")])) for b in blocks)
-    assert area == n * n
-    return poisoned, attrs
-
-
-def assert_distances_equal(got: np.ndarray, want: np.ndarray) -> None:
-    assert not np.isnan(got).any(), f"{int(np.isnan(got).sum())} elements never written"
-    unreachable = np.isinf(want)
-    assert np.array_equal(np.isinf(got), unreachable), "unreachable pairs differ"
-    assert np.all(got[unreachable] == np.inf), "unreachable must be +inf"
-    np.testing.assert_allclose(got[~unreachable], want[~unreachable], rtol=RTOL, atol=ATOL)
-
 
 CONFIGS = [
     # ranks, grid, tile, broadcast, lookahead, input format, n

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.random_graphs import RandomGraph, random_graph
 
 from pipeline.solve.apsp_fw import run_solver, solver_arguments
 from pipeline.store.adios import DistanceMatrix
 from pipeline.store.bpfiles import bp_reader
-
-from .conftest import RandomGraph, random_graph
 
 pytestmark = pytest.mark.mpi
 

@@ -2,7 +2,7 @@
 
 Files built from the real test graphs (solver/tests/data/*.mtx): the banner, the size line
 (its entry count set to the entries drawn) and entry lines, each mutated now and then
-(tests/fuzzing.py). A .mtx file is read whole or not at all, so whatever the input apsp-fw
+(tests/support/fuzzing.py). A .mtx file is read whole or not at all, so whatever the input apsp-fw
 
 * solves it (exit 0) when every entry reads: the summary counts exactly the file's entry
   lines, and ``--validate`` (Dijkstra over the same reader's edges) agrees; or
@@ -21,11 +21,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fuzzing import FUZZ, mutated_line, physical_lines
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.fuzzing import FUZZ, mutated_line, physical_lines
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.fuzz]
 
 DATA = Path(__file__).resolve().parents[2] / "solver" / "tests" / "data"
 GRAPHS = [DATA / "directed_97.mtx", DATA / "symmetric_pattern_61.mtx"]

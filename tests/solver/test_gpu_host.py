@@ -14,9 +14,7 @@ import zlib
 
 import numpy as np
 import pytest
-
-from .conftest import random_graph
-from .test_apsp_fw import assert_distances_equal, read_distances
+from support.random_graphs import assert_distances_equal, random_graph, read_distances
 
 pytestmark = pytest.mark.mpi
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 
+from support.random_graphs import random_graph
+
 from pipeline import __version__
 from pipeline.store.bpfiles import bp_reader
-from solver.conftest import random_graph
 
 
 def test_version_option_prints_the_package_version(apsp_fw) -> None:

@@ -7,14 +7,9 @@ before and after each test that uses it: tests that need SPOKE data load their o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import neo4j
 import pytest
-
-DATA = Path(__file__).resolve().parent.parent / "data"
-SPOKE = DATA / "spoke"
-UMLS = DATA / "umls"
 
 
 @pytest.fixture(scope="session")

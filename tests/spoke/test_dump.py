@@ -5,11 +5,10 @@ from __future__ import annotations
 import csv
 
 import pytest
+from support.data import SPOKE
 
 from pipeline.spoke.dump import DumpError, EdgeRow, NodeRow, Rejection, read_edges, read_nodes
 from pipeline.spoke.hetionet import hetionet_v1_metaedges, read_metaedges
-
-from .conftest import SPOKE
 
 
 def test_builtin_metaedges_match_the_hetionet_release_tables():

@@ -1,6 +1,6 @@
 """Bad-input fuzzing of the SPOKE dump readers (``pipeline.spoke.dump``): Hetionet TSV and CSV.
 
-Files of real-format lines (tests/data/spoke), mutated (tests/fuzzing.py). Whatever the input,
+Files of real-format lines (tests/data/spoke), mutated (tests/support/fuzzing.py). Whatever the input,
 a reader yields exactly one parsed row or one Rejection (file, line, reason) per data record,
 parsed rows hold clean text, plain label and type names, and node properties that cannot
 overwrite the node's identifier or name; only a file whose header is not that of its layout
@@ -14,9 +14,11 @@ import io
 import tempfile
 from pathlib import Path
 
-from fuzzing import FUZZ, joined, mutated_line, mutated_lines, seed_lines
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.data import SPOKE
+from support.fuzzing import FUZZ, joined, mutated_line, mutated_lines, seed_lines
 
 from pipeline.spoke.dump import (
     RESERVED_NODE_PROPERTIES,
@@ -28,7 +30,7 @@ from pipeline.spoke.dump import (
     read_nodes,
 )
 
-from .conftest import SPOKE
+pytestmark = pytest.mark.fuzz  # many generated inputs: the full tier only (make test)
 
 NAME_TOKENS = (b"::", b"Gene::", b"Side Effect", b"GiG", b"DaG", b"Bad Label")
 JSON_TOKENS = (

@@ -1,7 +1,7 @@
 """Bad-input fuzzing of every reader of the CUI <-> SPOKE mapping (``pipeline.spoke.mapping.xrefs``).
 
 Each reader gets files of its own real-format lines (tests/data/umls and tests/data/spoke/xrefs),
-mutated (tests/fuzzing.py), and asks for every key (so that no row is skipped as unneeded).
+mutated (tests/support/fuzzing.py), and asks for every key (so that no row is skipped as unneeded).
 Whatever the input, a reader either
 
 * reads it: every line it counts is accepted or malformed (``lines == accepted + malformed``),
@@ -19,9 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fuzzing import FUZZ, joined, mutated_line, mutated_lines, seed_lines
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.data import SPOKE, UMLS
+from support.fuzzing import FUZZ, joined, mutated_line, mutated_lines, seed_lines
 
 from pipeline.spoke.mapping.xrefs import (
     FileStats,
@@ -36,7 +38,7 @@ from pipeline.spoke.mapping.xrefs import (
     read_unichem_structures,
 )
 
-from .conftest import SPOKE, UMLS
+pytestmark = pytest.mark.fuzz  # many generated inputs: the full tier only (make test)
 
 XREFS = SPOKE / "xrefs"
 TSV_TOKENS = (

@@ -6,15 +6,13 @@ import neo4j
 import pytest
 from click.testing import CliRunner
 from neo4j.exceptions import ConstraintError
+from support.data import SPOKE, UMLS, XREFS, rows_of
 
 from pipeline.spoke.commands import load_spoke as load_spoke_command
 from pipeline.spoke.dump import DumpError
 from pipeline.spoke.load import load_spoke
 from pipeline.spoke.mapping.build import MappingSources, build_mapping
 from pipeline.spoke.mapping.nodes import spoke_nodes_from_dump, spoke_nodes_from_neo4j
-
-from .conftest import SPOKE, UMLS
-from .test_mapping import XREFS, rows_of
 
 pytestmark = pytest.mark.servers
 

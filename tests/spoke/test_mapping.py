@@ -11,6 +11,7 @@ import gzip
 
 import pyarrow.parquet as pq
 import pytest
+from support.data import SPOKE, UMLS, XREFS, rows_of
 
 from pipeline.spoke.mapping.build import MappingSources, build_mapping, write_mapping
 from pipeline.spoke.mapping.nodes import spoke_nodes_from_dump
@@ -25,10 +26,6 @@ from pipeline.spoke.mapping.xrefs import (
     read_unichem_references,
     read_unichem_structures,
 )
-
-from .conftest import SPOKE, UMLS
-
-XREFS = SPOKE / "xrefs"
 
 IDENTITY = {
     ("C0003469", "SideEffect", "C0003469", "identity", "identity:SideEffect.identifier"),
@@ -91,10 +88,6 @@ def full_sources() -> MappingSources:
         ncit_swissprot=XREFS / "NCIt-SwissProt_Mapping.txt",
         unichem=[XREFS / "src1src2.txt"],
     )
-
-
-def rows_of(table) -> set[tuple[str, ...]]:
-    return set(zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True))
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
+from support.data import SPOKE
 
 from pipeline.spoke.commands import load_spoke
 from pipeline.store.neo4j import Neo4jSettings, Neo4jUnavailable, connect
 from services.local.servers import Neo4jServer
-
-from .conftest import SPOKE
 
 pytestmark = pytest.mark.servers
 

@@ -6,12 +6,11 @@ import socket
 
 import pytest
 from click.testing import CliRunner
+from support.data import SPOKE
 
 from pipeline.config.connections import redact_uri
 from pipeline.spoke.commands import build_mapping, load_spoke
 from pipeline.store.neo4j import GraphNaming, Neo4jSettings, Neo4jUnavailable, connect
-
-from .conftest import SPOKE
 
 SECRET = "s3cret-Pa55"
 
@@ -78,7 +77,7 @@ def test_cli_reports_down_server_without_traceback(monkeypatch):
 
 
 def test_cli_build_mapping_from_dump(tmp_path):
-    from .test_mapping import XREFS
+    from support.data import XREFS
 
     umls = SPOKE.parent / "umls"
     result = CliRunner().invoke(

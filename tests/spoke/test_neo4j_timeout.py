@@ -8,11 +8,10 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from support.data import SPOKE
 
 from pipeline.spoke.commands import load_spoke as load_spoke_command
 from pipeline.spoke.load import SpokeLoader
-
-from .conftest import SPOKE
 
 pytestmark = pytest.mark.servers
 

@@ -9,7 +9,7 @@ import uuid
 import pyarrow as pa
 import pytest
 from pymongo import MongoClient
-from spills import stale_spill_folder
+from support.spills import stale_spill_folder
 
 from pipeline.graph.build import build_graph
 from pipeline.ingest.run import ingest_file

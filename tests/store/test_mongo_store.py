@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import uuid
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from pymongo import MongoClient
+from support import tiny_corpus as tiny  # noqa: E402
 
 from pipeline.config.connections import redact_uri
 from pipeline.graph.build import build_graph
@@ -16,11 +15,6 @@ from pipeline.store.commands import load_mongo_command
 from pipeline.store.evidence import evidence_for_pairs, evidence_id
 from pipeline.store.mongo import load_build
 
-_spec = importlib.util.spec_from_file_location(
-    "tiny_corpus", Path(__file__).parents[1] / "graph" / "tiny_corpus.py"
-)
-tiny = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tiny)
 A, B, C, D, E, F = tiny.A, tiny.B, tiny.C, tiny.D, tiny.E, tiny.F
 
 

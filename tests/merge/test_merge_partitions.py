@@ -11,13 +11,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from support.data import rows
 
 from pipeline.builds import tables
 from pipeline.ingest.run import ingest_file
 from pipeline.ingest.synth import generate_corpus
 from pipeline.merge import documents, entities, mentions, merge_ingested, partitions
-
-from .helpers import rows
 
 TINY_BUDGET_GIB = 256 / 2**20  # 256 KiB: every step of the merge works in partitions
 

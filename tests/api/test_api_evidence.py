@@ -6,9 +6,9 @@ import uuid
 
 import numpy as np
 import pytest
-from build_fixture import make_build
 from fastapi.testclient import TestClient
 from pymongo import MongoClient
+from support.build_fixture import make_build
 
 from services.api.main import create_app
 from services.api.settings import Settings

@@ -83,7 +83,7 @@ def test_bundled_sample_is_current(tmp_path):
     Regenerate it if this fails: ``litpath synth --out config/sample --scale 2000 --seed 1
     --update-files 1 --anchors config/sample/spoke/anchor_concepts.tsv``.
     """
-    sample = Path(__file__).resolve().parent.parent / "config" / "sample"
+    sample = Path(__file__).resolve().parents[2] / "config" / "sample"
     anchors = read_anchor_concepts(sample / "spoke" / "anchor_concepts.tsv")
     manifest = generate_corpus(tmp_path, scale=2000, seed=1, n_update_files=1, anchors=anchors)
     generated = {f["path"] for f in manifest["files"]} | {"manifest.json"}

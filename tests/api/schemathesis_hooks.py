@@ -1,4 +1,4 @@
-"""Schemathesis hooks of the API fuzz test (tests/services/test_api_fuzz.py), loaded through
+"""Schemathesis hooks of the API fuzz test (tests/api/test_api_fuzz.py), loaded through
 ``SCHEMATHESIS_HOOKS``: constraints the OpenAPI document cannot state."""
 
 from __future__ import annotations

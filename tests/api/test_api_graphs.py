@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from build_fixture import make_build
 from fastapi.testclient import TestClient
 from scipy.sparse.csgraph import dijkstra
+from support.build_fixture import make_build
 
 from pipeline.builds.tables import EDGE_KINDS
 from services.api.main import create_app

@@ -3,13 +3,11 @@ service, with the behaviour on mismatched distances chosen by the caller."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support import build_fixture
 
 from pipeline.compare.commands import compare
 from pipeline.query.build import (
@@ -19,17 +17,6 @@ from pipeline.query.build import (
     resolve_build_dir,
 )
 from pipeline.query.graph import GraphStale
-
-# tests/services/build_fixture.py is a module, not a package: loaded by path, registered under
-# the name the service tests import it by (its dataclasses look their module up there).
-build_fixture = sys.modules.get("build_fixture")
-if build_fixture is None:
-    _spec = importlib.util.spec_from_file_location(
-        "build_fixture", Path(__file__).parent / "services" / "build_fixture.py"
-    )
-    build_fixture = importlib.util.module_from_spec(_spec)
-    sys.modules["build_fixture"] = build_fixture
-    _spec.loader.exec_module(build_fixture)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """`litpath serve` as a real uvicorn process on a free loopback port, for the tests and benchmarks
-that talk to the service over HTTP (tests/services/test_api_server.py, test_api_fuzz.py,
+that talk to the service over HTTP (tests/api/test_api_server.py, test_api_fuzz.py,
 bench/path_service.py).
 """
 

@@ -7,15 +7,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from spills import stale_spill_folder
+from support.data import DATA, rows
+from support.spills import stale_spill_folder
 
 from pipeline.builds import tables
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.run import ingest_file
 from pipeline.merge import mentions as merge_mentions
 from pipeline.merge import merge_ingested
-
-from .helpers import DATA, rows
 
 INPUTS = {
     "cit": ("semmeddb_citations", DATA / "semmeddb" / "CITATIONS.csv"),

@@ -14,7 +14,7 @@ import yaml
 from pipeline.config import ConfigError, check_setting, load_config, load_schema, schema_of, validate_config
 from pipeline.graph.build import graph_config
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 

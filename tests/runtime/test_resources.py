@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from spills import stale_spill_folder
+from support.spills import stale_spill_folder
 
 from pipeline.runtime import resources
 from pipeline.runtime.resources import SPILL_OWNER, SpillFolder, sweep_stale_spills

@@ -18,19 +18,19 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from build_fixture import make_build
 from neo4j import GraphDatabase
-from serving import ServiceDidNotStart, running_service
+from support.build_fixture import make_build
+from support.serving import ServiceDidNotStart, running_service
 
 from pipeline.builds.layout import BuildLayout
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 API_KEY = "fuzz-key-0123"
 SEED = 20240615
 MAX_EXAMPLES = 100  # per operation and phase
 
-pytestmark = [pytest.mark.servers, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.servers, pytest.mark.fuzz, pytest.mark.timeout(900)]
 
 # A small SPOKE: (label, identifier) nodes joined in a chain, and the build's concepts mapped onto them.
 SPOKE_NODES = [("Disease", "FUZZ:D1"), ("Protein", "FUZZ:P1"), ("Protein", "FUZZ:P2"), ("Disease", "FUZZ:D2")]

@@ -11,13 +11,13 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-from build_fixture import make_build
 from scipy.sparse.csgraph import dijkstra
-from serving import ServiceDidNotStart, running_service
+from support.build_fixture import make_build
+from support.serving import ServiceDidNotStart, running_service
 
 from pipeline.runtime.process import free_port
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

@@ -225,7 +225,7 @@ def test_no_command_has_an_old_name_among_its_options() -> None:
 
 
 SAMPLE = str(
-    Path(__file__).resolve().parents[1] / "config" / "sample" / "citations" / "open_citation_collection.csv"
+    Path(__file__).resolve().parents[2] / "config" / "sample" / "citations" / "open_citation_collection.csv"
 )
 
 

@@ -1,7 +1,7 @@
 """A real single-node Slurm cluster (services/local/slurm.py): it starts, runs plain and MPI jobs
 (srun --mpi=pmix, and the solver's launcher choice inside an allocation), and a Snakefile runs
 through config/profiles/slurm, its start-up check refusing a job that does not fit. The launcher
-and the checks themselves (pipeline/solve/cluster.py) are tested in tests/test_cluster.py.
+and the checks themselves (pipeline/solve/cluster.py) are tested in tests/solve/test_cluster.py.
 
 The ``slurm_cluster`` fixture (tests/conftest.py) is session-scoped and shared with other test
 modules; it skips only where Slurm is not

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pipeline.runtime.process import free_port
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 
 

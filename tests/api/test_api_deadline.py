@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 import pytest
-from build_fixture import make_build
 from fastapi.testclient import TestClient
+from support.build_fixture import make_build
 
 from pipeline.query import sssp
 from pipeline.query.graph import ON_DEMAND, Graph

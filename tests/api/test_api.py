@@ -11,9 +11,9 @@ from typing import get_args
 
 import numpy as np
 import pytest
-from build_fixture import make_build
 from fastapi.testclient import TestClient
 from scipy.sparse.csgraph import dijkstra
+from support.build_fixture import make_build
 
 from pipeline.compare.classify import SCENARIOS
 from services.api.main import create_app

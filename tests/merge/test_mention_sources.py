@@ -38,11 +38,10 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support.data import rows
 
 from pipeline.ingest.run import ingest_file
 from pipeline.merge import MENTION_SOURCES, mention_source_for, merge_ingested
-
-from .helpers import rows
 
 A, B, C, D, E, F, G = (f"C000000{i}" for i in range(1, 8))
 

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.builds.layout import BuildLayout, ResultsLayout, results_of
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # Every name the layout owns (a folder or file of a results folder).
 OWNED = {
     "config.yaml", "run_config.yaml", "build.json", "mongo_load.json", "tables", "counts.json",

@@ -197,7 +197,7 @@ def test_arrays_are_passed_without_copies_when_they_match():
 
 # -------------------------------------------------------------------------- deadlines --
 # The deadline stopping a search midway is tested on a graph that takes seconds
-# (tests/services/test_api_deadline.py); here, what a deadline means to each call.
+# (tests/api/test_api_deadline.py); here, what a deadline means to each call.
 
 
 def test_deadline_past_stops_searches_and_far_deadline_changes_nothing():

@@ -7,8 +7,8 @@ import threading
 import time
 
 import pytest
-from build_fixture import make_build
 from fastapi.testclient import TestClient
+from support.build_fixture import make_build
 
 from services.api.main import create_app
 from services.api.pools import WorkerPool
