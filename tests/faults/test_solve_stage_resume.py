@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from support.random_graphs import random_graph
+from support.random_graphs import checkpoints, random_graph, read_matrix
 
 from pipeline.runtime.process import session_processes
 
@@ -40,21 +40,6 @@ SOLVER = {
 def litpath_solve(graph: Path, distances: Path, config: Path, *extra: str, **popen) -> list[str]:
     return [sys.executable, "-m", "pipeline.cli", "solve", "--input", str(graph), "--distances", str(distances),
             "--config", str(config), "--summary", str(distances.parent / "solve_summary.json"), *extra]  # fmt: skip
-
-
-def read_matrix(path: Path) -> np.ndarray:
-    from pipeline.store.bpfiles import bp_reader
-
-    with bp_reader(path) as reader:
-        var = reader.inquire_variable("distance")
-        n = int(var.shape()[0])
-        out = np.full((n, n), np.nan, dtype=np.float32)
-        reader.read_in_buffer(var, out, start=[0, 0], count=[n, n])
-    return out
-
-
-def checkpoints(folder: Path) -> list[int]:
-    return sorted(int(p.parent.name[5:]) for p in folder.glob("iter-*/MANIFEST")) if folder.is_dir() else []
 
 
 @pytest.fixture

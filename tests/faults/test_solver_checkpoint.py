@@ -16,38 +16,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.random_graphs import random_graph
+from support.random_graphs import assert_bitwise_equal, checkpoints, random_graph, read_matrix
 
 from pipeline.runtime.process import session_processes
 from pipeline.solve.apsp_fw import SolverError, mpirun_command, run_solver, stop_job
-from pipeline.store.bpfiles import bp_reader
 
 pytestmark = [pytest.mark.faults, pytest.mark.mpi]
 
 N, TILE, GRID, RANKS = 600, 4, "2x2", 4
 ITERATIONS = (N + TILE - 1) // TILE
-
-
-def read_matrix(path: Path) -> np.ndarray:
-    with bp_reader(path) as reader:
-        var = reader.inquire_variable("distance")
-        n = int(var.shape()[0])
-        out = np.full((n, n), np.nan, dtype=np.float32)
-        reader.read_in_buffer(var, out, start=[0, 0], count=[n, n])
-    return out
-
-
-def assert_bitwise_equal(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.shape == want.shape
-    differing = int(np.count_nonzero(got.view(np.uint32) != want.view(np.uint32)))
-    assert differing == 0, f"{differing} elements differ from the uninterrupted run"
-
-
-def checkpoints(ckpt_dir: Path) -> list[int]:
-    """Iterations of the complete checkpoints (those with a MANIFEST)."""
-    if not ckpt_dir.is_dir():
-        return []
-    return sorted(int(p.parent.name[5:]) for p in ckpt_dir.glob("iter-*/MANIFEST"))
 
 
 @pytest.fixture(scope="module")

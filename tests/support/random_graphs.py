@@ -117,3 +117,26 @@ def assert_distances_equal(got: np.ndarray, want: np.ndarray) -> None:
     assert np.array_equal(np.isinf(got), unreachable), "unreachable pairs differ"
     assert np.all(got[unreachable] == np.inf), "unreachable must be +inf"
     np.testing.assert_allclose(got[~unreachable], want[~unreachable], rtol=RTOL, atol=ATOL)
+
+
+def read_matrix(path: Path) -> np.ndarray:
+    """A distances.bp's matrix, NaN where nothing was written."""
+    with bp_reader(path) as reader:
+        var = reader.inquire_variable("distance")
+        n = int(var.shape()[0])
+        out = np.full((n, n), np.nan, dtype=np.float32)
+        reader.read_in_buffer(var, out, start=[0, 0], count=[n, n])
+    return out
+
+
+def assert_bitwise_equal(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.shape == want.shape
+    differing = int(np.count_nonzero(got.view(np.uint32) != want.view(np.uint32)))
+    assert differing == 0, f"{differing} elements differ from the uninterrupted run"
+
+
+def checkpoints(ckpt_dir: Path) -> list[int]:
+    """Iterations of the complete checkpoints (those with a MANIFEST)."""
+    if not ckpt_dir.is_dir():
+        return []
+    return sorted(int(p.parent.name[5:]) for p in ckpt_dir.glob("iter-*/MANIFEST"))
