@@ -70,7 +70,9 @@ def load_spoke(
     click.echo(f"litpath load-spoke: into {neo4j.describe()}")
     click.echo(report.to_text())
     if report_path:
-        write_atomically(report_path, json.dumps({"neo4j": neo4j.describe(), **report.as_dict()}, indent=2) + "\n")
+        write_atomically(
+            report_path, json.dumps({"neo4j": neo4j.describe(), **report.as_dict()}, indent=2) + "\n"
+        )
     if not report.verified:
         raise click.ClickException("the counts in Neo4j do not match the load (see above)")
 
@@ -133,6 +135,35 @@ def load_spoke(
 )
 @click.option("--spoke-format", type=click.Choice(FORMATS), default="hetionet", show_default=True)
 @click.option(
+    "--spoke-read",
+    type=click.Choice(["lookup", "scan"]),
+    default="lookup",
+    show_default=True,
+    help="How Neo4j is read: lookup (only the identifiers a route can use; for SPOKE's own server) "
+    "or scan (every node of the 13 labels)",
+)
+@click.option(
+    "--mrcui-relations",
+    default="SY",
+    show_default=True,
+    help="MRCUI relations that carry a retired CUI to its successor, comma-separated (SY, RB, RN, RO)",
+)
+@click.option(
+    "--gene-identity/--no-gene-identity",
+    default=True,
+    show_default=True,
+    help="Map the literature's GENE:<entrez> keys (SemMedDB gene arguments without a CUI) to SPOKE Gene nodes",
+)
+@click.option(
+    "--obsolete-property",
+    default="vestige",
+    show_default=True,
+    help="Node property marking obsolete SPOKE nodes (true or 'True'), which are skipped; empty: none",
+)
+@click.option(
+    "--spoke-release", default="", help="SPOKE's release, for the provenance (e.g. 'SPOKE v5, 2025-06')"
+)
+@click.option(
     "--concepts",
     type=click.Path(exists=True, dir_okay=False),
     help="Literature concepts Parquet (cui, name, semtypes)",
@@ -153,16 +184,33 @@ def build_mapping(
     cl_obo: str | None,
     spoke_nodes: str | None,
     spoke_format: str,
+    spoke_read: str,
+    mrcui_relations: str,
+    gene_identity: bool,
+    obsolete_property: str,
+    spoke_release: str,
     concepts: str | None,
     out_dir: Path,
     neo4j: Neo4jSettings,
 ) -> None:
     """Build the CUI -> SPOKE mapping (identity, direct, indirect) and its coverage report."""
+    from pipeline.runtime.errors import LitpathError
+    from pipeline.runtime.progress import Progress
     from pipeline.spoke.coverage import compute_coverage, read_concepts, write_coverage
     from pipeline.spoke.mapping import build as mapping
-    from pipeline.spoke.mapping.nodes import spoke_nodes_from_dump, spoke_nodes_from_neo4j
-    from pipeline.spoke.mapping.rules import MAPPABLE_LABELS
+    from pipeline.spoke.mapping.nodes import Neo4jNodes, spoke_nodes_from_dump, spoke_nodes_from_neo4j
+    from pipeline.spoke.mapping.rules import ALL_MRCUI_RELATIONS, MAPPABLE_LABELS
 
+    relations = tuple(r.strip().upper() for r in mrcui_relations.split(",") if r.strip())
+    unknown = sorted(set(relations) - set(ALL_MRCUI_RELATIONS))
+    if unknown:
+        raise click.BadParameter(
+            f"{', '.join(unknown)}: not an MRCUI successor relation ({', '.join(ALL_MRCUI_RELATIONS)})",
+            param_hint="--mrcui-relations",
+        )
+    options = mapping.MappingOptions(
+        mrcui_relations=relations, gene_identity=gene_identity, obsolete_property=obsolete_property or None
+    )
     try:
         sources = mapping.MappingSources.from_umls_dir(
             umls_dir, mrconso=mrconso, mrcui=mrcui, do_xrefs=do_xrefs, gene_info=gene_info,
@@ -174,18 +222,35 @@ def build_mapping(
         literature = set(concept_table.column("cui").to_pylist()) if concept_table is not None else None
         if spoke_nodes:
             nodes = spoke_nodes_from_dump(spoke_nodes, spoke_format)
-            result = mapping.build_mapping(nodes, sources, literature_cuis=literature)
+            result = mapping.build_mapping(nodes, sources, literature_cuis=literature, options=options)
+            spoke_source = f"dump {Path(spoke_nodes).name}"
         else:
             with open_driver(neo4j) as driver:
-                nodes = spoke_nodes_from_neo4j(driver, database=neo4j.database, naming=neo4j.naming)
-                result = mapping.build_mapping(nodes, sources, literature_cuis=literature)
-    except (Neo4jUnavailable, DumpError, ValueError, OSError) as exc:
+                if spoke_read == "scan":
+                    nodes = spoke_nodes_from_neo4j(driver, database=neo4j.database, naming=neo4j.naming)
+                    result = mapping.build_mapping(
+                        nodes, sources, literature_cuis=literature, options=options
+                    )
+                else:
+                    spoke = Neo4jNodes(driver, database=neo4j.database, naming=neo4j.naming)
+                    progress = Progress("litpath build-mapping", None, "lookups")
+                    result = mapping.build_mapping_by_lookup(
+                        spoke, sources, literature_cuis=literature, options=options, progress=progress
+                    )
+                    progress.finish(f"{sum(result.stats['nodes_found'].values()):,} SPOKE nodes found")
+            spoke_source = f"Neo4j {neo4j.describe()} ({spoke_read})"
+    except (Neo4jUnavailable, DumpError, ValueError, OSError, LitpathError) as exc:
         raise click.ClickException(str(exc)) from None
 
     paths = mapping.write_mapping(result.table, out_dir)
     coverage = compute_coverage(result.table, result.nodes, concept_table, labels=MAPPABLE_LABELS)
     coverage_paths = write_coverage(coverage, out_dir)
-    stats = {"spoke_nodes": dict(result.nodes), **result.stats}
+    releases = {
+        "spoke": spoke_release or None,
+        "spoke_source": spoke_source,
+        "umls": mapping.umls_release(umls_dir, sources.mrconso),
+    }
+    stats = {"spoke_nodes": dict(result.nodes), "releases": releases, **result.stats}
     if concept_table is not None:
         stats["concepts"] = {"total": coverage.concepts, "mapped": coverage.concepts_mapped,
                              "unmapped": coverage.concepts_unmapped}  # fmt: skip
@@ -201,3 +266,5 @@ def build_mapping(
             )
     if "warning" in result.stats:
         click.echo(f"warning: {result.stats['warning']}", err=True)
+    for warning in result.stats.get("lookup", {}).get("warnings", []):
+        click.echo(f"warning: {warning}", err=True)

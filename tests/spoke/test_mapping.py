@@ -15,7 +15,7 @@ from support.data import SPOKE, UMLS, XREFS, rows_of
 
 from pipeline.spoke.mapping.build import MappingSources, build_mapping, write_mapping
 from pipeline.spoke.mapping.nodes import spoke_nodes_from_dump
-from pipeline.spoke.mapping.rules import SpokeNode
+from pipeline.spoke.mapping.rules import ALL_MRCUI_RELATIONS, SpokeNode
 from pipeline.spoke.mapping.xrefs import (
     FileStats,
     read_mrconso,
@@ -69,9 +69,12 @@ INDIRECT = {
     # MRCUI, node keyed by a retired CUI: SideEffect C2345678 (SY -> C0015967) is reached from C0015967
     ("C0015967", "SideEffect", "C2345678", "indirect", "MRCUI:SY:C2345678<identity:SideEffect.identifier"),
 }
-# MRCUI, retired CUIs used by the literature: C1234567 (SY -> C0010200), C4567890 (RO -> two CUIs)
+# MRCUI, retired CUIs used by the literature: C1234567 (SY -> C0010200), C4567890 (RO -> two CUIs;
+# RB, RN and RO name another concept, so they count only when asked for: mapping.mrcui_relations)
 RETIRED_IN_LITERATURE = {
     ("C1234567", "Symptom", "D003371", "indirect", "MRCUI:SY:C0010200>MRCONSO:MSH"),
+}
+RETIRED_OTHER_IN_LITERATURE = {
     ("C4567890", "Symptom", "D005221", "indirect", "MRCUI:RO:C0015672>MRCONSO:MSH"),
     ("C4567890", "Disease", "DOID:0050156", "indirect", "MRCUI:RO:C1800706>MRCONSO:MSH(Disease.mesh_list)"),
     ("C4567890", "Disease", "DOID:0050156", "indirect", "MRCUI:RO:C1800706>DO:UMLS_CUI"),
@@ -105,6 +108,25 @@ def test_every_method_gives_the_hand_checked_rows(result):
     assert result.table.num_rows == len(expected)
 
 
+def test_mrcui_broader_narrower_and_other_relations_are_opt_in():
+    nodes = list(spoke_nodes_from_dump(SPOKE / "mapping_nodes.csv", "csv"))
+    default = rows_of(build_mapping(nodes, full_sources(), literature_cuis=LITERATURE).table)
+    opted = rows_of(
+        build_mapping(
+            nodes, full_sources(), literature_cuis=LITERATURE, mrcui_relations=ALL_MRCUI_RELATIONS
+        ).table
+    )
+    assert not any(":RO:" in row[4] or ":RB:" in row[4] or ":RN:" in row[4] for row in default)
+    assert opted - default == RETIRED_OTHER_IN_LITERATURE
+
+
+def test_gene_identity_route_can_be_turned_off():
+    nodes = list(spoke_nodes_from_dump(SPOKE / "mapping_nodes.csv", "csv"))
+    off = rows_of(build_mapping(nodes, full_sources(), literature_cuis=LITERATURE, gene_identity=False).table)
+    on = rows_of(build_mapping(nodes, full_sources(), literature_cuis=LITERATURE).table)
+    assert on - off == {("GENE:3569", "Gene", "3569", "identity", "identity:Gene.identifier(Entrez)")}
+
+
 def test_one_to_many_both_ways_are_kept(result):
     frame = result.table.to_pandas()
     per_node = frame.groupby(["spoke_label", "spoke_identifier"])["cui"].nunique()
@@ -135,8 +157,8 @@ def test_stats_count_dropped_and_malformed_rows(result):
     assert files["gene_info"]["first_malformed"].endswith(
         "Homo_sapiens.gene_info:5: expected 16 fields, found 5"
     )
-    assert files["mrcui"]["dropped"] == {"DEL": 1}
-    assert result.stats["rows_per_method"] == {"identity": 4, "direct": 9, "indirect": 20}
+    assert files["mrcui"]["dropped"] == {"DEL": 1, "RO": 2}  # RO is opt-in
+    assert result.stats["rows_per_method"] == {"identity": 4, "direct": 9, "indirect": 16}
 
 
 def test_retired_rows_without_a_literature_restriction_cover_every_retired_cui():
@@ -174,7 +196,7 @@ def test_readers_of_each_format(tmp_path):
     reversed_file.write_text("From src:'2'\tTo src:'1'\nDB01234\tCHEMBL384467\n")
     found = read_unichem(reversed_file, {"CHEMBL384467"}, FileStats("y"))
     assert (found.target.name, found.ids) == ("DrugBank", {"CHEMBL384467": ["DB01234"]})
-    mrcui = read_mrcui(UMLS / "MRCUI.RRF", FileStats("m"))
+    mrcui = read_mrcui(UMLS / "MRCUI.RRF", FileStats("m"), ALL_MRCUI_RELATIONS)
     assert mrcui == {
         "C1234567": [("SY", "C0010200")],
         "C2345678": [("SY", "C0015967")],
@@ -425,3 +447,55 @@ def test_cli_build_mapping_with_ontologies_and_rxnorm(tmp_path):
         f"Error: {wrong}:1: maps UniChem source 1 to 7; understood: ChEMBL (1) to 2 (DrugBank)"
         in refused.output
     )
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("['MESH:D054990']", ["MESH:D054990"]),  # a Python repr, as some SPOKE exports write lists
+        ('["a", "b"]', ["a", "b"]),  # JSON
+        ("[1, 2.5]", [1, 2.5]),
+        ("[]", []),
+        ("D054990", None),  # a plain value
+        ("[__import__('os')]", None),  # never code
+        ("[['nested']]", None),  # only flat lists of strings and numbers
+        ("[unclosed", None),
+    ],
+)
+def test_lists_stored_as_text_are_read_back(text, expected):
+    from pipeline.spoke.mapping.rules import decoded_list
+
+    assert decoded_list(text) == expected
+
+
+def test_node_values_and_obsolete_marks_whatever_the_export():
+    node = SpokeNode("Disease", "DOID:1", None, {"mesh_list": "['MESH:D1', 'MESH:D2']", "vestige": "True"})
+    assert node.values_of("mesh_list") == ["MESH:D1", "MESH:D2"]
+    assert node.is_obsolete("vestige") and not node.is_obsolete(None)
+    assert not SpokeNode("Disease", "DOID:2", None, {"vestige": "false"}).is_obsolete("vestige")
+    assert SpokeNode("Disease", "DOID:3", None, {"vestige": True}).is_obsolete("vestige")
+
+
+def test_typed_keys_add_the_integer_of_a_canonical_integer_only():
+    from pipeline.spoke.mapping.nodes import typed_keys
+
+    assert typed_keys(["3569", "03569", "P05231", "-7", "1e3"]) == [
+        "3569",
+        3569,
+        "03569",
+        "P05231",
+        "-7",
+        -7,
+        "1e3",
+    ]
+
+
+def test_inchikeys_of_both_compound_generations():
+    from pipeline.spoke.mapping.routes import inchikeys_of
+
+    key = "XZWYZXLIPXDOLR-UHFFFAOYSA-N"
+    assert inchikeys_of(SpokeNode("Compound", f"inchikey:{key}")) == [(key, "")]
+    assert inchikeys_of(SpokeNode("Compound", key)) == [(key, "")]
+    assert inchikeys_of(SpokeNode("Compound", "DB00331", None, {"inchikey": f"InChIKey={key}"})) == [
+        (key, "(Compound.inchikey)")
+    ]

@@ -93,7 +93,7 @@ def test_cli_build_mapping_from_dump(tmp_path):
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     # no --concepts: every retired CUI of MRCUI counts (see test_mapping), no GENE: rows
-    assert 'rows: 33 {"identity": 3, "direct": 9, "indirect": 21}' in result.output
+    assert 'rows: 29 {"identity": 3, "direct": 9, "indirect": 17}' in result.output  # MRCUI RO is opt-in
     assert "gene_info: 1 unreadable lines" in result.output
     for name in ("cui_spoke_mapping.parquet", "cui_spoke_mapping.csv", "coverage.md", "mapping_stats.json"):
         assert (tmp_path / name).exists()

@@ -1,13 +1,24 @@
-"""The mapping table: the files a build reads (:class:`MappingSources`), ``build_mapping`` as
-one loop over the SPOKE nodes and the routes (:mod:`.routes`), and ``write_mapping``.
+"""The mapping table: the files a build reads (:class:`MappingSources`), the two ways to find the
+SPOKE nodes, and ``write_mapping``.
+
+* :func:`build_mapping` -- one loop over every SPOKE node (a dump's, or a scan of Neo4j) and the
+  routes (:mod:`.routes`);
+* :func:`build_mapping_by_lookup` -- against SPOKE's own Neo4j: each route names the identifiers
+  its files can use, the MRCONSO key pass adds the codes of the direct vocabularies and the CUIs
+  of the identity labels, and only those are looked up (:class:`.nodes.Neo4jNodes`). The nodes
+  found go through the same routes, so the rows are those :func:`build_mapping` gives for the
+  same nodes.
 
 Every row is one (cui, node, method, source); one CUI may map to several nodes and one node to
 several CUIs, and all rows are kept. Vocabulary codes found on the way wait for one MRCONSO scan
-(English, unsuppressed rows); retired CUIs are carried through MRCUI last, one hop both ways.
+(English, unsuppressed rows); retired CUIs are carried through MRCUI last, one hop both ways
+(the relations ``mrcui_relations``: SY by default). Nodes marked obsolete (SPOKE's ``vestige``)
+are skipped and counted.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,7 +30,10 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from pipeline.builds.layout import MappingFolder
+from pipeline.runtime.progress import Progress
+from pipeline.spoke.mapping.nodes import Neo4jNodes
 from pipeline.spoke.mapping.routes import (
+    Candidates,
     Direct,
     DiseaseOntology,
     Findings,
@@ -36,15 +50,17 @@ from pipeline.spoke.mapping.rules import (
     DIRECT_RULES,
     DO_XREF_ROUTES,
     IDENTITY_LABELS,
+    MAPPABLE_LABELS,
     METHODS,
     MRCUI_RELATIONS,
     OBO_XREF_ROUTES,
+    OBSOLETE_PROPERTY,
     ONTOLOGIES,
     Ontology,
     SpokeNode,
     VocabularyRule,
 )
-from pipeline.spoke.mapping.xrefs import read_mrconso_codes_and_names, read_mrcui
+from pipeline.spoke.mapping.xrefs import read_mrconso_codes_and_names, read_mrconso_keys, read_mrcui
 
 MAPPING = pa.schema(
     [
@@ -95,6 +111,29 @@ class MappingSources:
         return sources
 
 
+_UMLS_RELEASE = re.compile(r"^20[0-9]{2}A[AB]$")
+
+
+def umls_release(umls_dir: str | Path | None, mrconso: str | Path | None = None) -> str | None:
+    """The UMLS release the files come from: ``umls.release.name`` of the distribution's
+    ``release.dat`` (in the META folder or its parent), else a folder named like a release
+    (``2024AA``) above MRCONSO; None when neither says."""
+    folders = [Path(umls_dir)] if umls_dir else []
+    if mrconso:
+        folders.append(Path(mrconso).parent)
+    for folder in folders:
+        for candidate in (folder / "release.dat", folder.parent / "release.dat"):
+            if candidate.is_file():
+                for line in candidate.read_text(errors="replace").splitlines():
+                    key, _, value = line.partition("=")
+                    if key.strip() == "umls.release.name" and value.strip():
+                        return f"{value.strip()} ({candidate.name})"
+        for part in reversed(folder.resolve().parts):
+            if _UMLS_RELEASE.match(part):
+                return f"{part} (folder name)"
+    return None
+
+
 def find_umls_file(umls_dir: str | Path, name: str) -> Path | None:
     """The file ``name`` (``MRCONSO.RRF``), or ``name.gz``, in a UMLS META folder, or None."""
     for candidate in (Path(umls_dir) / name, Path(umls_dir) / f"{name}.gz"):
@@ -106,45 +145,162 @@ def find_umls_file(umls_dir: str | Path, name: str) -> Path | None:
 @dataclass
 class MappingResult:
     table: pa.Table
-    nodes: Counter  # SPOKE nodes seen per label
+    nodes: Counter  # SPOKE nodes per label: those seen (a scan), or all in Neo4j (a lookup)
     stats: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class MappingOptions:
+    """The choices of a mapping (config ``mapping``): which routes and relations count.
+
+    ``literature_cuis`` (the concept keys of the literature graph), when given, limits MRCUI
+    retired->successor rows to retired CUIs the literature uses (a full MRCUI would otherwise add
+    every retired CUI of UMLS), and adds identity rows for its ``GENE:<entrez>`` keys (SemMedDB
+    gene arguments without a CUI, see ``pipeline.builds.tables``) whose Entrez id is a SPOKE Gene,
+    unless ``gene_identity`` is off. ``mrcui_relations``: the MRCUI relations that carry a retired
+    CUI to its successor (SY; RB, RN and RO, broader, narrower and other, are opt-in).
+    """
+
+    identity_labels: tuple[str, ...] = IDENTITY_LABELS
+    direct_rules: tuple[VocabularyRule, ...] = DIRECT_RULES
+    do_routes: dict[str, str | None] = field(default_factory=lambda: dict(DO_XREF_ROUTES))
+    obo_routes: dict[str, str | None] = field(default_factory=lambda: dict(OBO_XREF_ROUTES))
+    mrcui_relations: tuple[str, ...] = MRCUI_RELATIONS
+    literature_cuis: frozenset[str] | None = None
+    gene_identity: bool = True
+    obsolete_property: str | None = OBSOLETE_PROPERTY
+
+    def routes(self, sources: MappingSources) -> list[Route]:
+        return [
+            Identity(set(self.identity_labels), None if self.literature_cuis is None else set(self.literature_cuis),
+                     self.gene_identity),
+            Direct(self.direct_rules),
+            *_cross_reference_routes(sources, self.do_routes, self.obo_routes),
+        ]  # fmt: skip
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "mrcui_relations": list(self.mrcui_relations),
+            "gene_identity": self.gene_identity,
+            "obsolete_property": self.obsolete_property,
+        }
 
 
 def build_mapping(
     nodes: Iterable[SpokeNode],
     sources: MappingSources,
     *,
-    identity_labels: Iterable[str] = IDENTITY_LABELS,
-    direct_rules: Iterable[VocabularyRule] = DIRECT_RULES,
-    do_routes: dict[str, str | None] = DO_XREF_ROUTES,
-    obo_routes: dict[str, str | None] = OBO_XREF_ROUTES,
-    mrcui_relations: Iterable[str] = MRCUI_RELATIONS,
     literature_cuis: set[str] | None = None,
+    options: MappingOptions | None = None,
+    **choices: Any,
 ) -> MappingResult:
-    """Build the mapping table.
+    """Build the mapping table from every SPOKE node (a dump, or a scan of Neo4j).
 
-    ``literature_cuis`` (the concept keys of the literature graph), when given, limits MRCUI
-    retired->successor rows to retired CUIs the literature uses (a full MRCUI would otherwise add
-    every retired CUI of UMLS), and adds identity rows for its ``GENE:<entrez>`` keys (SemMedDB
-    gene arguments without a CUI, see ``pipeline.builds.tables``) whose Entrez id is a SPOKE Gene.
+    ``options`` (or its fields as keywords: ``mrcui_relations=("SY", "RO")``) say which routes and
+    relations count (:class:`MappingOptions`).
     """
-    routes = [
-        Identity(set(identity_labels), literature_cuis),
-        Direct(direct_rules),
-        *_cross_reference_routes(sources, do_routes, obo_routes),
-    ]
+    options = _options(options, literature_cuis, choices)
+    routes = options.routes(sources)
     findings = Findings()
     seen: Counter[str] = Counter()
+    obsolete: Counter[str] = Counter()
     for node in nodes:
+        if node.is_obsolete(options.obsolete_property):
+            obsolete[node.label] += 1
+            continue
         seen[node.label] += 1
         for route in routes:
             route.see(node, findings)
+    stats: dict[str, Any] = {"obsolete_skipped": dict(sorted(obsolete.items()))} if obsolete else {}
+    return _finish(routes, findings, sources, options, None, seen, stats)
+
+
+def build_mapping_by_lookup(
+    spoke: Neo4jNodes,
+    sources: MappingSources,
+    *,
+    literature_cuis: set[str] | None = None,
+    options: MappingOptions | None = None,
+    progress: Progress | None = None,
+    **choices: Any,
+) -> MappingResult:
+    """Build the mapping table against SPOKE's own Neo4j, looking up only the identifiers a route
+    can use (see the module docstring); the same rows as :func:`build_mapping` over the same nodes.
+
+    The identifiers come from the routes' files (read whole: DOIDs of the Disease Ontology xrefs,
+    Entrez ids of gene_info, UniProt accessions of NCIt-SwissProt, ChEMBL ids of UniChem, InChIKeys
+    of the UniChem dumps, UBERON and CL terms), the literature's concepts, MRCUI, and one pass over
+    MRCONSO (codes of the direct vocabularies; CUIs for the identity labels). A node no route can
+    reach this way maps to nothing by any route either, with two exceptions stated in
+    docs/design.md §6.7: a SideEffect whose CUI is in none of these files, and a node whose
+    property code (``Disease.mesh_list``, ``Anatomy.mesh_id``) is its only way in, when its
+    identifier is in no file and the property has no index.
+    """
+    options = _options(options, literature_cuis, choices)
+    routes = options.routes(sources)
+    findings = Findings()
+    spoke.obsolete_property = options.obsolete_property
+    if options.obsolete_property and options.obsolete_property not in spoke.properties:
+        spoke.properties.append(options.obsolete_property)
+    totals = Counter({label: spoke.count(label) for label in MAPPABLE_LABELS})
+    wanted = Candidates()
+    for route in routes:
+        route.candidates(findings, wanted)
+    retired = _read_retired(findings, sources, options)
+    identity_labels = [label for label in options.identity_labels if totals.get(label)]
+    for cuis in (retired or {}).items():
+        for cui in (cuis[0], *(new for _, new in cuis[1])):
+            for label in identity_labels:
+                wanted.identifier(label, cui)
+    finder = _NodeFinder(spoke, routes, findings, progress)
+    finder.look_up(wanted)
+    if sources.mrconso:
+        finder.look_up_mrconso(sources.mrconso, options.direct_rules, identity_labels)
+    stats = {"lookup": spoke.stats.as_dict(), "nodes_found": dict(sorted(finder.seen.items()))}
+    return _finish(routes, findings, sources, options, retired, totals, stats)
+
+
+def _options(
+    options: MappingOptions | None, literature_cuis: set[str] | None, choices: dict[str, Any]
+) -> MappingOptions:
+    from dataclasses import replace
+
+    options = options or MappingOptions()
+    if literature_cuis is not None:
+        choices["literature_cuis"] = frozenset(literature_cuis)
+    for key in ("identity_labels", "direct_rules", "mrcui_relations"):
+        if key in choices:
+            choices[key] = tuple(choices[key])
+    return replace(options, **choices) if choices else options
+
+
+def _read_retired(
+    findings: Findings, sources: MappingSources, options: MappingOptions
+) -> dict[str, list[tuple[str, str]]] | None:
+    if not sources.mrcui:
+        return None
+    return read_mrcui(sources.mrcui, findings.file("mrcui", sources.mrcui), options.mrcui_relations)
+
+
+def _finish(
+    routes: list[Route],
+    findings: Findings,
+    sources: MappingSources,
+    options: MappingOptions,
+    retired: dict[str, list[tuple[str, str]]] | None,
+    nodes: Counter,
+    extra: dict[str, Any],
+) -> MappingResult:
+    """Follow the routes' files, then the one MRCONSO scan, then MRCUI: the table and its stats."""
     for route in routes:
         route.follow(findings)
     looked_up = _look_up_in_mrconso(findings, sources.mrconso)
-    if sources.mrcui:
-        retired = read_mrcui(sources.mrcui, findings.file("mrcui", sources.mrcui), mrcui_relations)
-        _add_retired(findings, retired, literature_cuis)
+    if retired is None:
+        retired = _read_retired(findings, sources, options)
+    if retired is not None:
+        _add_retired(
+            findings, retired, None if options.literature_cuis is None else set(options.literature_cuis)
+        )
 
     table = _to_table(findings.rows)
     per_method = Counter(table.column("method").to_pylist())
@@ -153,8 +309,97 @@ def build_mapping(
         **looked_up,
         "rows": table.num_rows,
         "rows_per_method": {method: per_method.get(method, 0) for method in METHODS},
+        "options": options.as_dict(),
+        **extra,
     }
-    return MappingResult(table, seen, stats)
+    return MappingResult(table, nodes, stats)
+
+
+class _NodeFinder:
+    """Looks nodes up in batches and passes each one found once to every route's ``see``."""
+
+    def __init__(self, spoke: Neo4jNodes, routes: list[Route], findings: Findings, progress: Progress | None):
+        self.spoke, self.routes, self.findings, self.progress = spoke, routes, findings, progress
+        self.seen: Counter[str] = Counter()  # nodes found per label
+        self._found: set[tuple[str, str]] = set()
+        # (label, property or None for the identifier) -> values waiting for their batch
+        self._waiting: dict[tuple[str, str | None], set[str]] = defaultdict(set)
+
+    def _see(self, nodes: Iterable[SpokeNode]) -> None:
+        for node in nodes:
+            key = (node.label, node.identifier)
+            if key in self._found:
+                continue
+            self._found.add(key)
+            self.seen[node.label] += 1
+            for route in self.routes:
+                route.see(node, self.findings)
+
+    def _flush(self, where: tuple[str, str | None]) -> None:
+        values = sorted(self._waiting.pop(where, ()))
+        if not values:
+            return
+        label, prop = where
+        found = (
+            self.spoke.find(label, values)
+            if prop is None
+            else self.spoke.find_by_property(label, prop, values)
+        )
+        self._see(found)
+        if self.progress is not None:
+            self.progress.advance(len(values))
+
+    def add(self, label: str, value: str, prop: str | None = None) -> None:
+        where = (label, prop)
+        waiting = self._waiting[where]
+        waiting.add(value)
+        if len(waiting) >= self.spoke.batch_size:
+            self._flush(where)
+
+    def flush_all(self) -> None:
+        for where in list(self._waiting):
+            self._flush(where)
+
+    def look_up(self, wanted: Candidates) -> None:
+        """The identifiers and property values the routes' files named."""
+        if self.progress is not None:
+            self.progress.stage("looking up the identifiers of the cross-reference files")
+        for label, values in sorted(wanted.identifiers.items()):
+            for value in sorted(values):
+                self.add(label, value)
+        for (label, prop), values in sorted(wanted.properties.items()):
+            for value in sorted(values):
+                self.add(label, value, prop)
+        self.flush_all()
+
+    def look_up_mrconso(
+        self, path: str | Path, rules: Iterable[VocabularyRule], identity_labels: list[str]
+    ) -> None:
+        """One pass over MRCONSO: each code of a direct vocabulary that a rule's pattern accepts is
+        looked up as the rule's identifier (or as its property, when Neo4j indexes it), and each
+        CUI as an identity label's identifier."""
+        by_sab: dict[str, list[VocabularyRule]] = defaultdict(list)
+        for rule in rules:
+            if rule.field == "identifier" or self.spoke.indexed(rule.label, rule.field):
+                by_sab[rule.sab].append(rule)
+        patterns = {rule: re.compile(rule.pattern) for rules_of in by_sab.values() for rule in rules_of}
+        if self.progress is not None:
+            self.progress.stage("looking up MRCONSO's codes and CUIs")
+        previous = ""
+        for cui, sab, code in read_mrconso_keys(path, by_sab, self.findings.file("mrconso_keys", path)):
+            if cui != previous:
+                previous = cui
+                for label in identity_labels:
+                    self.add(label, cui)
+            for rule in by_sab.get(sab, ()):
+                if patterns[rule].match(code):
+                    if rule.field == "identifier":
+                        self.add(rule.label, code)
+                    else:  # a property as stored: with its prefix, and without
+                        self.add(rule.label, code, rule.field)
+                        if rule.strip_prefix:
+                            self.add(rule.label, rule.strip_prefix + code, rule.field)
+        self.flush_all()
 
 
 def _cross_reference_routes(
@@ -255,5 +500,6 @@ def write_mapping(table: pa.Table, out_dir: str | Path) -> dict[str, Path]:
 
 
 __all__ = [
-    "MAPPING", "MappingResult", "MappingSources", "build_mapping", "find_umls_file", "write_mapping",
+    "MAPPING", "MappingOptions", "MappingResult", "MappingSources", "build_mapping", "build_mapping_by_lookup",
+    "find_umls_file", "umls_release", "write_mapping",
 ]  # fmt: skip

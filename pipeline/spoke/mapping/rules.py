@@ -7,6 +7,8 @@ each route through them and :mod:`.build` runs the routes.
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,9 +26,44 @@ class SpokeNode:
     properties: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def values_of(self, name: str) -> list[Any]:
-        """A property's values: a list property as it is, a scalar as one value, absent as none."""
+        """A property's values: a list property as it is, a scalar as one value, absent as none.
+        A list some export wrote as a string (``"['D003924', 'D001']"``, a Python repr, or JSON)
+        is read back as that list (:func:`decoded_list`)."""
         raw = self.properties.get(name)
+        if isinstance(raw, str):
+            listed = decoded_list(raw)
+            if listed is not None:
+                return listed
         return raw if isinstance(raw, list) else [] if raw is None else [raw]
+
+    def is_obsolete(self, obsolete_property: str | None = None) -> bool:
+        """Whether the node is marked obsolete (SPOKE's ``vestige``: True, or the string "True")."""
+        return bool(obsolete_property) and is_true(self.properties.get(obsolete_property))
+
+
+def decoded_list(text: str) -> list[Any] | None:
+    """The list a string holds when it is a list's text (``"['a', 'b']"`` or ``'["a"]'``), else None.
+
+    Some SPOKE exports store list properties as the Python repr of the list (public notes on
+    today's SPOKE server: ``sources: "['Entrez Gene']"``); only literals are read (never code:
+    :func:`ast.literal_eval`), and only a list of strings or numbers counts.
+    """
+    text = text.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+            return value
+    return None
+
+
+def is_true(value: Any) -> bool:
+    """A flag as SPOKE stores it: the boolean True, or a string "true" in any case."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
 @dataclass(frozen=True)
@@ -68,6 +105,8 @@ DIRECT_RULES: tuple[VocabularyRule, ...] = (
     VocabularyRule("CellularComponent", "identifier", "GO", r"^GO:\d{7}$"),
     VocabularyRule("Organism", "identifier", "NCBI", r"^\d+$"),
     VocabularyRule("Compound", "identifier", "DRUGBANK", r"^DB\d{5}$"),
+    # today's SPOKE: Compound identifiers are InChIKeys, DrugBank ids are in the xrefs list
+    VocabularyRule("Compound", "xrefs", "DRUGBANK", r"^DB\d{5}$", "drugbank:"),
     VocabularyRule("PharmacologicClass", "identifier", "NDFRT", r"^N\d{10}$"),
     VocabularyRule("PharmacologicClass", "identifier", "MED-RT", r"^N\d{10}$"),
     VocabularyRule("PharmacologicClass", "identifier", "MSH", MESH),
@@ -93,14 +132,28 @@ ONTOLOGIES: dict[str, Ontology] = {
 # OBO xref prefixes (compared upper-cased): None = the xref is a CUI; otherwise the MRCONSO SAB
 # whose CODE it is (NCIt codes like C12468, FMA ids like 7195).
 OBO_XREF_ROUTES: dict[str, str | None] = {"UMLS": None, "UMLS_CUI": None, "NCIT": "NCI", "FMA": "FMA"}
-# MRCUI relations that carry a retired CUI to a current one (DEL has no successor).
-MRCUI_RELATIONS = ("SY", "RB", "RN", "RO")
+# MRCUI relations that carry a retired CUI to a current one (DEL has no successor). SY (synonymous)
+# is a successor by default; RB, RN and RO (broader, narrower, other) name a *different* concept,
+# so they are opt-in (``mapping.mrcui_relations``).
+ALL_MRCUI_RELATIONS = ("SY", "RB", "RN", "RO")
+MRCUI_RELATIONS = ("SY",)
 # Standard InChIKey: blocks of 14, 10 and 1 upper-case letters.
 INCHIKEY = re.compile(r"^[A-Z]{14}-[A-Z]{10}-[A-Z]$")
 COMPOUND_INCHIKEY_PROPERTY = "inchikey"
-# The node properties a mapping reads, for the Neo4j reader.
+# Today's SPOKE (public notes, 2026): a Compound's identifier is ``inchikey:<InChIKey>``, and its
+# ``xrefs`` list holds ``drugbank:DB00331``, ``chembl.compound:CHEMBL1431``, ...; SPOKE v3 (the
+# paper's) used DrugBank or ChEMBL ids as identifiers. Both are read.
+INCHIKEY_IDENTIFIER_PREFIX = "inchikey:"
+COMPOUND_XREFS_PROPERTY = "xrefs"
+CHEMBL_XREF_PREFIX = "chembl.compound:"
+# The property marking obsolete nodes on SPOKE (``vestige``: True or "True"); such nodes are skipped.
+OBSOLETE_PROPERTY = "vestige"
+# The node properties a mapping reads, for the Neo4j readers.
 NODE_PROPERTIES = tuple(
-    sorted({r.field for r in DIRECT_RULES if r.field != "identifier"} | {COMPOUND_INCHIKEY_PROPERTY})
+    sorted(
+        {r.field for r in DIRECT_RULES if r.field != "identifier"}
+        | {COMPOUND_INCHIKEY_PROPERTY, COMPOUND_XREFS_PROPERTY, OBSOLETE_PROPERTY}
+    )
 )
 MAPPABLE_LABELS = tuple(
     sorted(
@@ -112,7 +165,8 @@ MAPPABLE_LABELS = tuple(
 )
 
 __all__ = [
-    "COMPOUND_INCHIKEY_PROPERTY", "CUI", "DIRECT_RULES", "DO_XREF_ROUTES", "IDENTITY_LABELS", "INCHIKEY",
-    "MAPPABLE_LABELS", "METHODS", "MRCUI_RELATIONS", "NODE_PROPERTIES", "OBO_XREF_ROUTES", "ONTOLOGIES",
-    "Ontology", "SpokeNode", "VocabularyRule",
+    "ALL_MRCUI_RELATIONS", "CHEMBL_XREF_PREFIX", "COMPOUND_INCHIKEY_PROPERTY", "COMPOUND_XREFS_PROPERTY", "CUI",
+    "DIRECT_RULES", "DO_XREF_ROUTES", "IDENTITY_LABELS", "INCHIKEY", "INCHIKEY_IDENTIFIER_PREFIX",
+    "MAPPABLE_LABELS", "METHODS", "MRCUI_RELATIONS", "NODE_PROPERTIES", "OBO_XREF_ROUTES", "OBSOLETE_PROPERTY",
+    "ONTOLOGIES", "Ontology", "SpokeNode", "VocabularyRule", "decoded_list", "is_true",
 ]  # fmt: skip

@@ -3,7 +3,8 @@ xrefs, NCBI ``gene_info``, NCIt-SwissProt, UniChem (whole-source mappings and th
 REFERENCE table dumps), OBO release files (UBERON, Cell Ontology), and UMLS's MRCUI and MRCONSO.
 
 The real files are large (MRCONSO ~ 16M rows): each is streamed once, keeping only the rows whose
-keys some SPOKE node needs (the ``set`` a reader is given). Lines that cannot be read (a wrong
+keys some SPOKE node needs (the ``set`` a reader is given; ``None``: every usable row, which is
+how a mapping against SPOKE's own Neo4j learns which identifiers to look up). Lines that cannot be read (a wrong
 number of fields, a value that is not what the column holds, bytes that are not UTF-8) are counted
 in the reader's :class:`FileStats` (with the first one named), never dropped silently: every line
 a reader counts is either accepted or malformed (``lines == accepted + malformed``). A file whose
@@ -45,7 +46,7 @@ class FileStats:
         return dict(self.__dict__)
 
 
-def read_do_xrefs(path: str | Path, doids: set[str], stats: FileStats) -> dict[str, list[str]]:
+def read_do_xrefs(path: str | Path, doids: set[str] | None, stats: FileStats) -> dict[str, list[str]]:
     """DOID -> xrefs (``UMLS_CUI:C..``, ``MESH:D..``) from ``allXREFinDO.tsv`` (id, label, xref; quoted)."""
     out: dict[str, list[str]] = defaultdict(list)
     with open_text(path, errors="surrogateescape") as handle:
@@ -74,13 +75,13 @@ def read_do_xrefs(path: str | Path, doids: set[str], stats: FileStats) -> dict[s
                 continue
             stats.accepted += 1
             doid, _, xref = (value.strip() for value in row)
-            if doid in doids:
+            if doids is None or doid in doids:
                 out[doid].append(xref)
                 stats.used += 1
     return out
 
 
-def read_gene_info(path: str | Path, gene_ids: set[str], stats: FileStats) -> dict[str, list[str]]:
+def read_gene_info(path: str | Path, gene_ids: set[str] | None, stats: FileStats) -> dict[str, list[str]]:
     """Entrez GeneID -> HGNC ids (``HGNC:5``) from an NCBI ``gene_info`` file's dbXrefs."""
     out: dict[str, list[str]] = {}
     with open_text(path, errors="surrogateescape") as handle:
@@ -100,7 +101,7 @@ def read_gene_info(path: str | Path, gene_ids: set[str], stats: FileStats) -> di
                 continue
             stats.accepted += 1
             gene_id = fields[gene_col]
-            if gene_id not in gene_ids:
+            if gene_ids is not None and gene_id not in gene_ids:
                 continue
             hgnc = [x[len("HGNC:") :] for x in fields[xref_col].split("|") if x.startswith("HGNC:")]
             if hgnc:
@@ -123,7 +124,9 @@ def _tab_rows(handle: Iterable[str], stats: FileStats) -> Iterator[tuple[int, li
         yield number, text.split("\t")
 
 
-def read_ncit_swissprot(path: str | Path, accessions: set[str], stats: FileStats) -> dict[str, list[str]]:
+def read_ncit_swissprot(
+    path: str | Path, accessions: set[str] | None, stats: FileStats
+) -> dict[str, list[str]]:
     """UniProt accession -> NCIt codes from ``NCIt-SwissProt_Mapping.txt``.
 
     Layout: header ``NCIt Code  SwissProt ID  NCIt Preferred Name`` (tab, CRLF); the SwissProt
@@ -143,7 +146,7 @@ def read_ncit_swissprot(path: str | Path, accessions: set[str], stats: FileStats
             stats.accepted += 1
             for accession in fields[1].split("|"):
                 accession = accession.strip()
-                if accession in accessions:
+                if accession and (accessions is None or accession in accessions):
                     out[accession].append(fields[0].strip())
                     stats.used += 1
     return out
@@ -175,7 +178,7 @@ class UnichemMapping:
     ids: dict[str, list[str]]  # ChEMBL id -> ids in the target source
 
 
-def read_unichem(path: str | Path, chembl_ids: set[str], stats: FileStats) -> UnichemMapping:
+def read_unichem(path: str | Path, chembl_ids: set[str] | None, stats: FileStats) -> UnichemMapping:
     """ChEMBL id -> DrugBank or RxNorm ids from a UniChem ``wholeSourceMapping`` file
     (``src1src2.txt[.gz]`` for DrugBank, ``src1src47.txt[.gz]`` for RxNorm).
 
@@ -220,7 +223,7 @@ def read_unichem(path: str | Path, chembl_ids: set[str], stats: FileStats) -> Un
                 continue
             stats.accepted += 1
             chembl, other_id = fields if chembl_first else fields[::-1]
-            if chembl in chembl_ids:
+            if chembl_ids is None or chembl in chembl_ids:
                 out[chembl].append(other_id)
                 stats.used += 1
     return UnichemMapping(UNICHEM_TARGETS[other], dict(out))
@@ -242,9 +245,12 @@ def _table_dump_columns(
     ]
 
 
-def read_unichem_structures(path: str | Path, inchikeys: set[str], stats: FileStats) -> dict[str, list[str]]:
+def read_unichem_structures(
+    path: str | Path, inchikeys: set[str] | None, stats: FileStats, ucis: set[str] | None = None
+) -> dict[str, list[str]]:
     """Standard InChIKey -> UniChem UCIs, from the STRUCTURE table dump (``structure.tsv[.gz]``:
-    ``UCI, STANDARDINCHI, STANDARDINCHIKEY``, tab-separated, with a header)."""
+    ``UCI, STANDARDINCHI, STANDARDINCHIKEY``, tab-separated, with a header): the rows of the
+    wanted InChIKeys (``None``: any) and of the wanted UCIs (``None``: any)."""
     out: dict[str, list[str]] = defaultdict(list)
     with open_text(path, errors="surrogateescape") as handle:
         uci_col, key_col = _table_dump_columns(
@@ -255,15 +261,15 @@ def read_unichem_structures(path: str | Path, inchikeys: set[str], stats: FileSt
                 stats.bad(number, "expected a numeric UCI and an InChIKey")
                 continue
             stats.accepted += 1
-            key = fields[key_col].strip()
-            if key in inchikeys:
-                out[key].append(fields[uci_col].strip())
+            key, uci = fields[key_col].strip(), fields[uci_col].strip()
+            if (inchikeys is None or key in inchikeys) and (ucis is None or uci in ucis):
+                out[key].append(uci)
                 stats.used += 1
     return out
 
 
 def read_unichem_references(
-    path: str | Path, ucis: set[str], stats: FileStats, src_id: str = UNICHEM_DRUGBANK
+    path: str | Path, ucis: set[str] | None, stats: FileStats, src_id: str = UNICHEM_DRUGBANK
 ) -> dict[str, list[str]]:
     """UniChem UCI -> compound ids of source ``src_id`` (2 = DrugBank), from the REFERENCE table
     dump (``reference.tsv[.gz]``: ``UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGNMENT``). Only current
@@ -284,7 +290,7 @@ def read_unichem_references(
                 continue
             stats.accepted += 1
             uci = fields[uci_col].strip()
-            if fields[src_col].strip() != src_id or uci not in ucis:
+            if fields[src_col].strip() != src_id or (ucis is not None and uci not in ucis):
                 continue
             if assignment_col >= 0 and fields[assignment_col].strip() != "1":
                 reason = f"ASSIGNMENT={fields[assignment_col].strip()}"
@@ -320,7 +326,7 @@ class _OboTerm:
     obsolete: bool = False
 
 
-def read_obo_xrefs(path: str | Path, term_ids: set[str], stats: FileStats) -> dict[str, list[str]]:
+def read_obo_xrefs(path: str | Path, term_ids: set[str] | None, stats: FileStats) -> dict[str, list[str]]:
     """Term id -> xrefs (``UMLS:C0024109``, ``NCIT:C12468``, ``FMA:7195``) of the wanted terms
     of an OBO release file (``uberon.obo``, ``uberon-basic.obo``, ``cl.obo``, ``cl-basic.obo``;
     ``.gz`` too).
@@ -341,7 +347,7 @@ def read_obo_xrefs(path: str | Path, term_ids: set[str], stats: FileStats) -> di
             stats.bad(term.line, "[Term] without an id")
         elif term.obsolete:
             stats.dropped["obsolete term"] = stats.dropped.get("obsolete term", 0) + 1
-        elif term.id in term_ids and term.xrefs:
+        elif (term_ids is None or term.id in term_ids) and term.xrefs:
             out[term.id].extend(term.xrefs)
             stats.used += len(term.xrefs)
 
@@ -423,6 +429,29 @@ def read_mrcui(
     return out
 
 
+def read_mrconso_keys(
+    path: str | Path, sabs: Iterable[str], stats: FileStats
+) -> Iterator[tuple[str, str, str]]:
+    """``(CUI, SAB, CODE)`` of every MRCONSO row of the given vocabularies, and ``(CUI, "", "")``
+    of every other row whose CUI differs from the row before (MRCONSO is sorted by CUI, so each
+    CUI comes about once): the identifiers a mapping against SPOKE's own Neo4j looks up (the
+    codes of the direct vocabularies, and the CUIs of the identity labels). Rows of every
+    language and suppression count here: a code that is looked up for nothing costs one lookup,
+    and :func:`read_mrconso_codes_and_names` applies the rules when the rows are made."""
+    wanted = set(sabs)
+    previous = ""
+    with open_text(path, errors="surrogateescape") as handle:
+        for _, fields in _rrf_rows(handle, stats, 18):
+            stats.accepted += 1
+            cui, sab = fields[0], fields[11]
+            if sab in wanted:
+                stats.used += 1
+                yield cui, sab, fields[13]
+            elif cui != previous:
+                yield cui, "", ""
+            previous = cui
+
+
 def read_mrconso(
     path: str | Path, wanted: dict[str, set[str]], stats: FileStats
 ) -> dict[tuple[str, str], set[str]]:
@@ -468,6 +497,6 @@ def read_mrconso_codes_and_names(
 
 __all__ = [
     "FileStats", "UnichemMapping", "UnichemTarget", "read_do_xrefs", "read_gene_info", "read_mrconso",
-    "read_mrconso_codes_and_names", "read_mrcui", "read_ncit_swissprot", "read_obo_xrefs", "read_unichem",
+    "read_mrconso_codes_and_names", "read_mrconso_keys", "read_mrcui", "read_ncit_swissprot", "read_obo_xrefs", "read_unichem",
     "read_unichem_references", "read_unichem_structures",
 ]  # fmt: skip
