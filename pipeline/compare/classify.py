@@ -30,6 +30,21 @@ concept maps to several SPOKE nodes (a Gene and a Protein, two Disease nodes),
 :func:`joined_walk` looks for one node per concept such that every hop joins the chosen
 nodes (a dynamic programme over the path, shortest total first) and reports the nodes used.
 
+Two readings of "found in the SPOKE shortest paths" (Table VI's words for 2b, 3a and 3b). The
+default, ``adjacency``, reads it hop by hop, as above: a hop is found when SPOKE joins its two
+concepts within h relationships. The stricter ``shortest`` reading asks more of the exact
+scenarios: the (collapsed) literature path, as the SPOKE walk :func:`joined_walk` found, must
+itself be a shortest SPOKE path between its two ends; when SPOKE joins the ends more directly, 1
+becomes 2a and 3a becomes 3b (``scenario_strict``). Every pair carries the SPOKE distance between
+its two ends (``spoke_distance``, within ``scenario4_max_hops``), so both readings are counted
+from one run.
+
+Scenario 4 and ``none`` have causes, which Fig. 10 counts apart (:data:`CAUSES`): the literature
+may not connect two concepts it knows, or an end may not be in the literature graph at all (a
+vocabulary gap: a retired CUI, one SemRep never produced); and a ``none`` pair may have an end
+that maps to no SPOKE node, or two mapped ends that SPOKE does not join within the cap. The
+paper's scenario numbers are kept; the cause is a column of its own.
+
 A path of one concept has no hop and is not classified (pairs of a concept with itself are
 never formed). Repeated concepts are allowed (a caller's path may revisit one): a hop from a
 concept to itself, or between two CUIs of one SPOKE node, is connected with length 0.
@@ -65,9 +80,27 @@ DESCRIPTIONS = {
     "4": "A path exists in SPOKE, no path in the literature graph",
     "none": "No path in the literature graph and none in SPOKE within the safety cap (not a paper scenario)",
 }
-NOT_JOINED = (
-    "every hop connects in SPOKE, but not through one SPOKE node per concept: no single SPOKE path"
-)
+NOT_JOINED = "every hop connects in SPOKE, but not through one SPOKE node per concept: no single SPOKE path"
+# Scenario 4 and none, split by cause (the keys are the ``cause`` column's values).
+CAUSES = {
+    "4": {
+        "literature-disconnected": "both ends are in the literature graph, which does not connect them",
+        "literature-absent": "an end is not a vertex of the literature graph (a vocabulary gap)",
+    },
+    "none": {
+        "unmapped": "an end maps to no SPOKE node present in Neo4j",
+        "spoke-disconnected": "both ends map, and SPOKE does not join them within the cap",
+    },
+}
+PAPER_PHRASE = "found in the SPOKE shortest paths"
+READINGS = {
+    "adjacency": "per-hop adjacency (the default): a hop is found in SPOKE when SPOKE joins its two "
+    "concepts within h relationships",
+    "shortest": "shortest path: for 1 and 3a the (collapsed) literature path must also be a shortest "
+    "SPOKE path between its two ends (else 1 counts as 2a, 3a as 3b)",
+}
+# Under the shortest-path reading, an exact scenario whose walk is not a shortest SPOKE path.
+STRICTER = {"1": "2a", "3a": "3b"}
 
 
 def description(scenario: str, hops: int) -> str:
@@ -160,6 +193,23 @@ class Comparison:
     hops: int = 1  # the hop limit h (scenario 4 / none: the safety cap searched)
     notes: list[str] = field(default_factory=list)
     spoke_walk: list[dict[str, Any]] | None = None  # one SPOKE node per mapped concept (1, 3a)
+    cause: str | None = None  # scenario 4 and none: a key of CAUSES[scenario]
+    spoke_distance: int | None = (
+        None  # SPOKE relationships between the two ends (None: unmapped or past the cap)
+    )
+    walk_length: int | None = None  # relationships of the SPOKE walk of 1 and 3a
+    shortest_in_spoke: bool | None = (
+        None  # the walk is a shortest SPOKE path (None: not a reachable pair, or past the cap)
+    )
+    scenario_strict: str | None = None  # the scenario under the shortest-path reading
+
+    @property
+    def literature_cause(self) -> str | None:
+        """Why the literature has no path: ``absent`` (an end not in its graph) or ``disconnected``."""
+        lit = self.literature
+        if lit is None or lit.reachable:
+            return None
+        return "absent" if not lit.in_graph else "disconnected"
 
     @property
     def n_connected(self) -> int:
@@ -188,9 +238,16 @@ class Comparison:
                 "consistent": lit.consistent,
                 "hops": [hop.as_dict() for hop in lit.hops],
                 "evidence_status": lit.evidence_status,
+                "shortest_paths": lit.shortest_paths,
             },
             "pair_link": None if self.pair_link is None else self.pair_link.as_dict(),
             "spoke_walk": self.spoke_walk,
+            "cause": self.cause,
+            "literature_cause": self.literature_cause,
+            "spoke_distance": self.spoke_distance,
+            "walk_length": self.walk_length,
+            "shortest_in_spoke": self.shortest_in_spoke,
+            "scenario_strict": self.scenario_strict or self.scenario,
             "notes": self.notes,
         }
 
@@ -238,28 +295,32 @@ class Comparator:
         return self.compare_paths(paths)
 
     def compare_paths(self, paths: Sequence[LiteraturePath]) -> list[Comparison]:
-        """Classify literature paths; unreachable ones are checked as pairs (scenario 4 or none)."""
+        """Classify literature paths; unreachable ones are checked as pairs (scenario 4 or none).
+
+        Every pair's two ends (and a reachable path's collapsed ends, when an end is unmapped) are
+        also searched in SPOKE up to the scenario-4 cap, in the same batched query: the SPOKE
+        distance each pair carries, and the shortest-path reading's test."""
         concepts = {c for p in paths for c in (p.concepts if p.reachable else (p.source, p.target))}
         mapped = self._mapped_nodes(concepts)
         plans = []
         hop_pairs: set[tuple[str, str]] = set()
-        pair_pairs: set[tuple[str, str]] = set()
+        end_pairs: set[tuple[str, str]] = set()
         for path in paths:
+            end_pairs.add((path.source, path.target))
             if path.reachable:
                 hops, skipped = spoke_hops_of(path.concepts, set(mapped))
                 hop_pairs.update(hops)
+                if hops:
+                    end_pairs.add((hops[0][0], hops[-1][1]))
                 plans.append((path, hops, skipped))
             else:
-                pair_pairs.add((path.source, path.target))
                 plans.append((path, None, None))
         hop_connections = self.spoke.connections(hop_pairs, self.mapping, self.hops)
-        pair_connections = (
-            self.spoke.connections(pair_pairs, self.mapping, self.scenario4_max_hops) if pair_pairs else None
-        )
+        end_connections = self.spoke.connections(end_pairs, self.mapping, self.scenario4_max_hops)
         return [
-            self._unreachable(path, mapped, pair_connections)
+            self._unreachable(path, mapped, end_connections)
             if hops is None
-            else self._reachable(path, hops, skipped, mapped, hop_connections)
+            else self._reachable(path, hops, skipped, mapped, hop_connections, end_connections)
             for path, hops, skipped in plans
         ]
 
@@ -270,13 +331,20 @@ class Comparator:
         if not path.in_graph:
             absent = [c for c in ends if c not in (path.vertices or [])]
             notes.append(f"not a vertex of the literature graph: {', '.join(absent) or ', '.join(ends)}")
+        unmapped = [c for c in ends if c not in mapped]
+        if link.connected:
+            scenario, cause = "4", "literature-absent" if not path.in_graph else "literature-disconnected"
+        else:
+            scenario, cause = "none", "unmapped" if unmapped else "spoke-disconnected"
         return Comparison(
-            path.source, path.target, "4" if link.connected else "none", ends,
-            {c: mapped[c] for c in ends if c in mapped}, [c for c in ends if c not in mapped], [],
-            path, link, self.scenario4_max_hops, notes,
+            path.source, path.target, scenario, ends, {c: mapped[c] for c in ends if c in mapped}, unmapped, [],
+            path, link, self.scenario4_max_hops, notes, cause=cause,
+            spoke_distance=link.length if link.connected else None, scenario_strict=scenario,
         )  # fmt: skip
 
-    def _reachable(self, path, hops, skipped, mapped, connections: SpokeConnections) -> Comparison:
+    def _reachable(
+        self, path, hops, skipped, mapped, connections: SpokeConnections, ends: SpokeConnections
+    ) -> Comparison:
         per_hop = [connections.link(a, b) for a, b in hops]
         unmapped = [c for c in path.concepts if c not in mapped]
         n_connected = sum(link.connected for link in per_hop)
@@ -289,15 +357,37 @@ class Comparator:
                 notes.append(NOT_JOINED)
             else:  # the evidence of each hop is the link between the chosen nodes
                 per_hop = [connections.node_link(x, y) for x, y in zip(walk, walk[1:], strict=False)]
-        spoke_hops = [SpokeHop(a, b, skip, link) for (a, b), skip, link in zip(hops, skipped, per_hop, strict=True)]
+        spoke_hops = [
+            SpokeHop(a, b, skip, link) for (a, b), skip, link in zip(hops, skipped, per_hop, strict=True)
+        ]
         scenario = scenario_of(
             not unmapped, len(path.concepts) - len(unmapped), len(spoke_hops), n_connected, walk is not None
         )
+        pair = ends.link(path.source, path.target)
+        walk_length = shortest = None
+        strict = scenario
+        if walk is not None:
+            walk_length = sum(int(hop.link.length or 0) for hop in spoke_hops)
+            # the SPOKE distance between the collapsed path's ends: the walk is never shorter
+            collapsed = ends.link(hops[0][0], hops[-1][1])
+            if collapsed.connected:
+                shortest = walk_length <= int(collapsed.length or 0)
+            elif walk_length > self.scenario4_max_hops:
+                notes.append(
+                    f"the SPOKE walk has {walk_length} relationships, more than the cap of "
+                    f"{self.scenario4_max_hops}: whether it is a shortest SPOKE path is not known"
+                )
+            if shortest is False:
+                strict = STRICTER.get(scenario, scenario)
+        elif spoke_hops:
+            shortest = False  # no single SPOKE path: not a shortest one either
         return Comparison(
             path.source, path.target, scenario, list(path.concepts),
             {c: mapped[c] for c in dict.fromkeys(path.concepts) if c in mapped},
             list(dict.fromkeys(unmapped)), spoke_hops, path, None, self.hops, notes,
             None if walk is None else [ref.as_dict(self.spoke.name_of(ref)) for ref in walk],
+            spoke_distance=pair.length if pair.connected else None, walk_length=walk_length,
+            shortest_in_spoke=shortest, scenario_strict=strict,
         )  # fmt: skip
 
 
@@ -319,6 +409,7 @@ def query_pairs(concepts: Sequence[str], ordered: bool) -> list[tuple[str, str]]
 
 
 __all__ = [
-    "DESCRIPTIONS", "NOT_JOINED", "SCENARIOS", "Comparator", "Comparison", "SpokeHop", "description",
-    "joined_walk", "query_pairs", "same_node_pairs", "scenario_of", "spoke_hops_of",
+    "CAUSES", "DESCRIPTIONS", "NOT_JOINED", "PAPER_PHRASE", "READINGS", "SCENARIOS", "STRICTER", "Comparator",
+    "Comparison", "SpokeHop", "description", "joined_walk", "query_pairs", "same_node_pairs", "scenario_of",
+    "spoke_hops_of",
 ]  # fmt: skip

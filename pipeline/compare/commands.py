@@ -37,7 +37,13 @@ def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
     )
     @click.option("--seed", help="Also take the SPOKE nodes around this node (identifier, e.g. DOID:0080600)")
     @click.option("--seed-label", help="Label of the seed node (faster; empty: any label)")
-    @click.option("--seed-hops", type=click.IntRange(1, 3), default=1, show_default=True, help="Relationships from the seed")
+    @click.option(
+        "--seed-hops",
+        type=click.IntRange(1, 3),
+        default=1,
+        show_default=True,
+        help="Relationships from the seed",
+    )
     @click.option(
         "--seed-labels",
         multiple=True,
@@ -45,10 +51,69 @@ def query_options(command: Callable[..., Any]) -> Callable[..., Any]:
         show_default=True,
         help="Labels of the nodes taken (repeatable)",
     )
-    @click.option("--seed-limit", type=click.IntRange(min=1), default=500, show_default=True)
+    @click.option(
+        "--seed-limit",
+        type=click.IntRange(min=1),
+        default=500,
+        show_default=True,
+        help="At most this many nodes, in the order: distance, support (shortest paths from the seed), label, "
+        "identifier; the record says how many were cut",
+    )
+    @click.option(
+        "--seed-cutoff",
+        "seed_cutoffs",
+        multiple=True,
+        help="Edge threshold of the neighbourhood, TYPE[|TYPE].property>=number (e.g. "
+        "INTERACTS_PiP.confidence>=0.7), as SPOKE's Neighborhood Explorer; repeatable",
+    )
     @functools.wraps(command)
-    def wrapper(*args: Any, seed_labels: tuple[str, ...], **kwargs: Any) -> Any:
-        return command(*args, seed_labels=list(seed_labels), **kwargs)
+    def wrapper(
+        *args: Any, seed_labels: tuple[str, ...], seed_cutoffs: tuple[str, ...], **kwargs: Any
+    ) -> Any:
+        from pipeline.compare.spoke import EdgeCutoff
+
+        try:
+            cutoffs = [EdgeCutoff.parse(text) for text in seed_cutoffs]
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--seed-cutoff") from None
+        return command(*args, seed_labels=list(seed_labels), seed_cutoffs=cutoffs, **kwargs)
+
+    return wrapper
+
+
+def spoke_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """How SPOKE is read: the relationship filter and the obsolete-node property."""
+
+    @click.option(
+        "--allow-relationships",
+        default="",
+        help="Only these SPOKE relationship types (comma-separated) in hop checks, scenario 4 and the neighbourhood",
+    )
+    @click.option(
+        "--deny-relationships",
+        default="",
+        help="Every SPOKE relationship type but these (comma-separated), e.g. ENCODES_OeP,INTERACTS_PiC",
+    )
+    @click.option(
+        "--obsolete-property",
+        default="vestige",
+        show_default=True,
+        help="Node property marking obsolete SPOKE nodes (true or 'True'), never mapped nor on a path; empty: none",
+    )
+    @functools.wraps(command)
+    def wrapper(*args: Any, allow_relationships: str, deny_relationships: str, **kwargs: Any) -> Any:
+        from pipeline.compare.spoke import RelationshipFilter
+
+        def names(text: str) -> tuple[str, ...]:
+            return tuple(name.strip() for name in text.split(",") if name.strip())
+
+        try:
+            relationships = RelationshipFilter(names(allow_relationships), names(deny_relationships))
+        except ValueError as exc:
+            raise click.BadParameter(
+                str(exc), param_hint="--allow-relationships/--deny-relationships"
+            ) from None
+        return command(*args, relationships=relationships, **kwargs)
 
     return wrapper
 
@@ -62,7 +127,9 @@ def _mapping(mapping_path: str):
         raise click.BadParameter(str(exc), param_hint="--mapping") from None
 
 
-def resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit, mapping, spoke):
+def resolve_query_set(
+    queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit, mapping, spoke, seed_cutoffs=()
+):
     """The query set from the file and/or the SPOKE neighbourhood of ``seed``."""
     from pipeline.compare.run import QuerySet, neighbourhood_entries, read_query_set
 
@@ -80,13 +147,11 @@ def resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, se
         try:
             entries, record = neighbourhood_entries(
                 spoke, mapping, seed, seed_label=seed_label or None, hops=seed_hops, labels=seed_labels,
-                limit=seed_limit,
+                limit=seed_limit, cutoffs=seed_cutoffs,
             )  # fmt: skip
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--seed") from None
-        query = QuerySet(
-            query.path or f"SPOKE neighbourhood of {seed}", [*query.entries, *entries], record
-        )
+        query = QuerySet(query.path or f"SPOKE neighbourhood of {seed}", [*query.entries, *entries], record)
     return query
 
 
@@ -99,11 +164,12 @@ def resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, se
     help="CUI -> SPOKE mapping (cui_spoke_mapping.parquet or .csv)",
 )
 @query_options
+@spoke_options
 @out_option("Output folder")
 @neo4j_options
 def query_set_command(
-    mapping_path, queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit, out_dir,
-    neo4j: Neo4jSettings,
+    mapping_path, queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit, seed_cutoffs, relationships,
+    obsolete_property, out_dir, neo4j: Neo4jSettings,
 ) -> None:  # fmt: skip
     """Resolve the comparison's query set to CUIs: query_set.json and query_concepts.txt."""
     from pipeline.compare.run import write_query_set
@@ -113,14 +179,27 @@ def query_set_command(
     if seed:
         try:
             with open_driver(neo4j) as driver:
-                spoke = SpokeGraph(driver, database=neo4j.database, naming=neo4j.naming, where=neo4j.describe())
+                spoke = SpokeGraph(
+                    driver,
+                    database=neo4j.database,
+                    naming=neo4j.naming,
+                    where=neo4j.describe(),
+                    relationships=relationships,
+                    obsolete_property=obsolete_property or None,
+                )
                 query = resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit,
-                                          mapping, spoke)  # fmt: skip
+                                          mapping, spoke, seed_cutoffs)  # fmt: skip
         except Neo4jUnavailable as exc:
             raise click.ClickException(str(exc)) from None
     else:
         query = resolve_query_set(queries_path, None, None, 1, seed_labels, seed_limit, mapping, None)
     paths = write_query_set(query, out_dir)
+    hood = query.neighbourhood or {}
+    if hood:
+        click.echo(f"SPOKE neighbourhood of {seed}: {hood['nodes_found']} nodes found, {hood['nodes_kept']} kept: "
+                   f"{hood['summary']}")  # fmt: skip
+    if hood.get("warning"):
+        click.echo(f"warning: {hood['warning']}", err=True)
     unresolved = [e.entry for e in query.unresolved]
     click.echo(
         f"query set: {len(query.entries)} entries, {len(query.concepts)} concepts"
@@ -176,21 +255,36 @@ def query_set_command(
 )
 @click.option("--no-mongo", is_flag=True, help="Use no evidence store, even when $LITPATH_MONGO_URI is set")
 @mongo_database_option()
+@spoke_options
+@click.option(
+    "--release",
+    "releases",
+    multiple=True,
+    help="A release the report names, KEY=VALUE with KEY spoke, umls or semmeddb (default: as the inputs "
+    "name them); repeatable",
+)
 @out_option("Output folder")
 @neo4j_options
 def compare(
     build_dir: Path, scope: str, mapping_path: str, queries_path: str | None, seed: str | None,
-    seed_label: str | None, seed_hops: int, seed_labels: list[str], seed_limit: int, hops: int,
+    seed_label: str | None, seed_hops: int, seed_labels: list[str], seed_limit: int, seed_cutoffs, hops: int,
     scenario4_max_hops: int, pair_mode: str, mongo_uri: str | None, no_mongo: bool, mongo_database: str,
-    out_dir: Path, neo4j: Neo4jSettings,
+    relationships, obsolete_property: str, releases: tuple[str, ...], out_dir: Path, neo4j: Neo4jSettings,
 ) -> None:  # fmt: skip
     """Classify literature paths against SPOKE (scenarios 1, 2a, 2b, 3a, 3b, 3c, 4) and write the report."""
     from pipeline.compare.classify import Comparator
     from pipeline.compare.report import no_mapped_concepts, write_report
-    from pipeline.compare.run import provenance_path, run_comparison
+    from pipeline.compare.run import RELEASES, provenance_path, releases_of, run_comparison
     from pipeline.compare.spoke import SpokeGraph
     from pipeline.query.build import open_build
 
+    stated = {}
+    for text in releases:
+        key, equals, value = text.partition("=")
+        if not equals or key.strip() not in RELEASES:
+            raise click.BadParameter(f"{text!r} is not KEY=VALUE with KEY one of {', '.join(RELEASES)}",
+                                     param_hint="--release")  # fmt: skip
+        stated[key.strip()] = value.strip()
     mapping = _mapping(mapping_path)
     try:
         # Distances of another graph are an error here: a report from mismatched artifacts is worse than none.
@@ -209,15 +303,23 @@ def compare(
         mongo_client = connect(mongo_uri, timeout_ms=3000, socket_timeout_ms=30_000, app="litpath-compare")
     try:
         with open_driver(neo4j) as driver:
-            spoke = SpokeGraph(driver, database=neo4j.database, naming=neo4j.naming, where=neo4j.describe())
+            spoke = SpokeGraph(
+                driver,
+                database=neo4j.database,
+                naming=neo4j.naming,
+                where=neo4j.describe(),
+                relationships=relationships,
+                obsolete_property=obsolete_property or None,
+            )
             query = resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit,
-                                      mapping, spoke)  # fmt: skip
+                                      mapping, spoke, seed_cutoffs)  # fmt: skip
             comparator = Comparator(mapping, spoke, hops=hops, scenario4_max_hops=scenario4_max_hops)
             run = run_comparison(
                 graph, mapping, comparator, query, ordered=pair_mode == "ordered",
                 mongo_db=None if mongo_client is None else mongo_client[mongo_database],
                 settings={"mapping_file": provenance_path(Path(mapping_path).resolve(), graph.build_dir),
-                          "neo4j": neo4j.describe()},
+                          "neo4j": neo4j.describe(),
+                          "releases": releases_of(graph.config, mapping_path, stated)},
                 semtypes={} if concepts is None else concepts.semtypes_by_cui(),
             )  # fmt: skip
     except Neo4jUnavailable as exc:
@@ -230,10 +332,12 @@ def compare(
     paths = write_report(run, out_dir, names)
     if no_mapped_concepts(run):
         click.echo("litpath compare: no concept of the query set maps to a SPOKE node in Neo4j", err=True)
+    for warning in run.provenance.get("warnings", []):
+        click.echo(f"litpath compare: warning: {warning}", err=True)
     # The record is run.json (counts, pairs, provenance); the terminal gets one line.
     counts = ", ".join(f"{scenario} {n:,}" for scenario, n in run.counts().items())
     click.echo(f"litpath compare: {len(run.comparisons):,} pairs of the {scope} graph by scenario: {counts}; "
                f"report in {paths['html']}")  # fmt: skip
 
 
-__all__ = ["compare", "query_set_command", "resolve_query_set"]
+__all__ = ["compare", "query_set_command", "resolve_query_set", "spoke_options"]

@@ -8,19 +8,36 @@ a path are not SPOKE concepts, so a literature hop is the stretch between two co
 concepts, and the abstracts on it are that hop's documents. The documents of a direct
 concept--concept edge come from the MongoDB evidence store when one is configured
 (:func:`attach_evidence`); without one, the hop says so instead of failing.
+
+Ties. Several literature paths may share the shortest cost (co-occurrence weights are ratios of
+small integers, so exact ties are common among rare concepts); one is classified. Which one is
+the rule of :meth:`pipeline.query.graph.Graph.path` (:data:`TIE_RULE`). The comparison counts
+the alternatives (:class:`ShortestPathCounter`): every pair's ``shortest_paths`` is the number
+of distinct shortest paths between its ends, so a reader sees how many pairs a different tie
+rule could move.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 log = logging.getLogger(__name__)
 
 NO_STORE = "no evidence store configured"
 STORE_FAILED = "evidence store unavailable"
 NO_BUILD = "no build loaded"  # a caller-given path classified with no build to look evidence up in
+# Which of several equal-cost paths is classified (pipeline/query/paths.py, pipeline/query/graph.py).
+TIE_RULE = (
+    "from stored distances, the walk over tight edges takes the target first, then neighbours that "
+    "get closer, the smallest slack, then the smallest vertex id (the lexically smallest key); on "
+    "demand, the bidirectional Dijkstra's first-settled parents"
+)
+ROW_CACHE_BYTES = 256 << 20  # distance rows the tie counter keeps (float64)
 
 
 @dataclass
@@ -59,14 +76,84 @@ class LiteraturePath:
     evidence_status: str = NO_STORE
     absent: list[str] = field(default_factory=list)  # ends that are not vertices of the graph
     distances: str | None = None  # "stored" or "on-demand": where the path's distances came from
+    shortest_paths: int | None = (
+        None  # distinct shortest paths between the ends (> 1: ties); None: not counted
+    )
 
 
-class PathFinder:
-    """Literature paths between concepts of one graph (:class:`pipeline.query.graph.Graph`)."""
+class ShortestPathCounter:
+    """The number of distinct shortest paths between two vertices of a graph.
+
+    A path is shortest when its cost equals the distance within the tolerance the path walk uses
+    (:class:`pipeline.query.paths.Tolerance`, relative 1e-5): those are the paths the walk could
+    have taken. With ``ds`` and ``dt`` the distances from s and from t (rows of the stored matrix,
+    else a Dijkstra on the sparse graph), an edge u -> v lies on one when
+    ``ds[u] + cost(u, v) + dt[v] <= D + tolerance``; the paths of that edge set are counted in
+    order of ``ds`` (count[v] = the sum of count[u] over its tight in-edges). A zero-cost edge
+    joins two vertices at the same ``ds``; it is left out, so the count is then a lower bound
+    (``zero_cost_ties`` counts such pairs).
+    """
 
     def __init__(self, graph: Any):
         self.graph = graph
+        self.zero_cost_ties = 0
+        self._rows: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._keep = max(2, ROW_CACHE_BYTES // max(1, 8 * graph.n))
+
+    def row(self, vertex: int) -> np.ndarray:
+        """Distances from ``vertex`` (float64): the stored row, else a Dijkstra; the last few kept."""
+        row = self._rows.get(vertex)
+        if row is not None:
+            self._rows.move_to_end(vertex)
+            return row
+        stored = self.graph.stored_row(vertex)
+        if stored is not None:
+            row = np.asarray(stored, dtype=np.float64)
+        else:
+            from scipy.sparse.csgraph import dijkstra
+
+            row = dijkstra(self.graph.adjacency.to_scipy(), directed=True, indices=vertex)
+        self._rows[vertex] = row
+        while len(self._rows) > self._keep:
+            self._rows.popitem(last=False)
+        return row
+
+    def count(self, source: int, target: int) -> int:
+        """Distinct shortest paths from ``source`` to ``target`` (0 when unreachable, 1 for s = t)."""
+        if source == target:
+            return 1
+        ds, dt = self.row(source), self.row(target)
+        distance = float(ds[target])
+        if not np.isfinite(distance):
+            return 0
+        bound = distance + self.graph.tolerance.bound(distance)
+        on_path = np.flatnonzero(ds + dt <= bound)
+        counts: dict[int, int] = {source: 1}
+        zero_cost = False
+        adjacency = self.graph.adjacency
+        for v in on_path[np.argsort(ds[on_path], kind="stable")]:
+            v = int(v)
+            if v == source:
+                continue
+            cols, costs = adjacency.neighbours(v)
+            tight = ds[cols] + costs.astype(np.float64) + dt[v] <= bound
+            zero_cost = zero_cost or bool(np.any(tight & (ds[cols] == ds[v])))
+            total = 0
+            for u in cols[tight & (ds[cols] < ds[v])]:
+                total += counts.get(int(u), 0)
+            counts[v] = total
+        self.zero_cost_ties += zero_cost
+        return counts.get(target, 0)
+
+
+class PathFinder:
+    """Literature paths between concepts of one graph (:class:`pipeline.query.graph.Graph`);
+    with ``count_ties``, each path also carries the number of shortest paths of its pair."""
+
+    def __init__(self, graph: Any, count_ties: bool = False):
+        self.graph = graph
         self.distances_used: dict[str, int] = {"stored": 0, "on-demand": 0}
+        self.ties = ShortestPathCounter(graph) if count_ties else None
 
     def path(self, source: str, target: str) -> LiteraturePath:
         graph = self.graph
@@ -94,6 +181,7 @@ class PathFinder:
         return LiteraturePath(
             source, target, True, keys, [keys[i] for i in concept_at], hops,
             result.total_cost, result.consistent, distances=where,
+            shortest_paths=None if self.ties is None else self.ties.count(s, t),
         )  # fmt: skip
 
 
@@ -124,5 +212,6 @@ def attach_evidence(paths: list[LiteraturePath], mongo_db, build_id: str) -> str
 
 
 __all__ = [
-    "NO_BUILD", "NO_STORE", "STORE_FAILED", "LiteratureHop", "LiteraturePath", "PathFinder", "attach_evidence",
+    "NO_BUILD", "NO_STORE", "STORE_FAILED", "TIE_RULE", "LiteratureHop", "LiteraturePath", "PathFinder",
+    "ShortestPathCounter", "attach_evidence",
 ]  # fmt: skip

@@ -5,7 +5,8 @@ Written under the run's output folder:
 ``paths.parquet`` / ``paths.csv``   one row per pair: scenario, literature path, SPOKE evidence,
                                     documents, and the full record as JSON (``detail``)
 ``hops.parquet`` / ``hops.csv``     one row per hop checked in SPOKE
-``scenarios.png``                   the scenario counts (the paper's Fig. 10)
+``scenarios.png``                   the scenario counts (the paper's Fig. 10), under both readings of
+                                    "found in the SPOKE shortest paths", 4 and none split by cause
 ``report.html``                     self-contained (figure embedded as base64 PNG, no network)
 ``report.md``                       the same content in Markdown, figure linked
 ``run.json``                        provenance, coverage, counts, timings, Neo4j round trips
@@ -26,7 +27,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from pipeline.builds.layout import CompareFolder
-from pipeline.compare.classify import SCENARIOS, Comparison, description
+from pipeline.compare.classify import CAUSES, PAPER_PHRASE, READINGS, SCENARIOS, Comparison, description
+from pipeline.compare.literature import TIE_RULE
 from pipeline.compare.run import CompareRun
 
 PATHS_SCHEMA = pa.schema(
@@ -38,7 +40,10 @@ PATHS_SCHEMA = pa.schema(
         ("literature_names", pa.string()), ("total_cost", pa.float64()),
         ("n_concepts", pa.int32()), ("n_mapped", pa.int32()), ("unmapped", pa.string()),
         ("n_spoke_hops", pa.int32()), ("n_connected", pa.int32()), ("spoke_paths", pa.string()),
-        ("documents", pa.string()), ("evidence_status", pa.string()), ("detail", pa.string()),
+        ("documents", pa.string()), ("evidence_status", pa.string()),
+        ("cause", pa.string()), ("literature_cause", pa.string()), ("spoke_distance", pa.int32()),
+        ("walk_length", pa.int32()), ("shortest_in_spoke", pa.bool_()), ("scenario_strict", pa.string()),
+        ("shortest_paths", pa.int64()), ("detail", pa.string()),
     ]
 )  # fmt: skip
 HOPS_SCHEMA = pa.schema(
@@ -133,6 +138,10 @@ def paths_table(run: CompareRun, names: dict[str, str | None]) -> pa.Table:
             "spoke_paths": spoke_text(comp),
             "documents": _documents_text(comp),
             "evidence_status": lit.evidence_status if reachable else None,
+            "cause": comp.cause, "literature_cause": comp.literature_cause,
+            "spoke_distance": comp.spoke_distance, "walk_length": comp.walk_length,
+            "shortest_in_spoke": comp.shortest_in_spoke, "scenario_strict": comp.scenario_strict or comp.scenario,
+            "shortest_paths": lit.shortest_paths if reachable else None,
             "detail": json.dumps(comp.as_dict(), default=str),
         }  # fmt: skip
         for key, value in values.items():
@@ -157,21 +166,77 @@ def hops_table(run: CompareRun) -> pa.Table:
     return pa.table(rows, schema=HOPS_SCHEMA)
 
 
-def scenario_figure(counts: dict[str, int], title: str) -> bytes:
-    """Bar chart of scenario counts as PNG bytes (matplotlib Agg, no display needed)."""
+CAUSE_NAMES = {  # short names of the causes, for the figure and the tables
+    "literature-disconnected": "both ends in the literature graph",
+    "literature-absent": "an end not in the literature graph",
+    "unmapped": "an end unmapped",
+    "spoke-disconnected": "not connected in SPOKE",
+}
+
+
+def count_rows(run: CompareRun) -> list[dict[str, Any]]:
+    """The counts table: each scenario under both readings, the paper's groups 2 (2a + 2b) and 3
+    (3a + 3b + 3c), and 4 and none split by cause (the paper's numbers kept)."""
+    per_hop, strict, causes = run.counts("adjacency"), run.counts("shortest"), run.cause_counts()
+    hops = run.provenance.get("hop_limit", 1)
+    rows: list[dict[str, Any]] = []
+    for scenario in SCENARIOS:
+        rows.append({"scenario": scenario, "kind": "scenario", "meaning": description(scenario, hops),
+                     "adjacency": per_hop[scenario], "shortest": strict[scenario]})  # fmt: skip
+        for cause, meaning in CAUSES.get(scenario, {}).items():
+            n = causes[scenario][cause]
+            rows.append({"scenario": f"{scenario}: {CAUSE_NAMES[cause]}", "kind": "cause", "meaning": meaning,
+                         "adjacency": n, "shortest": n, "cause": cause})  # fmt: skip
+        for group, parts in (("2", ("2a", "2b")), ("3", ("3a", "3b", "3c"))):
+            if scenario == parts[-1]:
+                rows.append({"scenario": f"{group} ({' + '.join(parts)})", "kind": "total",
+                             "meaning": f"scenario {group} of the paper, all its cases",
+                             "adjacency": sum(per_hop[p] for p in parts),
+                             "shortest": sum(strict[p] for p in parts)})  # fmt: skip
+    return rows
+
+
+def scenario_figure(run: CompareRun, title: str) -> bytes:
+    """Fig. 10 as PNG bytes (matplotlib Agg, no display needed): per scenario, the pairs under the
+    per-hop reading and under the shortest-path reading side by side; 4 and none stacked by cause."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
-    labels = [s for s in SCENARIOS]
-    values = [counts.get(s, 0) for s in labels]
-    fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
-    bars = ax.bar([f"Scenario {s}" if s != "none" else "none" for s in labels], values, color="#4C72B0")
-    ax.bar_label(bars, labels=[str(v) for v in values], padding=2, fontsize=8)
+    per_hop, strict, causes = run.counts("adjacency"), run.counts("shortest"), run.cause_counts()
+    x = np.arange(len(SCENARIOS))
+    width = 0.38
+    fig, ax = plt.subplots(figsize=(8.5, 4.2), dpi=100)
+    colours = {"adjacency": "#4C72B0", "shortest": "#DD8452"}
+    shades = {
+        "literature-disconnected": 1.0,
+        "literature-absent": 0.55,
+        "unmapped": 0.55,
+        "spoke-disconnected": 1.0,
+    }
+    for offset, reading, counts in ((-width / 2, "adjacency", per_hop), (width / 2, "shortest", strict)):
+        plain = [counts[s] if s not in CAUSES else 0 for s in SCENARIOS]
+        label = "per-hop reading (default)" if reading == "adjacency" else "shortest-path reading"
+        bars = ax.bar(x + offset, plain, width, color=colours[reading], label=label)
+        ax.bar_label(bars, labels=[str(v) if s not in CAUSES else "" for s, v in zip(SCENARIOS, plain, strict=True)],
+                     padding=2, fontsize=7)  # fmt: skip
+        for scenario, split in causes.items():
+            i, bottom = SCENARIOS.index(scenario), 0
+            for cause, n in split.items():
+                ax.bar(x[i] + offset, n, width, bottom=bottom, color=colours[reading], alpha=shades[cause],
+                       edgecolor="white", hatch="//" if shades[cause] < 1 else None)  # fmt: skip
+                if n:
+                    ax.text(x[i] + offset, bottom + n / 2, str(n), ha="center", va="center", fontsize=7)
+                bottom += n
+            ax.text(x[i] + offset, bottom, str(bottom), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(x, [f"Scenario {s}" if s != "none" else "none" for s in SCENARIOS])
     ax.set_ylabel("pairs")
     ax.set_title(title, fontsize=10)
     ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+    ax.legend(fontsize=7, title="hatched: 4, an end not in the literature graph; none, an end unmapped",
+              title_fontsize=7)  # fmt: skip
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
@@ -201,14 +266,52 @@ def graph_sentence(prov: dict[str, Any]) -> str:
 def settings_sentence(prov: dict[str, Any]) -> str:
     cap = prov.get("scenario4_max_hops")
     same = prov.get("same_node_pairs") or []
+    relationships = prov.get("relationships") or {}
+    followed = (
+        "only " + ", ".join(relationships["allow"]) if relationships.get("allow")
+        else "all but " + ", ".join(relationships["deny"]) if relationships.get("deny")
+        else "every relationship type (no filter)"
+    )  # fmt: skip
     text = (
         f"SPOKE hop limit h = {prov['hop_limit']} (a hop is connected when SPOKE joins its two concepts within "
         f"h relationships); scenario 4 searches SPOKE up to {cap} relationships (a safety cap: the paper sets "
-        "no bound; 'none' is not a scenario of the paper, it means no SPOKE path within the cap)."
+        "no bound; 'none' is not a scenario of the paper, it means no SPOKE path within the cap). "
+        f"SPOKE paths follow {followed}"
     )
+    if prov.get("obsolete_property"):
+        text += f", and never a node marked obsolete ({prov['obsolete_property']})"
+    text += "."
     if same:
         text += f" {len(same)} pair(s) of CUIs of one SPOKE node are not classified (trivially connected)."
     return text
+
+
+def readings_sentence() -> str:
+    return (
+        f'Table VI says a path is "{PAPER_PHRASE}" (2b, 3a, 3b). Counted under two readings: '
+        f"{READINGS['adjacency']}; and {READINGS['shortest']}."
+    )
+
+
+def ties_sentence(run: CompareRun) -> str:
+    ties = run.tie_counts()
+    text = (
+        f"Ties: {ties['pairs_tied']} of {ties['pairs_counted']} pairs with a literature path have more than one "
+        f"shortest path (at most {ties['most_paths']}); one is classified: {TIE_RULE}."
+    )
+    if run.provenance.get("zero_cost_ties"):
+        text += f" {run.provenance['zero_cost_ties']} pair(s) have zero-cost edges on them: their counts are lower bounds."
+    return text
+
+
+def releases_sentence(prov: dict[str, Any]) -> str:
+    releases = prov.get("releases") or {}
+    names = {"spoke": "SPOKE", "umls": "UMLS", "semmeddb": "SemMedDB"}
+    return (
+        "Releases: " + "; ".join(f"{names.get(k, k)} {v}" for k, v in releases.items()) + "."
+        if releases
+        else ""
+    )
 
 
 def query_sentence(prov: dict[str, Any]) -> str:
@@ -221,6 +324,8 @@ def query_sentence(prov: dict[str, Any]) -> str:
             f"; SPOKE neighbourhood of {seed.get('identifier')} {seed.get('name') or ''} "
             f"({seed.get('label')}) within {hood.get('hops')} relationship(s): {labels or 'no nodes'}"
         )
+        if hood.get("summary"):
+            text += f"; {hood['summary']} ({hood.get('nodes_found')} found, {hood.get('nodes_kept')} kept, in the order {hood.get('order')})"
     return text + "."
 
 
@@ -248,7 +353,8 @@ def examples(run: CompareRun, names: dict[str, str | None], per_scenario: int = 
                 "pair": f"{c.source} – {c.target}",
                 "literature": _names(names, c.concepts)
                 if c.literature is not None and c.literature.reachable
-                else "no path in the literature graph",
+                else "no path in the literature graph"
+                + (f" ({CAUSE_NAMES[c.cause]})" if c.cause in CAUSE_NAMES else ""),
                 "spoke": spoke_text(c),
                 "documents": _documents_text(c, EXAMPLE_DOCUMENTS_PER_HOP) or "",
             }
@@ -272,12 +378,16 @@ code{font-size:0.9em}
 <p id="graph">{{ graph_text }}</p>
 <p id="settings">{{ settings_text }}</p>
 <p id="query">{{ query_text }}</p>
+<p id="readings">{{ readings_text }}</p>
+<p id="ties">{{ ties_text }}</p>
+{% if releases_text %}<p id="releases">{{ releases_text }}</p>{% endif %}
+{% for w in warnings %}<p class="note warning">Warning: {{ w }}</p>{% endfor %}
 {% if no_mapped %}<p class="note" id="no-mapped">No concept of the query set maps to a SPOKE node present in Neo4j: every pair is scenario 3c, 4 or none only by construction. Check the mapping file and the query identifiers.</p>{% endif %}
 <h2>Scenarios</h2>
 <img id="scenario-figure" alt="scenario counts" src="data:image/png;base64,{{ figure }}">
-<table id="scenario-counts"><tr><th>scenario</th><th>meaning</th><th>pairs</th></tr>
-{% for s in scenarios %}<tr><td>{{ s }}</td><td>{{ descriptions[s] }}</td><td class="count" data-scenario="{{ s }}">{{ counts[s] }}</td></tr>
-{% endfor %}<tr><th colspan="2">total</th><th>{{ total }}</th></tr></table>
+<table id="scenario-counts"><tr><th>scenario</th><th>meaning</th><th>pairs (per-hop reading)</th><th>pairs (shortest-path reading)</th></tr>
+{% for row in count_rows %}<tr class="{{ row.kind }}">{% if row.kind == "scenario" %}<td>{{ row.scenario }}</td><td>{{ row.meaning }}</td><td class="count" data-scenario="{{ row.scenario }}">{{ row.adjacency }}</td><td class="count-shortest" data-scenario-shortest="{{ row.scenario }}">{{ row.shortest }}</td>{% elif row.kind == "cause" %}<td>&nbsp;&nbsp;{{ row.scenario }}</td><td>{{ row.meaning }}</td><td data-cause="{{ row.cause }}">{{ row.adjacency }}</td><td>{{ row.shortest }}</td>{% else %}<th>{{ row.scenario }}</th><td>{{ row.meaning }}</td><th data-total="{{ row.scenario }}">{{ row.adjacency }}</th><th>{{ row.shortest }}</th>{% endif %}</tr>
+{% endfor %}<tr><th colspan="2">total</th><th>{{ total }}</th><th>{{ total }}</th></tr></table>
 <h2>Examples per scenario</h2>
 {% for s in scenarios %}{% if example_rows[s] %}<h3>Scenario {{ s }}: {{ descriptions[s] }}</h3>
 <table><tr><th>pair</th><th>literature path</th><th>SPOKE path</th><th>literature documents</th></tr>
@@ -315,7 +425,7 @@ def _md_cell(text: Any) -> str:
 
 
 def markdown(run: CompareRun, names: dict[str, str | None], example_rows, no_mapped: bool) -> str:
-    prov, counts, total = run.provenance, run.counts(), len(run.comparisons)
+    prov, total = run.provenance, len(run.comparisons)
     lines = [
         "# Literature paths compared with SPOKE",
         "",
@@ -330,10 +440,31 @@ def markdown(run: CompareRun, names: dict[str, str | None], example_rows, no_map
     ]
     if no_mapped:
         lines += ["> **No concept of the query set maps to a SPOKE node present in Neo4j.**", ""]
-    lines += ["![scenario counts](scenarios.png)", "", "| scenario | meaning | pairs |", "|---|---|---|"]
+    lines += [readings_sentence(), "", ties_sentence(run), ""]
+    if releases_sentence(prov):
+        lines += [releases_sentence(prov), ""]
+    lines += [f"> **Warning:** {w}" for w in prov.get("warnings", [])]
+    if prov.get("warnings"):
+        lines.append("")
+    lines += [
+        "![scenario counts](scenarios.png)",
+        "",
+        "| scenario | meaning | pairs (per-hop reading) | pairs (shortest-path reading) |",
+        "|---|---|---|---|",
+    ]
     descriptions = {s: description(s, prov["hop_limit"]) for s in SCENARIOS}
-    lines += [f"| {s} | {descriptions[s]} | {counts[s]} |" for s in SCENARIOS]
-    lines += [f"| **total** | | **{total}** |", "", "## Examples per scenario", ""]
+    for row in count_rows(run):
+        if row["kind"] == "total":
+            lines.append(
+                f"| **{row['scenario']}** | {row['meaning']} | **{row['adjacency']}** | **{row['shortest']}** |"
+            )
+        elif row["kind"] == "cause":
+            lines.append(
+                f"| ↳ {row['scenario']} | {row['meaning']} | {row['adjacency']} | {row['shortest']} |"
+            )
+        else:
+            lines.append(f"| {row['scenario']} | {row['meaning']} | {row['adjacency']} | {row['shortest']} |")
+    lines += [f"| **total** | | **{total}** | **{total}** |", "", "## Examples per scenario", ""]
     for s in SCENARIOS:
         if not example_rows[s]:
             continue
@@ -348,7 +479,12 @@ def markdown(run: CompareRun, names: dict[str, str | None], example_rows, no_map
             for r in example_rows[s]
         ]
         lines.append("")
-    lines += ["## Mapping routes used", "", "| SPOKE label | route (method) | concepts on the paths |", "|---|---|---|"]
+    lines += [
+        "## Mapping routes used",
+        "",
+        "| SPOKE label | route (method) | concepts on the paths |",
+        "|---|---|---|",
+    ]
     lines += [f"| {label} | {method} | {n} |" for label, method, n in mapping_routes(run)]
     lines += ["", "## Mapping coverage", "", "```", json.dumps(run.coverage, indent=2), "```", ""]
     lines += ["## Provenance", "", "| key | value |", "|---|---|"]
@@ -383,7 +519,7 @@ def write_report(run: CompareRun, out_dir: str | Path, names: dict[str, str | No
     counts = run.counts()
     prov = run.provenance
     png = scenario_figure(
-        counts,
+        run,
         f"SPOKE comparison, build {prov['build_id']}, {prov.get('graph', 'full')} graph, h = {prov['hop_limit']}",
     )
     paths["figure"].write_bytes(png)
@@ -396,7 +532,8 @@ def write_report(run: CompareRun, out_dir: str | Path, names: dict[str, str | No
         figure=base64.b64encode(png).decode("ascii"), example_rows=example_rows,
         coverage=run.coverage, round_trips=run.round_trips, timings=run.timings, no_mapped=no_mapped,
         graph_text=graph_sentence(prov), settings_text=settings_sentence(prov), query_text=query_sentence(prov),
-        routes=mapping_routes(run),
+        routes=mapping_routes(run), count_rows=count_rows(run), readings_text=readings_sentence(),
+        ties_text=ties_sentence(run), releases_text=releases_sentence(prov), warnings=prov.get("warnings", []),
     )  # fmt: skip
     # Through a temporary file and a rename: the path service serves this file, never half of it.
     partial = paths["html"].with_name(f".{paths['html'].name}.{os.getpid()}.partial")
@@ -407,6 +544,14 @@ def write_report(run: CompareRun, out_dir: str | Path, names: dict[str, str | No
         "provenance": run.provenance,
         "coverage": run.coverage,
         "counts": counts,
+        "counts_shortest_reading": run.counts("shortest"),
+        "causes": run.cause_counts(),
+        "totals": {
+            row["scenario"]: {"adjacency": row["adjacency"], "shortest": row["shortest"]}
+            for row in count_rows(run)
+            if row["kind"] == "total"
+        },
+        "ties": run.tie_counts(),
         "pairs": len(run.comparisons),
         "neo4j_round_trips": run.round_trips,
         "seconds": run.timings,
@@ -419,6 +564,7 @@ def write_report(run: CompareRun, out_dir: str | Path, names: dict[str, str | No
 __all__ = [
     "HOPS_SCHEMA",
     "PATHS_SCHEMA",
+    "count_rows",
     "hops_table",
     "paths_table",
     "scenario_figure",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,17 +31,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.builds.layout import CompareFolder
+from pipeline.builds.layout import CompareFolder, MappingFolder
 from pipeline.compare.classify import Comparator, Comparison, query_pairs, same_node_pairs
 from pipeline.compare.literature import (
     NO_BUILD,
     NO_STORE,
+    TIE_RULE,
     LiteratureHop,
     LiteraturePath,
     PathFinder,
     attach_evidence,
 )
-from pipeline.compare.spoke import CONCEPT_KEY, CuiMapping
+from pipeline.compare.spoke import CONCEPT_KEY, NEIGHBOURHOOD_ORDER, CuiMapping, EdgeCutoff
 
 
 @dataclass
@@ -121,27 +123,53 @@ def _read_resolved(path: Path) -> QuerySet:
 def neighbourhood_entries(
     spoke, mapping: CuiMapping, seed: str, *, seed_label: str | None = None, hops: int = 1,
     labels: list[str] | tuple[str, ...] = ("Disease", "Protein"), limit: int = 500,
+    cutoffs: tuple[EdgeCutoff, ...] | list[EdgeCutoff] = (),
 ) -> tuple[list[QueryEntry], dict[str, Any]]:  # fmt: skip
     """Query entries for the SPOKE nodes around ``seed`` (see :meth:`SpokeGraph.neighbourhood`),
-    each mapped to its CUIs, and the record of what was asked and found."""
-    seed_node, nodes = spoke.neighbourhood(seed, seed_label=seed_label, hops=hops, labels=labels, limit=limit)
+    each mapped to its CUIs, and the record of what was asked and found.
+
+    At most ``limit`` nodes are kept, the first in :data:`NEIGHBOURHOOD_ORDER`; the record says
+    how many were found and kept, and warns when some were cut. Its ``summary`` is the paper's
+    own count: "N SPOKE nodes -> M CUIs" (the paper's 54 nodes were mapped to 68 CUIs)."""
+    seed_node, found = spoke.neighbourhood(
+        seed, seed_label=seed_label, hops=hops, labels=labels, cutoffs=cutoffs
+    )
     if seed_node is None:
         raise ValueError(f"SPOKE neighbourhood: no node with identifier {seed!r}" + (
             f" and label {seed_label}" if seed_label else "") + f" in {spoke.where}")  # fmt: skip
+    nodes = found[:limit]
     entries = [
-        QueryEntry(node["identifier"], "spoke", mapping.cuis_of(node["identifier"], node["label"]), node["label"])
+        QueryEntry(
+            node["identifier"], "spoke", mapping.cuis_of(node["identifier"], node["label"]), node["label"]
+        )
         for node in nodes
     ]
+    cuis = list(dict.fromkeys(c for entry in entries for c in entry.cuis))
     by_label = Counter(node["label"] for node in nodes)
     record = {
         "seed": seed_node,
         "hops": hops,
         "labels": list(labels),
         "limit": limit,
+        "order": NEIGHBOURHOOD_ORDER,
+        "cutoffs": [cutoff.as_dict() for cutoff in cutoffs],
+        "relationships": spoke.relationships.as_dict(),
+        "nodes_found": len(found),
+        "nodes_kept": len(nodes),
+        "nodes_found_by_label": dict(sorted(Counter(node["label"] for node in found).items())),
         "nodes": [{**node, "cuis": entry.cuis} for node, entry in zip(nodes, entries, strict=True)],
         "nodes_by_label": dict(sorted(by_label.items())),
-        "nodes_without_cui": [node["identifier"] for node, entry in zip(nodes, entries, strict=True) if not entry.cuis],
+        "nodes_without_cui": [
+            node["identifier"] for node, entry in zip(nodes, entries, strict=True) if not entry.cuis
+        ],
+        "cuis": len(cuis),
+        "summary": f"{len(nodes)} SPOKE nodes → {len(cuis)} CUIs",
     }
+    if len(found) > limit:
+        record["warning"] = (
+            f"the neighbourhood of {seed} has {len(found)} nodes; only the first {limit} are kept "
+            f"({NEIGHBOURHOOD_ORDER}): raise the limit, add edge cutoffs or narrow the labels"
+        )
     return entries, record
 
 
@@ -174,11 +202,34 @@ class CompareRun:
     timings: dict[str, float] = field(default_factory=dict)
     round_trips: int = 0
 
-    def counts(self) -> dict[str, int]:
+    def counts(self, reading: str = "adjacency") -> dict[str, int]:
+        """Pairs per scenario under a reading of "found in the SPOKE shortest paths"
+        (``adjacency``, the default, or ``shortest``: :data:`pipeline.compare.classify.READINGS`)."""
         from pipeline.compare.classify import SCENARIOS
 
-        found = Counter(c.scenario for c in self.comparisons)
+        found = Counter(
+            c.scenario if reading == "adjacency" else (c.scenario_strict or c.scenario)
+            for c in self.comparisons
+        )
         return {s: found.get(s, 0) for s in SCENARIOS}
+
+    def cause_counts(self) -> dict[str, dict[str, int]]:
+        """Scenario 4 and none, split by cause (:data:`pipeline.compare.classify.CAUSES`)."""
+        from pipeline.compare.classify import CAUSES
+
+        found = Counter((c.scenario, c.cause) for c in self.comparisons)
+        return {s: {cause: found.get((s, cause), 0) for cause in causes} for s, causes in CAUSES.items()}
+
+    def tie_counts(self) -> dict[str, int]:
+        """Pairs with a literature path, those whose shortest path is not the only one, and the
+        most equal-cost paths of one pair."""
+        counted = [c.literature.shortest_paths for c in self.comparisons
+                   if c.literature is not None and c.literature.shortest_paths is not None]  # fmt: skip
+        return {
+            "pairs_counted": len(counted),
+            "pairs_tied": sum(1 for n in counted if n > 1),
+            "most_paths": max(counted, default=0),
+        }
 
 
 def coverage_of(
@@ -187,8 +238,10 @@ def coverage_of(
     graph,
     mapping: CuiMapping,
     semtypes: dict[str, list[str]] | None = None,
+    obsolete: set | None = None,
 ) -> dict[str, Any]:
-    """Mapping coverage of the query concepts and of every concept on the paths, unmapped per type."""
+    """Mapping coverage of the query concepts and of every concept on the paths, unmapped per type
+    (``obsolete``: the mapped SPOKE nodes Neo4j marks obsolete, which count as absent)."""
     mapped = {c for comp in comparisons for c in comp.mapped}
     on_paths = list(dict.fromkeys(c for comp in comparisons for c in comp.concepts))
     out: dict[str, Any] = {}
@@ -201,7 +254,11 @@ def coverage_of(
             "in_graph": sum(1 for c in concepts if graph is None or c in graph.vid_of),
             "mapped": sum(1 for c in concepts if c in mapped),
             "in_mapping_not_in_neo4j": sorted(c for c in concepts if mapping.nodes_of(c) and c not in mapped),
-        }
+            "in_mapping_only_obsolete_nodes": sorted(
+                c for c in concepts
+                if c not in mapped and mapping.nodes_of(c) and set(mapping.nodes_of(c)) <= (obsolete or set())
+            ),
+        }  # fmt: skip
     unmapped_by_type: Counter[str] = Counter()
     for c in on_paths:
         if c not in mapped:
@@ -239,7 +296,7 @@ def run_comparison(
     every_pair = query_pairs(query.concepts, ordered)
     same_node = same_node_pairs(every_pair, mapping)
     pairs = [pair for pair in every_pair if pair not in same_node]
-    finder = PathFinder(graph)
+    finder = PathFinder(graph, count_ties=True)
     t = time.perf_counter()
     paths = [finder.path(a, b) for a, b in pairs]
     timings["literature_paths"] = time.perf_counter() - t
@@ -265,6 +322,10 @@ def run_comparison(
         "pairs": "ordered" if ordered else "unordered",
         "hop_limit": comparator.hops,
         "scenario4_max_hops": comparator.scenario4_max_hops,
+        "relationships": comparator.spoke.relationships.as_dict(),
+        "obsolete_property": comparator.spoke.obsolete_property,
+        "tie_rule": TIE_RULE,
+        "zero_cost_ties": finder.ties.zero_cost_ties if finder.ties is not None else 0,
         "same_node_pairs": [list(pair) for pair in sorted(same_node)],
         "evidence": evidence_status,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -273,16 +334,74 @@ def run_comparison(
     if query.neighbourhood:
         hood = query.neighbourhood
         provenance["query_neighbourhood"] = {
-            "seed": hood.get("seed"), "hops": hood.get("hops"), "labels": hood.get("labels"),
-            "nodes_by_label": hood.get("nodes_by_label"),
+            key: hood.get(key)
+            for key in ("seed", "hops", "labels", "nodes_by_label", "nodes_found", "nodes_kept", "limit", "order",
+                        "cutoffs", "summary", "warning")
+            if hood.get(key) is not None
         }  # fmt: skip
+    warnings = run_warnings(comparator, query)
+    if warnings:
+        provenance["warnings"] = warnings
     return CompareRun(
         comparisons,
         provenance,
-        coverage_of(query, comparisons, graph, mapping, semtypes),
+        coverage_of(query, comparisons, graph, mapping, semtypes, comparator.spoke.obsolete),
         timings,
         comparator.spoke.round_trips - trips_before,
     )
+
+
+RELEASES = ("spoke", "umls", "semmeddb")
+_SEMMEDDB_RELEASE = re.compile(r"semmed(VER\d+[A-Za-z0-9]*(?:_R)?)_", re.IGNORECASE)
+
+
+def releases_of(
+    graph_config: dict[str, Any], mapping_path: str | Path | None, stated: dict[str, str]
+) -> dict[str, str]:
+    """The releases of SPOKE, UMLS and SemMedDB the comparison rests on: as stated (config
+    ``compare.releases``, ``--release``), else as the inputs name them -- SemMedDB from its file
+    names (``semmedVER43_R_PREDICATION...``: VER43_R) and checksum, UMLS and SPOKE from what
+    ``build-mapping`` recorded (``mapping_stats.json``: UMLS's ``release.dat``, the SPOKE source)."""
+    recorded: dict[str, Any] = {}
+    if mapping_path is not None:
+        stats_path = MappingFolder(Path(mapping_path).parent).stats
+        try:
+            recorded = json.loads(stats_path.read_text(encoding="utf-8")).get("releases") or {}
+        except (OSError, ValueError):
+            recorded = {}
+    releases: dict[str, str] = {}
+    for item in graph_config.get("resolved_inputs") or []:
+        if str(item.get("kind", "")).startswith("semmeddb_predication"):
+            name = Path(str(item.get("path", ""))).name
+            match = _SEMMEDDB_RELEASE.search(name)
+            if match:
+                releases["semmeddb"] = (
+                    f"{match.group(1)} (file {name}, sha256 {str(item.get('sha256', ''))[:12]})"
+                )
+                break
+    if recorded.get("umls"):
+        releases["umls"] = str(recorded["umls"])
+    spoke = recorded.get("spoke")
+    source = recorded.get("spoke_source")
+    if spoke or source:
+        releases["spoke"] = " ".join(part for part in (spoke, f"({source})" if source else None) if part)
+    releases.update({key: value for key, value in stated.items() if value})
+    return {key: releases.get(key) or "not recorded" for key in RELEASES}
+
+
+def run_warnings(comparator: Comparator, query: QuerySet | None = None) -> list[str]:
+    """What a reader of the counts must know: a hop limit above 1 without a relationship filter
+    (SPOKE's hub relationships then join nearly everything), a neighbourhood cut at its limit."""
+    warnings = []
+    if comparator.hops > 1 and not comparator.spoke.relationships.active:
+        warnings.append(
+            f"hop limit h = {comparator.hops} with no relationship filter: on SPOKE, hub relationships "
+            "(ENCODES_OeP, INTERACTS_PiC, ISA) join nearly any two nodes within two relationships; set "
+            "compare.relationships (allow or deny)"
+        )
+    if query is not None and query.neighbourhood and query.neighbourhood.get("warning"):
+        warnings.append(query.neighbourhood["warning"])
+    return warnings
 
 
 def provenance_path(path: str | Path, build_dir: str | Path) -> str:
@@ -351,5 +470,6 @@ def classify_pair(comparator: Comparator, graph, source: str, target: str, *, mo
 
 __all__ = [
     "CompareRun", "QueryEntry", "QuerySet", "classify_given_path", "classify_pair", "coverage_of", "given_path",
-    "neighbourhood_entries", "provenance_path", "read_query_set", "run_comparison", "write_query_set",
+    "neighbourhood_entries", "provenance_path", "read_query_set", "releases_of", "run_comparison", "run_warnings",
+    "write_query_set",
 ]  # fmt: skip

@@ -8,14 +8,23 @@ are connected with length 0. The evidence of a connected pair is one shortest SP
 between the closest mapped nodes (ties broken by label and identifier of the end nodes;
 among equally short paths between the same two nodes, Neo4j's ``shortestPath`` picks one).
 
+SPOKE as it is served (docs/design.md §6.6). Identifiers are compared whatever their type in
+Neo4j (an integer Entrez id matches the mapping's ``"3569"``); a node marked obsolete (SPOKE's
+``vestige``, true or "True") is neither a mapped node nor a step of a path; a node with several
+labels is the node the mapping names under any of them, and a path reports each node's labels;
+and a :class:`RelationshipFilter` (allowed or denied relationship types) keeps hub
+relationships (``ENCODES_OeP``: every protein of an organism two hops from every other) out of
+the hop checks and scenario 4's search.
+
 Queries. Everything is read-only (``session.execute_read``) and parameterized: identifiers
-travel as parameters, only checked labels and the integer hop bound are part of the text.
-A whole run costs
+travel as parameters, only checked labels, relationship types and the integer hop bound are
+part of the text. A whole run costs
 
 * one query resolving every mapped (label, identifier) to a Neo4j element id (a
   ``UNION ALL`` of one ``UNWIND`` per label), and
 * one ``UNWIND $pairs`` query per ``chunk_size`` distinct node pairs per hop bound, each
-  pair answered with ``shortestPath((a)-[*..h]-(b))``.
+  pair answered with ``shortestPath((a)-[*..h]-(b))``;
+* with a deny list, one ``db.relationshipTypes()`` call (the allowed types are the others).
 
 :attr:`SpokeGraph.round_trips` counts the queries sent. Each runs with the driver's query
 timeout (:func:`pipeline.store.neo4j.query_timeout_of`, ``neo4j.query_timeout_s``), or the time
@@ -40,6 +49,7 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
 
+from pipeline.spoke.mapping.rules import MAPPABLE_LABELS
 from pipeline.store.neo4j import (
     GraphNaming,
     Neo4jTimeout,
@@ -52,11 +62,53 @@ from pipeline.store.neo4j import (
 )
 
 CONCEPT_KEY = re.compile(r"^(C\d{7}|GENE:\d{1,12})$")
+OBSOLETE_PROPERTY = "vestige"  # SPOKE's mark of an obsolete node (pipeline.spoke.mapping.rules)
 MAX_HOPS = 4  # hop limit h of a literature hop: a few relationships at most are meaningful
 # Scenario 4 ("path exists in SPOKE") has no bound in the paper; shortestPath is a
 # bidirectional breadth-first search, so a generous cap stays cheap (DEFAULT_SCENARIO4_MAX_HOPS).
 MAX_PAIR_HOPS = 32
 DEFAULT_SCENARIO4_MAX_HOPS = 12
+
+
+@dataclass(frozen=True)
+class RelationshipFilter:
+    """Which SPOKE relationship types a hop check, scenario 4's search and the neighbourhood may
+    follow: only ``allow`` when given, else every type but ``deny``; empty both: every type."""
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in (*self.allow, *self.deny):
+            check_name(name, "relationship type")
+        if self.allow and self.deny:
+            raise ValueError("give allowed or denied SPOKE relationship types, not both")
+
+    @property
+    def active(self) -> bool:
+        return bool(self.allow or self.deny)
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {"allow": list(self.allow), "deny": list(self.deny)}
+
+    def describe(self) -> str:
+        if self.allow:
+            return "only " + ", ".join(self.allow)
+        if self.deny:
+            return "all but " + ", ".join(self.deny)
+        return "every relationship type"
+
+
+NO_FILTER = RelationshipFilter()
+
+
+def obsolete_test(variable: str, obsolete_property: str | None) -> str:
+    """Cypher that is true for a node marked obsolete (the property true, or "true" in any case).
+    The property's name travels as the parameter ``$obsolete`` (read as ``n[$obsolete]``: no
+    warning from Neo4j when no node has it, and still checked during a shortest-path search)."""
+    if not obsolete_property:
+        return "false"
+    return f"coalesce(toLower(toString({variable}[$obsolete])) = 'true', false)"
 
 
 @dataclass(frozen=True, order=True)
@@ -190,8 +242,12 @@ class SpokeGraph:
         chunk_size: int = 5000,
         where: str = "Neo4j",
         deadline: float | None = None,
+        relationships: RelationshipFilter = NO_FILTER,
+        obsolete_property: str | None = OBSOLETE_PROPERTY,
     ):
         self.driver = driver
+        self.relationships = relationships
+        self.obsolete_property = obsolete_property
         # time.monotonic() by which every query must have ended (the path service's request
         # deadline): each query gets the time left as its transaction timeout, so Neo4j itself
         # stops work nobody waits for. None: no deadline (the CLI).
@@ -205,8 +261,11 @@ class SpokeGraph:
         self.where = where  # for error messages (never holds a password)
         self.round_trips = 0  # queries sent (the one-time connectivity check is not counted)
         self._verified = False
-        # NodeRef -> (element id, name); None when the mapping names a node Neo4j lacks
+        # NodeRef -> (element id, name); None when the mapping names a node Neo4j lacks (or obsolete)
         self._resolved: dict[NodeRef, tuple[str, str | None] | None] = {}
+        self.obsolete: set[NodeRef] = set()  # mapped nodes Neo4j marks obsolete (skipped)
+        self._ref_of_eid: dict[str, NodeRef] = {}  # element id -> the mapped node resolved to it
+        self._types: str | None = None  # the relationship type expression of the filter, once resolved
 
     # ------------------------------------------------------------------ plumbing
 
@@ -253,23 +312,34 @@ class SpokeGraph:
     # ------------------------------------------------------------------ node resolution
 
     def resolve(self, refs: Iterable[NodeRef]) -> dict[NodeRef, tuple[str, str | None] | None]:
-        """Element id and name of each node; None for nodes absent from Neo4j. One query for all new refs."""
+        """Element id and name of each node; None for nodes absent from Neo4j or marked obsolete.
+        One query for all new refs; identifiers match whatever their type in Neo4j."""
+        from pipeline.spoke.mapping.nodes import typed_keys
+
+        refs = list(refs)
         wanted = sorted({ref for ref in refs if ref not in self._resolved})
         if wanted:
             by_label: dict[str, list[str]] = defaultdict(list)
             for ref in wanted:
                 by_label[ref.label].append(ref.identifier)
             ident, name = quote(self.naming.identifier_property), quote(self.naming.name_property)
+            obsolete = obsolete_test("n", self.obsolete_property)
             parts, parameters = [], {}
             for i, (label, identifiers) in enumerate(sorted(by_label.items())):
-                parameters[f"ids{i}"], parameters[f"label{i}"] = identifiers, label
+                parameters[f"ids{i}"], parameters[f"label{i}"] = typed_keys(identifiers), label
                 parts.append(
                     f"UNWIND $ids{i} AS id MATCH (n:{quote(self.naming.label_of(label))} {{{ident}: id}}) "
-                    f"RETURN $label{i} AS label, id, elementId(n) AS eid, n.{name} AS name"
+                    f"RETURN $label{i} AS label, toString(id) AS id, elementId(n) AS eid, n.{name} AS name, "
+                    f"{obsolete} AS obsolete"
                 )
             found = {}
-            for row in self._read(" UNION ALL ".join(parts), **parameters):
-                found[NodeRef(row["label"], row["id"])] = (row["eid"], row["name"])
+            for row in self._read(" UNION ALL ".join(parts), obsolete=self.obsolete_property, **parameters):
+                ref = NodeRef(row["label"], row["id"])
+                if row["obsolete"]:
+                    self.obsolete.add(ref)
+                else:
+                    found[ref] = (row["eid"], row["name"])
+                    self._ref_of_eid.setdefault(row["eid"], ref)
             for ref in wanted:
                 self._resolved[ref] = found.get(ref)
         return {ref: self._resolved[ref] for ref in refs}
@@ -283,20 +353,55 @@ class SpokeGraph:
 
     # ------------------------------------------------------------------ connectivity
 
+    def relationship_types(self) -> str:
+        """The type part of a variable-length pattern (``:A|B``; empty for every type). A deny
+        list becomes the allowed types (Neo4j's types less the denied), read once."""
+        if self._types is None:
+            if self.relationships.allow:
+                allowed = list(self.relationships.allow)
+            elif self.relationships.deny:
+                rows = self._read(
+                    "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS t"
+                )
+                denied = set(self.relationships.deny)
+                allowed = sorted(r["t"] for r in rows if r["t"] not in denied)
+                if not allowed:  # nothing may be followed: a type that cannot exist
+                    allowed = ["litpath_no_relationship_allowed"]
+            else:
+                allowed = []
+            self._types = (":" + "|".join(quote(t) for t in allowed)) if allowed else ""
+        return self._types
+
     def _path_query(self, hops: int) -> str:
         if not 1 <= hops <= MAX_PAIR_HOPS:
             raise ValueError(f"SPOKE hop limit must be 1..{MAX_PAIR_HOPS}, not {hops}")
         ident, name = quote(self.naming.identifier_property), quote(self.naming.name_property)
+        # Neo4j checks a predicate over all of a shortest path's nodes during its search.
+        skip = (
+            f" WHERE all(x IN nodes(p) WHERE NOT {obsolete_test('x', self.obsolete_property)})"
+            if self.obsolete_property
+            else ""
+        )
         return (
             "UNWIND $pairs AS pair "
             "MATCH (a) WHERE elementId(a) = pair.a "
             "MATCH (b) WHERE elementId(b) = pair.b "
-            f"MATCH p = shortestPath((a)-[*..{int(hops)}]-(b)) "
+            f"MATCH p = shortestPath((a)-[{self.relationship_types()}*..{int(hops)}]-(b)){skip} "
             "RETURN pair.a AS a, pair.b AS b, "
-            f"[n IN nodes(p) | {{label: head(labels(n)), identifier: n.{ident}, name: n.{name}}}] AS nodes, "
-            f"[r IN relationships(p) | {{type: type(r), from: startNode(r).{ident}, to: endNode(r).{ident}}}] "
-            "AS relationships"
+            f"[n IN nodes(p) | {{eid: elementId(n), labels: labels(n), identifier: toString(n.{ident}), "
+            f"name: n.{name}}}] AS nodes, "
+            f"[r IN relationships(p) | {{type: type(r), start: elementId(startNode(r)), "
+            f"from: toString(startNode(r).{ident}), to: toString(endNode(r).{ident})}}] AS relationships"
         )
+
+    def node_label(self, labels: Iterable[str], eid: str | None = None) -> str:
+        """The label a path reports for a node: the mapped node's own label when it is one of the
+        resolved nodes, else its labels as the mapping names them (several joined by ``:``)."""
+        if eid is not None and eid in self._ref_of_eid:
+            return self._ref_of_eid[eid].label
+        logical = {self.naming.label_of(label): label for label in MAPPABLE_LABELS}
+        names = sorted(logical.get(label, label) for label in labels)
+        return ":".join(names) if names else ""
 
     def node_paths(
         self, node_pairs: Iterable[tuple[NodeRef, NodeRef]], hops: int
@@ -316,11 +421,15 @@ class SpokeGraph:
         items = sorted(wanted)
         for start in range(0, len(items), self.chunk_size):
             chunk = [{"a": a, "b": b} for a, b in items[start : start + self.chunk_size]]
-            for row in self._read(query, pairs=chunk):
+            for row in self._read(query, pairs=chunk, obsolete=self.obsolete_property):
                 found[wanted[(row["a"], row["b"])]] = {
-                    "nodes": row["nodes"],
+                    "nodes": [
+                        {"eid": n["eid"], "label": self.node_label(n["labels"], n["eid"]),
+                         "identifier": n["identifier"], "name": n["name"]}
+                        for n in row["nodes"]
+                    ],
                     "relationships": row["relationships"],
-                }
+                }  # fmt: skip
         return found
 
     def connections(
@@ -348,52 +457,129 @@ class SpokeGraph:
 
     def neighbourhood(
         self, seed: str, *, seed_label: str | None = None, hops: int = 1, labels: Iterable[str] = (),
-        limit: int = 500,
+        cutoffs: Iterable[EdgeCutoff] = (),
     ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:  # fmt: skip
-        """The seed node and the nodes within ``hops`` relationships of it whose label is one of
-        ``labels`` (all labels when empty), closest first, then by label and identifier.
+        """The seed node and every node within ``hops`` relationships of it whose label is one of
+        ``labels`` (all labels when empty), in :data:`NEIGHBOURHOOD_ORDER`.
 
         The paper's query set (section VIII): "COVID-19-related concepts that appear in SPOKE v3
         as vertices were identified by using SPOKE's Neighborhood Explorer [...] A total of 54
         connected vertices, of which 6 are of type Disease and 48 are of type Protein". The seed
-        counts as distance 0 when its label is wanted. Returns ``(seed, nodes)``; ``seed`` is None
-        when no node has that identifier. One round trip (two without a seed label).
-        """
+        counts as distance 0 when its label is wanted. Paths follow the relationship filter, avoid
+        obsolete nodes, and keep to the ``cutoffs`` (Neighborhood Explorer's edge thresholds).
+        Each node carries its ``distance`` and ``support``: the number of shortest paths from the
+        seed to it (for one hop, the relationships joining it to the seed). Returns ``(seed,
+        nodes)``; ``seed`` is None when no node has that identifier. One round trip (two with a
+        deny list of relationship types)."""
+        from pipeline.spoke.mapping.nodes import typed_keys
+
         if not 1 <= hops <= 3:
             raise ValueError(f"neighbourhood hops must be 1..3, not {hops}")
         ident, name = quote(self.naming.identifier_property), quote(self.naming.name_property)
+        labels = list(labels)
         wanted = [self.naming.label_of(check_name(label, "neighbourhood label")) for label in labels]
         if seed_label:
-            seed_match = f"MATCH (s:{quote(self.naming.label_of(check_name(seed_label, 'seed label')))} {{{ident}: $seed}})"
+            label = quote(self.naming.label_of(check_name(seed_label, "seed label")))
+            seed_match = f"MATCH (s:{label}) WHERE s.{ident} IN $seed"
         else:
-            seed_match = f"MATCH (s) WHERE s.{ident} = $seed"
+            seed_match = f"MATCH (s) WHERE s.{ident} IN $seed"
         label_filter = "any(l IN labels(n) WHERE l IN $labels)" if wanted else "true"
+        parameters: dict[str, Any] = {
+            "seed": typed_keys([seed]),
+            "labels": wanted,
+            "obsolete": self.obsolete_property,
+        }
+        conditions = [f"NOT {obsolete_test('x', self.obsolete_property)}"] if self.obsolete_property else []
+        path_filter = f"all(x IN nodes(p) WHERE {conditions[0]})" if conditions else "true"
+        cut = []
+        for i, cutoff in enumerate(cutoffs):
+            parameters[f"cut{i}"] = cutoff.as_dict()
+            cut.append(cutoff.cypher(f"$cut{i}"))
+        edge_filter = f"all(r IN relationships(p) WHERE {' AND '.join(cut)})" if cut else "true"
         query = (
             f"{seed_match} WITH s LIMIT 1 "
-            f"OPTIONAL MATCH p = (s)-[*1..{int(hops)}]-(n) WHERE n <> s AND {label_filter} "
-            "WITH s, n, min(length(p)) AS distance "
-            f"RETURN head(labels(s)) AS seed_label, s.{ident} AS seed_id, s.{name} AS seed_name, "
-            f"[l IN labels(s) WHERE l IN $labels] <> [] AS seed_wanted, "
-            f"head(labels(n)) AS label, n.{ident} AS identifier, n.{name} AS name, distance "
-            "ORDER BY distance, label, identifier"
+            f"OPTIONAL MATCH p = (s)-[{self.relationship_types()}*1..{int(hops)}]-(n) "
+            f"WHERE n <> s AND {label_filter} AND {path_filter} AND {edge_filter} "
+            "WITH s, n, length(p) AS len "
+            "WITH s, n, min(len) AS distance, collect(len) AS lens "
+            f"RETURN labels(s) AS seed_labels, toString(s.{ident}) AS seed_id, s.{name} AS seed_name, "
+            "[l IN labels(s) WHERE l IN $labels] AS seed_wanted, "
+            f"[l IN labels(n) WHERE l IN $labels] AS wanted_labels, labels(n) AS node_labels, "
+            f"toString(n.{ident}) AS identifier, n.{name} AS name, distance, "
+            "size([l IN lens WHERE l = distance]) AS support"
         )
-        rows = self._read(query, seed=seed, labels=wanted)
+        rows = self._read(query, **parameters)
         if not rows:
             return None, []
+        logical = {self.naming.label_of(label): label for label in labels}
         first = rows[0]
-        seed_node = {"label": first["seed_label"], "identifier": first["seed_id"], "name": first["seed_name"]}
+
+        def label_of(wanted_labels: list[str], all_labels: list[str]) -> str:
+            # a node with several labels is reported under the first wanted one it carries
+            for label in wanted:
+                if label in wanted_labels:
+                    return logical.get(label, label)
+            return self.node_label(all_labels)
+
+        seed_label_out = label_of(first["seed_wanted"], first["seed_labels"])
+        seed_node = {"label": seed_label_out, "identifier": first["seed_id"], "name": first["seed_name"]}
         nodes = []
         if first["seed_wanted"] or not wanted:
-            nodes.append({**seed_node, "distance": 0})
-        nodes += [
-            {"label": r["label"], "identifier": r["identifier"], "name": r["name"], "distance": int(r["distance"])}
+            nodes.append({**seed_node, "distance": 0, "support": None})
+        found = [
+            {"label": label_of(r["wanted_labels"], r["node_labels"]), "identifier": r["identifier"],
+             "name": r["name"], "distance": int(r["distance"]), "support": int(r["support"])}
             for r in rows
             if r["identifier"] is not None
-        ]
-        logical = {self.naming.label_of(label): label for label in labels}
-        for node in nodes:
-            node["label"] = logical.get(node["label"], node["label"])
-        return seed_node, nodes[:limit]
+        ]  # fmt: skip
+        found.sort(key=lambda n: (n["distance"], -n["support"], n["label"], n["identifier"]))
+        return seed_node, nodes + found
+
+
+# The order of a neighbourhood's nodes, which decides which are kept when there are more than
+# the limit: the closest first; among equally close ones, those joined to the seed by more
+# shortest paths (one hop: more relationships); then by label and identifier.
+NEIGHBOURHOOD_ORDER = (
+    "distance, then support (shortest paths from the seed, more first), then label and identifier"
+)
+
+
+@dataclass(frozen=True)
+class EdgeCutoff:
+    """A threshold on a relationship property, as SPOKE's Neighborhood Explorer offers: a
+    relationship of one of ``types`` passes only when its ``property`` is at least ``minimum``
+    (a list property: when one of its values is); relationships of other types always pass."""
+
+    types: tuple[str, ...]
+    property: str
+    minimum: float
+
+    def __post_init__(self) -> None:
+        if not self.types:
+            raise ValueError(f"an edge cutoff on {self.property!r} must name its relationship types")
+        for name in (*self.types, self.property):
+            check_name(name, "edge cutoff name")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"types": list(self.types), "property": self.property, "minimum": self.minimum}
+
+    @classmethod
+    def parse(cls, text: str) -> EdgeCutoff:
+        """``TYPE[|TYPE...].property>=minimum`` (``INTERACTS_PiP.confidence>=0.7``)."""
+        match = re.fullmatch(r"\s*([\w|]+)\.(\w+)\s*>=\s*([-+0-9.eE]+)\s*", text)
+        if not match:
+            raise ValueError(
+                f"edge cutoff {text!r} is not TYPE.property>=number (e.g. INTERACTS_PiP.confidence>=0.7)"
+            )
+        return cls(tuple(match.group(1).split("|")), match.group(2), float(match.group(3)))
+
+    def cypher(self, parameter: str) -> str:
+        value = f"r[{parameter}.property]"
+        return (
+            f"(NOT type(r) IN {parameter}.types OR coalesce(CASE WHEN valueType({value}) STARTS WITH 'LIST' "
+            f"THEN any(v IN {value} WHERE toFloatOrNull(v) >= {parameter}.minimum) "
+            f"ELSE toFloatOrNull({value}) >= {parameter}.minimum END, false))"
+        )
 
 
 class SpokeConnections:
@@ -417,14 +603,22 @@ class SpokeConnections:
         if found is None:
             return None
         nodes, rels = list(found["nodes"]), list(found["relationships"])
-        if NodeRef(nodes[0]["label"], nodes[0]["identifier"]) != x:
-            nodes.reverse()  # report the path from x to y
+        x_hit = self.graph.resolve([x])[x]
+        if x_hit is not None and nodes[0]["eid"] != x_hit[0]:
+            nodes.reverse()  # report the path from x to y (element ids: labels and identifiers may repeat)
             rels.reverse()
         # relationships[i] joins nodes[i] and nodes[i + 1]; "forward" when it points that way
         relationships = [
-            {**rel, "forward": rel["from"] == nodes[i]["identifier"]} for i, rel in enumerate(rels)
+            {
+                "type": rel["type"],
+                "from": rel["from"],
+                "to": rel["to"],
+                "forward": rel["start"] == nodes[i]["eid"],
+            }
+            for i, rel in enumerate(rels)
         ]
-        return SpokeLink(True, self.hops, len(relationships), nodes, relationships)
+        shown = [{key: node[key] for key in ("label", "identifier", "name")} for node in nodes]
+        return SpokeLink(True, self.hops, len(relationships), shown, relationships)
 
     def link(self, a: str, b: str) -> SpokeLink:
         """The best link of concepts a and b over their mapped nodes, read from a to b: a shared
@@ -452,6 +646,7 @@ def link_for(links: dict[tuple[str, str], SpokeLink], a: str, b: str) -> SpokeLi
 
 
 __all__ = [
-    "CONCEPT_KEY", "DEFAULT_SCENARIO4_MAX_HOPS", "MAX_HOPS", "MAX_PAIR_HOPS", "CuiMapping", "NodeRef",
-    "SpokeConnections", "SpokeGraph", "SpokeLink", "link_for",
+    "CONCEPT_KEY", "DEFAULT_SCENARIO4_MAX_HOPS", "MAX_HOPS", "MAX_PAIR_HOPS", "NEIGHBOURHOOD_ORDER", "NO_FILTER",
+    "OBSOLETE_PROPERTY", "CuiMapping", "EdgeCutoff", "NodeRef", "RelationshipFilter", "SpokeConnections", "SpokeGraph", "SpokeLink", "link_for",
+    "obsolete_test",
 ]  # fmt: skip

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pipeline.builds.layout import BuildLayout
 from pipeline.compare.classify import Comparator, Comparison
-from pipeline.compare.run import classify_given_path, classify_pair
-from pipeline.compare.spoke import DEFAULT_SCENARIO4_MAX_HOPS, CuiMapping, SpokeGraph
+from pipeline.compare.run import classify_given_path, classify_pair, run_warnings
+from pipeline.compare.spoke import DEFAULT_SCENARIO4_MAX_HOPS, CuiMapping, RelationshipFilter, SpokeGraph
 from pipeline.query.build import resolve_build_dir
 from pipeline.store.neo4j import Neo4jTimeout, Neo4jUnavailable
 from services.api.errors import NoReport, RequestTimeout, SpokeUnavailable
@@ -64,11 +64,29 @@ def load_mapping(state: ServiceState) -> CuiMapping:
     return cached[1]
 
 
+def relationship_filter(settings: Settings) -> RelationshipFilter:
+    """The SPOKE relationship types the service follows (LITPATH_COMPARE_ALLOW_RELATIONSHIPS or
+    LITPATH_COMPARE_DENY_RELATIONSHIPS); settings naming both are refused (503, the reason logged)."""
+
+    def names(text: str) -> tuple[str, ...]:
+        return tuple(name.strip() for name in text.split(",") if name.strip())
+
+    try:
+        return RelationshipFilter(names(settings.compare_allow_relationships), names(settings.compare_deny_relationships))
+    except ValueError as exc:
+        log.warning("the SPOKE relationship filter is not usable: %s", exc)
+        raise SpokeUnavailable("the service's SPOKE relationship filter is misconfigured; see the service log") from None
+
+
 def comparator(state: ServiceState, hops: int, scenario4_max_hops: int, deadline: float) -> Comparator:
     """A comparator over the service's Neo4j driver whose queries end by ``deadline``."""
     if state.neo4j is None:
         raise SpokeUnavailable("SPOKE comparison needs a Neo4j: set LITPATH_NEO4J_URI")
-    spoke = SpokeGraph(state.neo4j, where="the configured SPOKE Neo4j", deadline=deadline)
+    settings = state.settings
+    spoke = SpokeGraph(
+        state.neo4j, where="the configured SPOKE Neo4j", deadline=deadline,
+        relationships=relationship_filter(settings), obsolete_property=settings.compare_obsolete_property or None,
+    )  # fmt: skip
     return Comparator(load_mapping(state), spoke, hops=hops, scenario4_max_hops=scenario4_max_hops)
 
 
@@ -86,10 +104,14 @@ def spoke_errors(settings: Settings) -> Iterator[None]:
 
 
 def _answer(state: ServiceState, scope: str, comparison: Comparison, comparator: Comparator) -> dict:
+    answer = comparison.as_dict()
+    # a hop limit above 1 without a relationship filter: the answer says what that means
+    answer["notes"] = [*answer["notes"], *run_warnings(comparator)]
     return {
         "build_id": None if state.build is None else state.build.build_id,
         "graph": scope,
-        **comparison.as_dict(),
+        **answer,
+        "relationships": comparator.spoke.relationships.as_dict(),
         "neo4j_round_trips": comparator.spoke.round_trips,
     }
 

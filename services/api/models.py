@@ -181,6 +181,13 @@ MAX_PATH_CONCEPTS = 100
 Scenario = Literal["1", "2a", "2b", "3a", "3b", "3c", "4", "none"]
 # SPOKE identifiers are strings for most node types and integers for some (e.g. Entrez genes).
 SpokeIdentifier = str | int
+# Why a pair is scenario 4 or none (pipeline.compare.classify.CAUSES).
+Cause = Literal["literature-disconnected", "literature-absent", "unmapped", "spoke-disconnected"]
+
+
+class SpokeRelationshipFilterOut(BaseModel):
+    allow: list[str] = Field(description="Only these relationship types (empty: see deny)")
+    deny: list[str] = Field(description="Every type but these (empty with allow empty: every type)")
 
 
 class ComparePathIn(BaseModel):
@@ -254,6 +261,11 @@ class LiteratureOut(BaseModel):
     consistent: bool
     hops: list[LiteratureHopOut]
     evidence_status: str = Field(description="ok, or why the hops' documents are unknown")
+    shortest_paths: int | None = Field(
+        None,
+        description="Distinct shortest literature paths between the ends (more than 1: ties, of which one "
+        "is classified); null when not counted (the service does not count them)",
+    )
 
 
 class CompareOut(BaseModel):
@@ -273,6 +285,29 @@ class CompareOut(BaseModel):
     pair_link: SpokeLinkOut | None = Field(description="Scenario 4 and none: the pair's own SPOKE link")
     spoke_walk: list[SpokeNodeOut] | None = Field(
         description="Scenarios 1 and 3a: the one SPOKE node per mapped concept the path runs through"
+    )
+    cause: Cause | None = Field(
+        None,
+        description="Scenario 4: literature-disconnected (both ends in the literature graph) or "
+        "literature-absent (an end is not); none: unmapped (an end maps to no SPOKE node) or spoke-disconnected",
+    )
+    literature_cause: Literal["disconnected", "absent"] | None = Field(
+        None, description="Why the literature has no path: the graph does not connect the ends, or lacks one"
+    )
+    spoke_distance: int | None = Field(
+        None, description="SPOKE relationships between the two ends (within the scenario-4 cap); null: not joined"
+    )
+    walk_length: int | None = Field(None, description="Scenarios 1 and 3a: relationships of the SPOKE walk")
+    shortest_in_spoke: bool | None = Field(
+        None, description="Whether the (collapsed) literature path is a shortest SPOKE path between its ends"
+    )
+    scenario_strict: Scenario | None = Field(
+        None,
+        description="The scenario under the shortest-path reading of 'found in the SPOKE shortest paths' "
+        "(1 becomes 2a and 3a becomes 3b when SPOKE joins the ends more directly)",
+    )
+    relationships: SpokeRelationshipFilterOut | None = Field(
+        None, description="The SPOKE relationship types the comparison followed"
     )
     notes: list[str]
     neo4j_round_trips: int

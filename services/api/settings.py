@@ -75,6 +75,15 @@ class Settings(BaseSettings):
         description="CUI -> SPOKE mapping file of /v1/compare; when unset, the served build's "
         "mapping/ (BuildLayout.mapping)",
     )
+    compare_allow_relationships: str = Field(
+        "", description="Comma-separated SPOKE relationship types /v1/compare follows (empty: see the deny list)"
+    )
+    compare_deny_relationships: str = Field(
+        "", description="Comma-separated SPOKE relationship types /v1/compare never follows (e.g. ENCODES_OeP)"
+    )
+    compare_obsolete_property: str = Field(
+        "vestige", description="Node property marking obsolete SPOKE nodes, never compared; empty: none"
+    )
     allowed_hosts: str = Field(
         "",
         description="Comma-separated Host header values the service answers (DNS-rebinding guard); "

@@ -329,11 +329,53 @@ def test_compare_pair_h2_and_unknown_concept(client):
     assert body["scenario"] == "none" and body["unmapped"] == ["C0000099"]
 
 
+def test_compare_pair_causes_distances_and_both_readings(client, h1_run):
+    """The answer carries what the tables carry: the cause of 4 and none, the ends' SPOKE distance,
+    the scenario under the shortest-path reading; and the same as the CLI's row."""
+    table = {(r["source"], r["target"]): r for r in pq.read_table(h1_run[0] / "paths.parquet").to_pylist()}
+    body = client.get("/v1/compare/pair", params={"source": C1, "target": C5}).json()
+    assert (body["scenario"], body["cause"], body["literature_cause"]) == ("4", "literature-absent", "absent")
+    assert body["spoke_distance"] == 3 == table[(C1, C5)]["spoke_distance"]
+    body = client.get("/v1/compare/pair", params={"source": C1, "target": C4}).json()
+    assert (body["scenario"], body["scenario_strict"], body["walk_length"], body["shortest_in_spoke"]) == (
+        "1", "1", 2, True
+    )  # fmt: skip
+    assert body["relationships"] == {"allow": [], "deny": []} and body["notes"] == []
+    body = client.get("/v1/compare/pair", params={"source": "C0000099", "target": C1}).json()
+    assert (body["cause"], body["spoke_distance"]) == ("unmapped", None)
+    body = client.get("/v1/compare/pair", params={"source": C4, "target": C10, "hops": 2}).json()
+    assert any(note.startswith("hop limit h = 2 with no relationship filter") for note in body["notes"])
+
+
+def test_compare_follows_the_services_relationship_filter(results_dir, neo4j_env, spoke_driver, h1_run):
+    from fastapi.testclient import TestClient
+
+    from services.api.main import create_app
+    from services.api.settings import Settings
+
+    settings = Settings(
+        results_dir=results_dir, neo4j_uri=neo4j_env["LITPATH_NEO4J_URI"], neo4j_user=neo4j_env["LITPATH_NEO4J_USER"],
+        neo4j_password=neo4j_env["LITPATH_NEO4J_PASSWORD"], compare_deny_relationships="INTERACTS_PiP",
+    )  # fmt: skip
+    with TestClient(create_app(settings)) as denied:
+        body = denied.get("/v1/compare/pair", params={"source": C1, "target": C5}).json()
+        # DOID:1 -> P00001 -> P00002 <- P00033 ran through INTERACTS_PiP twice: no other way
+        assert (body["scenario"], body["cause"], body["relationships"]["deny"]) == (
+            "none", "spoke-disconnected", ["INTERACTS_PiP"]
+        )  # fmt: skip
+        body = denied.get("/v1/compare/pair", params={"source": C4, "target": C10, "hops": 2}).json()
+        assert not any("no relationship filter" in note for note in body["notes"])
+    both = settings.model_copy(update={"compare_allow_relationships": "TREATS_CtD"})
+    with TestClient(create_app(both)) as refused:
+        response = refused.get("/v1/compare/pair", params={"source": C1, "target": C5})
+        assert response.status_code == 503 and "relationship filter" in response.json()["error"]["message"]
+
+
 def test_compare_path_matches_the_classifier(client):
     response = client.post("/v1/compare/path", json={"concepts": [C1, "C0000003", C4, C10]})
     assert response.status_code == 200 and response.json()["scenario"] == "2a"
     body = client.post("/v1/compare/path", json={"concepts": [C1, "C0000003", C4, C10], "hops": 2}).json()
-    assert body["scenario"] == "1" and body["neo4j_round_trips"] == 2
+    assert body["scenario"] == "1" and body["neo4j_round_trips"] == 3  # lookup, hops, the ends
     body = client.post("/v1/compare/path", json={"concepts": [C1, "C0000099", "C0000003"]}).json()
     assert body["scenario"] == "3a" and body["unmapped"] == ["C0000099"]
     assert body["literature"]["evidence_status"] == "no evidence store configured"
