@@ -112,6 +112,17 @@ def mapping_options(wildcards, input):
             f"--spoke-nodes {shlex.quote(config['spoke']['nodes'])} "
             f"--spoke-format {shlex.quote(config['spoke']['format'])}"
         )
+    mapping = config["mapping"]
+    options += [
+        f"--spoke-read {shlex.quote(config['spoke']['read'])}",
+        f"--obsolete-property {shlex.quote(config['spoke']['obsolete_property'])}",
+        f"--mrcui-relations {shlex.quote(','.join(mapping['mrcui_relations']))}",
+        "--gene-identity" if mapping["gene_identity"] else "--no-gene-identity",
+    ]
+    if config["compare"]["releases"]["spoke"]:
+        options.append(
+            f"--spoke-release {shlex.quote(config['compare']['releases']['spoke'])}"
+        )
     return " ".join(options)
 
 
@@ -150,4 +161,33 @@ def neighbourhood_options(wildcards):
     options += [
         f"--seed-labels {shlex.quote(label)}" for label in hood.get("labels", [])
     ]
+    options += [
+        f"--seed-cutoff {shlex.quote(cutoff)}" for cutoff in hood.get("cutoffs", [])
+    ]
     return " ".join(options)
+
+
+def spoke_reading_options(wildcards=None):
+    """How query-set and compare read SPOKE: the relationship filter, the obsolete-node property."""
+    relationships = config["compare"]["relationships"]
+    options = [
+        f"--obsolete-property {shlex.quote(config['spoke']['obsolete_property'])}"
+    ]
+    if relationships["allow"]:
+        options.append(
+            f"--allow-relationships {shlex.quote(','.join(relationships['allow']))}"
+        )
+    if relationships["deny"]:
+        options.append(
+            f"--deny-relationships {shlex.quote(','.join(relationships['deny']))}"
+        )
+    return " ".join(options)
+
+
+def release_options(wildcards=None):
+    """The releases compare.releases states (the others come from the inputs' names)."""
+    return " ".join(
+        f"--release {shlex.quote(f'{key}={value}')}"
+        for key, value in config["compare"]["releases"].items()
+        if value
+    )

@@ -22,10 +22,11 @@ rule query_set:
             f"--queries {shlex.quote(str(input.queries[0]))}" if input.queries else ""
         ),
         neighbourhood=neighbourhood_options,
+        spoke=spoke_reading_options,
         out=lambda wc, output: Path(output.record).parent,
     shell:
         "litpath query-set --mapping {input.mapping:q} {params.queries} {params.neighbourhood} "
-        "--out {params.out:q} > {log:q} 2>&1"
+        "{params.spoke} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule compare:
@@ -64,8 +65,11 @@ rule compare:
         hops=config["compare"]["hops"],
         scenario4=config["compare"]["scenario4_max_hops"],
         pairs=config["compare"]["pairs"],
+        spoke=spoke_reading_options,
+        releases=release_options,
         out=lambda wc, output: Path(output.paths).parent,
     shell:
         "litpath compare --build-dir {params.build_dir:q} --graph {params.graph:q} --mapping {input.mapping:q} "
         "--queries {input.query_set:q} --hops {params.hops:q} --scenario4-max-hops {params.scenario4:q} "
-        "--pairs {params.pairs:q} {params.mongo} --out {params.out:q} 2>&1 | tee {log:q} >&2"
+        "--pairs {params.pairs:q} {params.mongo} {params.spoke} {params.releases} --out {params.out:q} "
+        "2>&1 | tee {log:q} >&2"
