@@ -274,7 +274,7 @@ def compare(
     """Classify literature paths against SPOKE (scenarios 1, 2a, 2b, 3a, 3b, 3c, 4) and write the report."""
     from pipeline.compare.classify import Comparator
     from pipeline.compare.report import no_mapped_concepts, write_report
-    from pipeline.compare.run import RELEASES, provenance_path, releases_of, run_comparison
+    from pipeline.compare.run import RELEASES, build_inputs, provenance_path, releases_of, run_comparison
     from pipeline.compare.spoke import SpokeGraph
     from pipeline.query.build import open_build
 
@@ -319,7 +319,7 @@ def compare(
                 mongo_db=None if mongo_client is None else mongo_client[mongo_database],
                 settings={"mapping_file": provenance_path(Path(mapping_path).resolve(), graph.build_dir),
                           "neo4j": neo4j.describe(),
-                          "releases": releases_of(graph.config, mapping_path, stated)},
+                          "releases": releases_of(build_inputs(graph.build_dir), mapping_path, stated)},
                 semtypes={} if concepts is None else concepts.semtypes_by_cui(),
             )  # fmt: skip
     except Neo4jUnavailable as exc:

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.builds.layout import CompareFolder, MappingFolder
+from pipeline.builds.layout import BuildLayout, CompareFolder, MappingFolder
 from pipeline.compare.classify import Comparator, Comparison, query_pairs, same_node_pairs
 from pipeline.compare.literature import (
     NO_BUILD,
@@ -355,8 +355,25 @@ RELEASES = ("spoke", "umls", "semmeddb")
 _SEMMEDDB_RELEASE = re.compile(r"semmed(VER\d+[A-Za-z0-9]*(?:_R)?)_", re.IGNORECASE)
 
 
+def build_inputs(build_dir: str | Path) -> list[dict[str, Any]]:
+    """The build's input files with their checksums: ``build.json``'s ``inputs`` once the build is
+    finished, else ``config.yaml``'s ``resolved_inputs`` (the comparison runs before build.json)."""
+    layout = BuildLayout(build_dir)
+    try:
+        if layout.record.exists():
+            return list(json.loads(layout.record.read_text(encoding="utf-8")).get("inputs") or [])
+        if layout.config.exists():
+            import yaml
+
+            config = yaml.safe_load(layout.config.read_text(encoding="utf-8")) or {}
+            return list(config.get("resolved_inputs") or [])
+    except (OSError, ValueError):
+        return []
+    return []
+
+
 def releases_of(
-    graph_config: dict[str, Any], mapping_path: str | Path | None, stated: dict[str, str]
+    inputs: list[dict[str, Any]], mapping_path: str | Path | None, stated: dict[str, str]
 ) -> dict[str, str]:
     """The releases of SPOKE, UMLS and SemMedDB the comparison rests on: as stated (config
     ``compare.releases``, ``--release``), else as the inputs name them -- SemMedDB from its file
@@ -370,7 +387,7 @@ def releases_of(
         except (OSError, ValueError):
             recorded = {}
     releases: dict[str, str] = {}
-    for item in graph_config.get("resolved_inputs") or []:
+    for item in inputs:
         if str(item.get("kind", "")).startswith("semmeddb_predication"):
             name = Path(str(item.get("path", ""))).name
             match = _SEMMEDDB_RELEASE.search(name)
@@ -469,7 +486,7 @@ def classify_pair(comparator: Comparator, graph, source: str, target: str, *, mo
 
 
 __all__ = [
-    "CompareRun", "QueryEntry", "QuerySet", "classify_given_path", "classify_pair", "coverage_of", "given_path",
+    "CompareRun", "QueryEntry", "QuerySet", "build_inputs", "classify_given_path", "classify_pair", "coverage_of", "given_path",
     "neighbourhood_entries", "provenance_path", "read_query_set", "releases_of", "run_comparison", "run_warnings",
     "write_query_set",
 ]  # fmt: skip
