@@ -233,15 +233,14 @@ def test_unreachable_neo4j_is_a_cli_error(results_dir, tmp_path):
 
 def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mongo_uri, tmp_path):
     from pymongo import MongoClient
+    from support.evidence_store import store_evidence
 
     client = MongoClient(mongo_uri)
+    client.drop_database("litpath_compare_test")
     db = client["litpath_compare_test"]
-    db.evidence.delete_many({})
-    # Evidence counts only from a build the store has loaded completely (else it is unknown).
-    db.builds.replace_one({"_id": "cmp0001"}, {"status": "complete"}, upsert=True)
-    db.evidence.insert_one(
-        {"_id": f"cmp0001:{C1}|C0000003", "documents": ["PMID:11", "PMID:12"], "n_predications": 3}
-    )
+    # Evidence counts only from a build the store has loaded completely (store_evidence marks it).
+    store_evidence(db, "cmp0001", [{"cui_a": C1, "cui_b": "C0000003", "documents": ["PMID:11", "PMID:12"],
+                                    "n_predications": 3}])  # fmt: skip
     queries = tmp_path / "q.txt"
     queries.write_text(f"{C1}\n{C4}\n")
     result = CliRunner().invoke(
@@ -268,10 +267,9 @@ def test_evidence_store_off_wins_over_the_environment(spoke_driver, results_dir,
 
     client = MongoClient(mongo_uri)
     db = client["litpath_compare_off"]
-    db.builds.replace_one({"_id": "cmp0001"}, {"status": "complete"}, upsert=True)
-    db.evidence.replace_one(
-        {"_id": f"cmp0001:{C1}|C0000003"}, {"documents": ["PMID:11"], "n_predications": 1}, upsert=True
-    )
+    from support.evidence_store import store_evidence
+
+    store_evidence(db, "cmp0001", [{"cui_a": C1, "cui_b": "C0000003", "documents": ["PMID:11"], "n_predications": 1}])
     client.close()
     queries = tmp_path / "q.txt"
     queries.write_text(f"{C1}\n{C4}\n")
@@ -430,6 +428,9 @@ def test_query_set_from_a_spoke_neighbourhood(spoke_driver, results_dir, neo4j_e
         ("DOID:10", "Disease", 0), ("DOID:2", "Disease", 1), ("P00009", "Protein", 1)
     ]  # fmt: skip
     assert record["neighbourhood"]["nodes_by_label"] == {"Disease": 2, "Protein": 1}
+    assert "3 nodes found, 3 kept: 3 SPOKE nodes → 3 CUIs" in result.output  # the paper's "54 -> 68"
+    cut = _query_set(results_dir, neo4j_env, tmp_path / "cut", "--seed", "DOID:10", "--seed-limit", "2")
+    assert cut.exit_code == 0 and "only the first 2 are kept" in cut.output
     assert record["concepts"] == [C10, C2, C14]
     assert (tmp_path / "query_concepts.txt").read_text().split() == [C10, C2, C14]
     # only Proteins, two relationships out: P00009 (1) and P00002 (2, through P00009); not the seed
