@@ -4,8 +4,9 @@ SPOKE nodes, and ``write_mapping``.
 * :func:`build_mapping` -- one loop over every SPOKE node (a dump's, or a scan of Neo4j) and the
   routes (:mod:`.routes`);
 * :func:`build_mapping_by_lookup` -- against SPOKE's own Neo4j: each route names the identifiers
-  its files can use, the MRCONSO key pass adds the codes of the direct vocabularies and the CUIs
-  of the identity labels, and only those are looked up (:class:`.nodes.Neo4jNodes`). The nodes
+  its files can use, the MRCONSO key pass adds the codes of the direct vocabularies, and only those
+  are looked up (:class:`.nodes.Neo4jNodes`); the identity labels' few nodes (SideEffect) are read
+  by an index range seek over their CUI-shaped identifiers. The nodes
   found go through the same routes, so the rows are those :func:`build_mapping` gives for the
   same nodes.
 
@@ -47,6 +48,7 @@ from pipeline.spoke.mapping.routes import (
     UnichemInchikey,
 )
 from pipeline.spoke.mapping.rules import (
+    CUI,
     DIRECT_RULES,
     DO_XREF_ROUTES,
     IDENTITY_LABELS,
@@ -229,11 +231,11 @@ def build_mapping_by_lookup(
 
     The identifiers come from the routes' files (read whole: DOIDs of the Disease Ontology xrefs,
     Entrez ids of gene_info, UniProt accessions of NCIt-SwissProt, ChEMBL ids of UniChem, InChIKeys
-    of the UniChem dumps, UBERON and CL terms), the literature's concepts, MRCUI, and one pass over
-    MRCONSO (codes of the direct vocabularies; CUIs for the identity labels). A node no route can
-    reach this way maps to nothing by any route either, with two exceptions stated in
-    docs/design.md §6.7: a SideEffect whose CUI is in none of these files, and a node whose
-    property code (``Disease.mesh_list``, ``Anatomy.mesh_id``) is its only way in, when its
+    of the UniChem dumps, UBERON and CL terms), the literature's GENE:<entrez> keys, and one pass
+    over MRCONSO (the codes of the direct vocabularies). The identity labels (SideEffect) are read
+    in one index range seek over their CUI-shaped identifiers. A node no route can reach this way
+    maps to nothing by any route either, with one exception stated in docs/design.md §6.7: a node
+    whose property code (``Disease.mesh_list``, ``Anatomy.mesh_id``) is its only way in, when its
     identifier is in no file and the property has no index.
     """
     options = _options(options, literature_cuis, choices)
@@ -247,15 +249,15 @@ def build_mapping_by_lookup(
     for route in routes:
         route.candidates(findings, wanted)
     retired = _read_retired(findings, sources, options)
-    identity_labels = [label for label in options.identity_labels if totals.get(label)]
-    for cuis in (retired or {}).items():
-        for cui in (cuis[0], *(new for _, new in cuis[1])):
-            for label in identity_labels:
-                wanted.identifier(label, cui)
     finder = _NodeFinder(spoke, routes, findings, progress)
+    # The identity labels (SideEffect: 6k nodes) carry CUIs, of which UMLS has millions: their
+    # CUI-shaped identifiers are read in one index range seek instead of looked up one by one.
+    for label in options.identity_labels:
+        finder.see_nodes(node for node in spoke.find_prefixed(label, "C") if CUI.match(node.identifier))
+        wanted.identifiers.pop(label, None)
     finder.look_up(wanted)
     if sources.mrconso:
-        finder.look_up_mrconso(sources.mrconso, options.direct_rules, identity_labels)
+        finder.look_up_mrconso(sources.mrconso, options.direct_rules)
     stats = {"lookup": spoke.stats.as_dict(), "nodes_found": dict(sorted(finder.seen.items()))}
     return _finish(routes, findings, sources, options, retired, totals, stats)
 
@@ -325,7 +327,7 @@ class _NodeFinder:
         # (label, property or None for the identifier) -> values waiting for their batch
         self._waiting: dict[tuple[str, str | None], set[str]] = defaultdict(set)
 
-    def _see(self, nodes: Iterable[SpokeNode]) -> None:
+    def see_nodes(self, nodes: Iterable[SpokeNode]) -> None:
         for node in nodes:
             key = (node.label, node.identifier)
             if key in self._found:
@@ -345,7 +347,7 @@ class _NodeFinder:
             if prop is None
             else self.spoke.find_by_property(label, prop, values)
         )
-        self._see(found)
+        self.see_nodes(found)
         if self.progress is not None:
             self.progress.advance(len(values))
 
@@ -372,25 +374,17 @@ class _NodeFinder:
                 self.add(label, value, prop)
         self.flush_all()
 
-    def look_up_mrconso(
-        self, path: str | Path, rules: Iterable[VocabularyRule], identity_labels: list[str]
-    ) -> None:
+    def look_up_mrconso(self, path: str | Path, rules: Iterable[VocabularyRule]) -> None:
         """One pass over MRCONSO: each code of a direct vocabulary that a rule's pattern accepts is
-        looked up as the rule's identifier (or as its property, when Neo4j indexes it), and each
-        CUI as an identity label's identifier."""
+        looked up as the rule's identifier (or as its property, when Neo4j indexes it)."""
         by_sab: dict[str, list[VocabularyRule]] = defaultdict(list)
         for rule in rules:
             if rule.field == "identifier" or self.spoke.indexed(rule.label, rule.field):
                 by_sab[rule.sab].append(rule)
         patterns = {rule: re.compile(rule.pattern) for rules_of in by_sab.values() for rule in rules_of}
         if self.progress is not None:
-            self.progress.stage("looking up MRCONSO's codes and CUIs")
-        previous = ""
-        for cui, sab, code in read_mrconso_keys(path, by_sab, self.findings.file("mrconso_keys", path)):
-            if cui != previous:
-                previous = cui
-                for label in identity_labels:
-                    self.add(label, cui)
+            self.progress.stage("looking up MRCONSO's codes")
+        for _, sab, code in read_mrconso_keys(path, by_sab, self.findings.file("mrconso_keys", path)):
             for rule in by_sab.get(sab, ()):
                 if patterns[rule].match(code):
                     if rule.field == "identifier":

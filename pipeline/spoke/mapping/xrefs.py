@@ -432,24 +432,17 @@ def read_mrcui(
 def read_mrconso_keys(
     path: str | Path, sabs: Iterable[str], stats: FileStats
 ) -> Iterator[tuple[str, str, str]]:
-    """``(CUI, SAB, CODE)`` of every MRCONSO row of the given vocabularies, and ``(CUI, "", "")``
-    of every other row whose CUI differs from the row before (MRCONSO is sorted by CUI, so each
-    CUI comes about once): the identifiers a mapping against SPOKE's own Neo4j looks up (the
-    codes of the direct vocabularies, and the CUIs of the identity labels). Rows of every
-    language and suppression count here: a code that is looked up for nothing costs one lookup,
-    and :func:`read_mrconso_codes_and_names` applies the rules when the rows are made."""
+    """``(CUI, SAB, CODE)`` of every MRCONSO row of the given vocabularies: the codes a mapping
+    against SPOKE's own Neo4j looks up as identifiers of the direct vocabularies. Rows of every
+    language and suppression count here: a code looked up for nothing costs one lookup, and
+    :func:`read_mrconso_codes_and_names` applies the rules when the rows are made."""
     wanted = set(sabs)
-    previous = ""
     with open_text(path, errors="surrogateescape") as handle:
         for _, fields in _rrf_rows(handle, stats, 18):
             stats.accepted += 1
-            cui, sab = fields[0], fields[11]
-            if sab in wanted:
+            if fields[11] in wanted:
                 stats.used += 1
-                yield cui, sab, fields[13]
-            elif cui != previous:
-                yield cui, "", ""
-            previous = cui
+                yield fields[0], fields[11], fields[13]
 
 
 def read_mrconso(
