@@ -347,6 +347,11 @@ class SpokeGraph:
     def present(self, ref: NodeRef) -> bool:
         return self._resolved.get(ref) is not None
 
+    def same_node(self, x: NodeRef, y: NodeRef) -> bool:
+        """Whether two mapped nodes are one Neo4j node (a node with two labels, mapped under both)."""
+        hit_x, hit_y = self._resolved.get(x), self._resolved.get(y)
+        return hit_x is not None and hit_y is not None and hit_x[0] == hit_y[0]
+
     def name_of(self, ref: NodeRef) -> str | None:
         hit = self._resolved.get(ref)
         return hit[1] if hit else None
@@ -414,7 +419,7 @@ class SpokeGraph:
         wanted: dict[tuple[str, str], tuple[NodeRef, NodeRef]] = {}
         for x, y in node_pairs:
             a, b = sorted((x, y))
-            if a == b or not (self.present(a) and self.present(b)):
+            if a == b or not (self.present(a) and self.present(b)) or self.same_node(a, b):
                 continue
             wanted[(self._resolved[a][0], self._resolved[b][0])] = (a, b)
         found: dict[tuple[NodeRef, NodeRef], dict[str, Any]] = {}
@@ -597,7 +602,7 @@ class SpokeConnections:
 
     def node_link(self, x: NodeRef, y: NodeRef) -> SpokeLink | None:
         """The SPOKE link from node x to node y (length 0 when they are one node); None if not joined."""
-        if x == y:
+        if x == y or self.graph.same_node(x, y):
             return SpokeLink(True, self.hops, 0, [x.as_dict(self.graph.name_of(x))], [])
         found = self.node_paths.get(tuple(sorted((x, y))))
         if found is None:
@@ -618,6 +623,7 @@ class SpokeConnections:
             for i, rel in enumerate(rels)
         ]
         shown = [{key: node[key] for key in ("label", "identifier", "name")} for node in nodes]
+        shown[0]["label"], shown[-1]["label"] = x.label, y.label  # the ends as the mapping names them
         return SpokeLink(True, self.hops, len(relationships), shown, relationships)
 
     def link(self, a: str, b: str) -> SpokeLink:

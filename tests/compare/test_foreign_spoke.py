@@ -158,3 +158,18 @@ def test_an_allow_list_follows_only_its_types(foreign_results, neo4j_env, tmp_pa
     # scenario 4 pairs through RESEMBLES_DrD, TREATS_CtD or PRESENTS_DpS are now 'none'
     assert rows[("C5203670", "C0025598")]["scenario"] == "none"
     assert rows[("C5203670", "C0025598")]["cause"] == "spoke-disconnected"
+
+
+def test_a_node_with_two_labels_mapped_under_both_is_one_node(foreign_results, neo4j_uri, neo4j_auth):
+    """Fever is a Symptom and a Disease: two CUIs mapped to it under each label are joined by
+    one node (length 0), not searched as a path from the node to itself."""
+    mapping = CuiMapping(
+        [("C0015967", "Symptom", "D005334", "direct"), ("C0000099", "Disease", "D005334", "direct"),
+         ("C5203670", "Disease", "DOID:0080600", "indirect")]
+    )  # fmt: skip
+    with neo4j.GraphDatabase.driver(neo4j_uri, auth=neo4j_auth) as driver:
+        comparison = Comparator(mapping, SpokeGraph(driver)).compare_sequences(
+            [["C5203670", "C0015967", "C0000099"]]
+        )[0]
+    assert comparison.scenario == "1" and [hop.link.length for hop in comparison.spoke_hops] == [1, 0]
+    assert comparison.spoke_hops[0].link.nodes[-1]["label"] == "Symptom"
