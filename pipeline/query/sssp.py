@@ -6,14 +6,21 @@ of a :class:`pipeline.query.paths.Adjacency`, distances accumulated in double:
 
 ``rows(adjacency, sources, threads=None)``
     float32[m, n] distance rows of m sources (OpenMP threads over the sources).
-``shortest_path(adjacency, source, target, reverse=None, *, deadline=None)``
+``shortest_path(adjacency, source, target, reverse=None, *, deadline=None, hubs=None)``
     ``(distance, vertices)`` of one pair by bidirectional Dijkstra; ``(inf, [])`` when
     unreachable. The graph is taken as symmetric unless ``reverse`` (its transpose, see
     :func:`reverse_adjacency`) is given.
-``nearest(adjacency, source, candidate_mask, k, *, deadline=None)``
+``nearest(adjacency, source, candidate_mask, k, *, deadline=None, hubs=None)``
     the k candidates nearest to ``source`` (ties by vertex id), with their distances.
 ``symmetric_csr_arrays(n, src, dst, cost)``
     the graph stage's symmetric CSR of edges sorted by (src, dst), by one counting pass.
+
+The path index. ``hubs`` is a :class:`HubRows`, the rows of the highest-degree vertices
+sorted by cost (:func:`choose_hubs`, :func:`build_hub_rows`; stored beside graph.bp by
+:mod:`pipeline.query.path_index`). With it a search relaxes a hub's arcs in cost order, as
+far as it needs to, instead of all of them when it settles the hub: the same distance, to
+the last bit, for far fewer arcs (solver/core/sssp_hub_rows.hpp says why it stays exact).
+:func:`check_hub_rows` compares an index with its graph before it is used.
 
 The arrays are handed to the library as they are (no copy) when they already have the
 dtypes ``row_ptr`` int64, ``col_idx`` int64, ``cost`` float32 and are contiguous. ctypes
@@ -29,10 +36,13 @@ innermost :func:`search_deadline` block around the call (the path service sets o
 request around its worker's whole job, so searches deep in the graph and comparison code
 need no argument). The library reads the clock about every millisecond of work.
 
-Memory. The library keeps each calling thread's search workspaces between queries (a query
-then costs no O(n) clearing): up to about 64 bytes a vertex per thread that has run both
-``shortest_path`` and ``nearest``, plus 16 bytes a heap entry (about one per vertex reached).
-:func:`release_workspace` frees the calling thread's.
+Memory. ``shortest_path`` and ``nearest`` search in workspaces of O(n) bytes that the library
+keeps between calls (a query then costs no O(n) allocation and clearing) in one pool shared
+by every thread: 48 bytes a vertex for a workspace whose search reached the whole graph,
+plus 16 bytes a queued heap entry. :func:`set_workspace_limit` bounds how many exist at once
+(a call that finds them all busy waits, until its deadline at most);
+:func:`release_idle_workspaces` frees those unused for a while; :func:`workspace_stats`
+says what is held.
 """
 
 from __future__ import annotations
@@ -56,7 +66,7 @@ from pipeline.runtime.errors import LitpathError
 REPO = REPO_ROOT  # the checkout: the solver's sources and build, the shipped files
 LIBRARY_ENV = "LITPATH_SSSP_LIB"
 DEFAULT_LIBRARY = REPO / "solver" / "build" / "liblitpath_sssp.so"
-ABI_VERSION = 3  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h
+ABI_VERSION = 4  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h
 
 # Status codes of the C ABI.
 _OK, _INVALID_ARGUMENT, _OUT_OF_MEMORY, _BUFFER_TOO_SMALL = 0, 1, 2, 3
@@ -107,6 +117,23 @@ _i64p = ctypes.POINTER(ctypes.c_int64)
 _f32p = ctypes.POINTER(ctypes.c_float)
 _f64p = ctypes.POINTER(ctypes.c_double)
 _u8p = ctypes.POINTER(ctypes.c_uint8)
+_u32p = ctypes.POINTER(ctypes.c_uint32)
+
+
+class _HubRowsArgument(ctypes.Structure):
+    """struct litpath_sssp_hub_rows of sssp_c_api.h."""
+
+    _fields_ = [
+        ("rows", ctypes.c_int64),
+        ("vertex", _i64p),
+        ("start", _i64p),
+        ("col", _u32p),
+        ("cost", _f32p),
+        ("min_hub_cost", _f32p),
+    ]
+
+
+_hubs_p = ctypes.POINTER(_HubRowsArgument)
 _CSR = [ctypes.c_int64, _i64p, _i64p, _f32p]  # n, row_ptr, col_idx, cost
 _SIGNATURES = {
     "litpath_sssp_abi_version": (ctypes.c_int, []),
@@ -119,19 +146,33 @@ _SIGNATURES = {
         ctypes.c_int64,
         [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int],
     ),
-    # ..., reverse row_ptr/col_idx/cost, source, target, distance_out, path_out, capacity, length_out,
-    # deadline
+    # ..., reverse row_ptr/col_idx/cost, hubs, source, target, distance_out, path_out, capacity,
+    # length_out, deadline
     "litpath_sssp_shortest_path": (
         ctypes.c_int,
-        [*_CSR, _i64p, _i64p, _f32p, ctypes.c_int64, ctypes.c_int64, _f64p, _i64p, ctypes.c_int64, _i64p,
-         ctypes.c_double],
+        [*_CSR, _i64p, _i64p, _f32p, _hubs_p, ctypes.c_int64, ctypes.c_int64, _f64p, _i64p, ctypes.c_int64,
+         _i64p, ctypes.c_double],
     ),  # fmt: skip
-    # ..., source, candidate_mask, k, vertices_out, distances_out, found_out, deadline
+    # ..., hubs, source, candidate_mask, k, vertices_out, distances_out, found_out, deadline
     "litpath_sssp_nearest": (
         ctypes.c_int,
-        [*_CSR, ctypes.c_int64, _u8p, ctypes.c_int64, _i64p, _f64p, _i64p, ctypes.c_double],
+        [*_CSR, _hubs_p, ctypes.c_int64, _u8p, ctypes.c_int64, _i64p, _f64p, _i64p, ctypes.c_double],
     ),
-    "litpath_sssp_release_workspace": (None, []),
+    # n, row_ptr, min_degree, max_arcs, vertex_out, capacity, rows_out
+    "litpath_sssp_hub_rows_choose": (
+        ctypes.c_int,
+        [ctypes.c_int64, _i64p, ctypes.c_int64, ctypes.c_int64, _i64p, ctypes.c_int64, _i64p],
+    ),
+    # ..., rows, vertex, start_out, col_out, cost_out, threads
+    "litpath_sssp_hub_rows_build": (
+        ctypes.c_int,
+        [*_CSR, ctypes.c_int64, _i64p, _i64p, _u32p, _f32p, ctypes.c_int],
+    ),
+    # ..., hubs, min_hub_cost_out, threads
+    "litpath_sssp_hub_rows_check": (ctypes.c_int, [*_CSR, _hubs_p, _f32p, ctypes.c_int]),
+    "litpath_sssp_set_workspace_limit": (None, [ctypes.c_int64]),
+    "litpath_sssp_release_idle_workspaces": (ctypes.c_int64, [ctypes.c_double]),
+    "litpath_sssp_workspace_stats": (None, [_i64p, _i64p, _i64p]),
     # n, m, src, dst, cost, row_ptr_out, col_idx_out, cost_out
     "litpath_sssp_symmetric_csr": (
         ctypes.c_int,
@@ -254,6 +295,119 @@ def _vertex(value, n: int, what: str) -> int:
     return vertex
 
 
+class HubRows:
+    """A path index's arrays for one graph, checked against it (:func:`check_hub_rows` or
+    :func:`build_hub_rows` make one): hub ``r`` is vertex ``vertex[r]`` (ascending), its arcs are
+    ``col[e], cost[e]`` for ``e`` in ``start[r]:start[r + 1]``, sorted by (cost, column), and
+    ``min_hub_cost[r]`` is its cheapest arc to another hub (+inf when none)."""
+
+    def __init__(
+        self, n: int, vertex: np.ndarray, start: np.ndarray, col: np.ndarray, cost: np.ndarray,
+        min_hub_cost: np.ndarray,
+    ):  # fmt: skip
+        self.n = int(n)
+        self.vertex = np.ascontiguousarray(vertex, dtype=np.int64)
+        self.start = np.ascontiguousarray(start, dtype=np.int64)
+        self.col = np.ascontiguousarray(col, dtype=np.uint32)
+        self.cost = np.ascontiguousarray(cost, dtype=np.float32)
+        self.min_hub_cost = np.ascontiguousarray(min_hub_cost, dtype=np.float32)
+        rows = len(self.vertex)
+        if self.start.shape != (rows + 1,) or len(self.min_hub_cost) != rows:
+            raise ValueError(
+                f"path index: {rows} hubs need {rows + 1} start offsets and {rows} cheapest hub arcs, "
+                f"got {len(self.start)} and {len(self.min_hub_cost)}"
+            )
+        arcs = int(self.start[-1]) if rows else 0
+        if len(self.col) != arcs or len(self.cost) != arcs:
+            raise ValueError(f"path index: start says {arcs} arcs, col has {len(self.col)} and cost {len(self.cost)}")
+        self._argument = _HubRowsArgument(
+            rows, _pointer(self.vertex, _i64p), _pointer(self.start, _i64p), _pointer(self.col, _u32p),
+            _pointer(self.cost, _f32p), _pointer(self.min_hub_cost, _f32p),
+        )  # fmt: skip
+
+    @property
+    def rows(self) -> int:
+        return len(self.vertex)
+
+    @property
+    def arcs(self) -> int:
+        return len(self.col)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.vertex, self.start, self.col, self.cost, self.min_hub_cost))
+
+    def argument(self, n: int):
+        """The pointer the library takes; ValueError when the index is of a graph of another size."""
+        if n != self.n:
+            raise ValueError(f"the path index is for a graph of {self.n} vertices, this one has {n}")
+        return ctypes.byref(self._argument)
+
+
+def choose_hubs(row_ptr: np.ndarray, min_degree: int, max_arcs: int) -> np.ndarray:
+    """int64 ids, ascending, of the hubs of a path index over the CSR with this ``row_ptr``: the
+    rows of at least ``min_degree`` arcs, largest first (ties: smaller id first), as many as fit
+    in ``max_arcs`` arcs in all."""
+    row_ptr = np.ascontiguousarray(row_ptr, dtype=np.int64)
+    if row_ptr.ndim != 1 or len(row_ptr) < 1:
+        raise ValueError("row_ptr must be one-dimensional with n + 1 entries")
+    n = len(row_ptr) - 1
+    lib = library()
+    count = ctypes.c_int64()
+    status = lib.litpath_sssp_hub_rows_choose(
+        n, _pointer(row_ptr, _i64p), int(min_degree), int(max_arcs), None, 0, ctypes.byref(count)
+    )
+    if status != _BUFFER_TOO_SMALL:
+        _raise_for(status, lib)
+        return np.zeros(0, dtype=np.int64)
+    vertex = np.empty(count.value, dtype=np.int64)
+    status = lib.litpath_sssp_hub_rows_choose(
+        n, _pointer(row_ptr, _i64p), int(min_degree), int(max_arcs), _pointer(vertex, _i64p), len(vertex),
+        ctypes.byref(count),
+    )  # fmt: skip
+    _raise_for(status, lib)
+    return vertex
+
+
+def build_hub_rows(adjacency: Adjacency, vertex: np.ndarray, threads: int | None = None) -> HubRows:
+    """The path index of the hubs ``vertex`` (strictly ascending): each hub's row sorted by
+    (cost, column), checked (:func:`check_hub_rows`). ``threads``: OpenMP's default when None."""
+    csr = _prepared(adjacency)
+    vertex = np.ascontiguousarray(vertex, dtype=np.int64)
+    degree = np.diff(csr.row_ptr)
+    if len(vertex) and (vertex.min() < 0 or vertex.max() >= csr.n):
+        raise IndexError(f"hub ids must lie in 0..{csr.n - 1}")
+    arcs = int(degree[vertex].sum())
+    start = np.empty(len(vertex) + 1, dtype=np.int64)
+    col = np.empty(arcs, dtype=np.uint32)
+    cost = np.empty(arcs, dtype=np.float32)
+    lib = library()
+    status = lib.litpath_sssp_hub_rows_build(
+        *csr.arguments(), len(vertex), _pointer(vertex, _i64p), _pointer(start, _i64p), _pointer(col, _u32p),
+        _pointer(cost, _f32p), int(threads or 0),
+    )  # fmt: skip
+    _raise_for(status, lib)
+    return check_hub_rows(adjacency, vertex, start, col, cost, threads)
+
+
+def check_hub_rows(
+    adjacency: Adjacency, vertex: np.ndarray, start: np.ndarray, col: np.ndarray, cost: np.ndarray,
+    threads: int | None = None,
+) -> HubRows:  # fmt: skip
+    """A :class:`HubRows` of these arrays once they are checked against the graph: hub ids
+    ascending and in range, each row the graph row's arcs sorted by (cost, column), each hub's
+    graph row sorted by column. ValueError naming the first problem otherwise."""
+    csr = _prepared(adjacency)
+    vertex = np.ascontiguousarray(vertex, dtype=np.int64)
+    hubs = HubRows(csr.n, vertex, start, col, cost, np.zeros(len(vertex), dtype=np.float32))
+    lib = library()
+    status = lib.litpath_sssp_hub_rows_check(
+        *csr.arguments(), ctypes.byref(hubs._argument), _pointer(hubs.min_hub_cost, _f32p), int(threads or 0)
+    )
+    _raise_for(status, lib)
+    return hubs
+
+
 def rows(adjacency: Adjacency, sources: Iterable[int], threads: int | None = None) -> np.ndarray:
     """float32[m, n]: row i holds the distances from ``sources[i]`` (+inf where unreachable)."""
     csr = _prepared(adjacency)
@@ -280,13 +434,21 @@ def rows(adjacency: Adjacency, sources: Iterable[int], threads: int | None = Non
 
 
 def shortest_path(
-    adjacency: Adjacency, source: int, target: int, reverse: Adjacency | None = None, *, deadline: float | None = None
+    adjacency: Adjacency,
+    source: int,
+    target: int,
+    reverse: Adjacency | None = None,
+    *,
+    deadline: float | None = None,
+    hubs: HubRows | None = None,
 ) -> tuple[float, list[int]]:
     """``(distance, [source, ..., target])`` of a shortest path; ``(inf, [])`` when unreachable.
 
     ``reverse`` is the transpose of a directed graph (:func:`reverse_adjacency`); without
     it the graph must be symmetric (the pipeline's graphs are). The distance is the sum in
     double, in path order, of the path's edge costs (the cheapest of parallel edges).
+    ``hubs``: this graph's path index (symmetric graphs only): the same distance, far fewer
+    arcs relaxed; when several paths tie, the one returned may differ from the plain search's.
     :class:`DeadlineExceeded` past ``deadline`` or the scoped one (see the module docstring).
     """
     until = _deadline(deadline)
@@ -300,6 +462,7 @@ def shortest_path(
         reverse_args = rev.arguments()[1:]
     else:
         reverse_args = (None, None, None)
+    hub_argument = None if hubs is None else hubs.argument(csr.n)
     lib = library()
     distance = ctypes.c_double()
     length = ctypes.c_int64()
@@ -309,6 +472,7 @@ def shortest_path(
         status = lib.litpath_sssp_shortest_path(
             *csr.arguments(),
             *reverse_args,
+            hub_argument,
             s,
             t,
             ctypes.byref(distance),
@@ -327,14 +491,21 @@ def shortest_path(
 
 
 def nearest(
-    adjacency: Adjacency, source: int, candidate_mask: np.ndarray, k: int, *, deadline: float | None = None
+    adjacency: Adjacency,
+    source: int,
+    candidate_mask: np.ndarray,
+    k: int,
+    *,
+    deadline: float | None = None,
+    hubs: HubRows | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(vertices int64[k'], distances float64[k'])``: the k candidates nearest to ``source``.
 
     Candidates are the v != source with ``candidate_mask[v]`` true, reachable from source.
     The result is exactly the first k' = min(k, reachable candidates) of them in
-    (distance, vertex id) order, sorted that way. :class:`DeadlineExceeded` past ``deadline``
-    or the scoped one (see the module docstring).
+    (distance, vertex id) order, sorted that way, with or without ``hubs`` (this graph's path
+    index). :class:`DeadlineExceeded` past ``deadline`` or the scoped one (see the module
+    docstring).
     """
     until = _deadline(deadline)
     csr = _prepared(adjacency)
@@ -352,6 +523,7 @@ def nearest(
     lib = library()
     status = lib.litpath_sssp_nearest(
         *csr.arguments(),
+        None if hubs is None else hubs.argument(csr.n),
         s,
         _pointer(mask, _u8p),
         k,
@@ -378,15 +550,31 @@ def reverse_adjacency(adjacency: Adjacency) -> Adjacency:
     return Adjacency(n=n, row_ptr=reverse_ptr, col_idx=src[order], cost=cost)
 
 
-def release_workspace() -> None:
-    """Free this thread's search workspaces in the library (O(n) each; kept between queries).
+def set_workspace_limit(limit: int) -> None:
+    """At most ``limit`` search workspaces exist at once in this process (0: no limit, the
+    library's default); a search that finds them all busy waits for one, until its deadline at
+    most (then :class:`DeadlineExceeded`)."""
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+        raise ValueError(f"the workspace limit must be a non-negative integer, got {limit!r}")
+    library().litpath_sssp_set_workspace_limit(int(limit))
 
-    Nothing to do, and the library is not loaded, when no search has run in this process.
-    """
+
+def release_idle_workspaces(idle_seconds: float = 0.0) -> int:
+    """Free the search workspaces unused for at least ``idle_seconds`` (0: every idle one);
+    returns the bytes freed. Nothing to do, and the library is not loaded, when no search has
+    run in this process."""
     with _library_lock:
         lib = _library
-    if lib is not None:
-        lib.litpath_sssp_release_workspace()
+    if lib is None:
+        return 0
+    return int(lib.litpath_sssp_release_idle_workspaces(float(idle_seconds)))
+
+
+def workspace_stats() -> dict[str, int]:
+    """``busy`` and ``idle`` workspaces, and ``idle_bytes`` held by the idle ones."""
+    busy, idle, idle_bytes = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+    library().litpath_sssp_workspace_stats(ctypes.byref(busy), ctypes.byref(idle), ctypes.byref(idle_bytes))
+    return {"busy": busy.value, "idle": idle.value, "idle_bytes": idle_bytes.value}
 
 
 def symmetric_csr_arrays(

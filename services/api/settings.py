@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -43,26 +44,38 @@ class Settings(BaseSettings):
     request_timeout_s: float = Field(
         10.0, gt=0, description="Per-request deadline, seconds: 504 past it, and on-demand searches stop at it"
     )
-    # Memory of the pools below. Each thread that runs an on-demand search keeps its search
-    # workspaces between requests (pipeline/query/sssp.py): up to 64 bytes a vertex of the largest
-    # graph searched (a path: two searches of 8-byte distance, parent and reached entries; a
-    # neighbour search: one of distance and reached) plus 16 bytes a heap entry, about one per
-    # vertex reached. Measured after an unreachable pair and a whole-component neighbour search
-    # on 4M vertices: 52 B a vertex. So, at n vertices, up to about
-    #     (compute_threads + compare_concurrency) x 64 B x n
-    # on top of the graphs (0.64 GB at the defaults and n = 1M; 3.8 GB at n = 6M), held until a
-    # thread has been idle workspace_idle_s. `litpath serve --workers N` multiplies everything.
+    # Memory of the pools below (the formula is measured in bench/results/on_demand_paths.md).
+    # On-demand searches run in workspaces that the library keeps between requests and shares
+    # between the threads (pipeline/query/sssp.py): at most search_workspaces of them, each up to
+    # 48 bytes a vertex of the largest graph searched (two searches of 8-byte distance, parent and
+    # reached entries) plus 16 bytes a queued heap entry; an indexed search reaches a few thousand
+    # vertices and touches a few pages of it, a search that explores a whole component all of it.
+    # So, at n vertices, the service holds
+    #     the graphs (12 bytes an arc, 8 a vertex) + their path indexes (8 bytes an indexed arc)
+    #     + 8 bytes an edge (the float64 weights) + the vertex tables (keys and names)
+    #     + search_workspaces x 64 B x n
+    # and `litpath serve --workers N` multiplies everything. search_workspaces defaults to the
+    # CPUs (searches beyond them only queue for the cores), at most the threads that search.
     compute_threads: int = Field(
         8, ge=1, le=256, description="Worker threads for path, distance, search and report work"
     )
     compare_concurrency: int = Field(
         2, ge=1, le=64, description="SPOKE comparisons run at once (each holds Neo4j queries)"
     )
+    search_workspaces: int | None = Field(
+        None,
+        ge=1,
+        le=256,
+        description="Search workspaces (O(n) bytes each) shared by the searching threads; a search that "
+        "finds them all busy waits, until its request's deadline at most. Unset: this machine's CPUs, at most "
+        "compute_threads + compare_concurrency",
+    )
     workspace_idle_s: float = Field(
         60.0,
         ge=0,
-        description="A worker thread idle this long frees its search memory (up to 64 bytes a vertex); "
-        "0 frees it after every request (each on-demand search then allocates it again)",
+        description="A search workspace unused this long is freed (up to 64 bytes a vertex), checked when "
+        "a worker thread goes idle; 0 frees them after every request (each on-demand search then "
+        "allocates one again)",
     )
     evidence_recheck_s: float = Field(
         300.0,
@@ -94,6 +107,13 @@ class Settings(BaseSettings):
     atol: float = Field(1e-6, ge=0, description="Absolute tolerance of the path walk")
     host: str = Field("127.0.0.1", description="Bind address of `litpath serve`")
     port: int = Field(8000, ge=1, le=65535, description="Port of `litpath serve`")
+
+    def workspaces(self) -> int:
+        """How many search workspaces may exist at once (search_workspaces, or its default)."""
+        searching = self.compute_threads + self.compare_concurrency
+        if self.search_workspaces is not None:
+            return min(self.search_workspaces, searching)
+        return max(1, min(os.cpu_count() or 1, searching))
 
     @field_validator("api_key", "mongo_uri", "neo4j_uri", "neo4j_password", "compare_mapping", mode="before")
     @classmethod

@@ -197,7 +197,13 @@ class ServiceState:
 
 def open_state(settings: Settings) -> ServiceState:
     state = ServiceState(settings)
-    searching = {"idle_s": settings.workspace_idle_s, "on_idle": sssp.release_workspace}
+    # Searches share at most search_workspaces workspaces (settings.py has the memory formula);
+    # a pool thread idle workspace_idle_s frees those unused as long.
+    sssp.set_workspace_limit(settings.workspaces())
+    searching = {
+        "idle_s": settings.workspace_idle_s,
+        "on_idle": lambda: sssp.release_idle_workspaces(settings.workspace_idle_s),
+    }
     state.pools = {
         "compute": WorkerPool(settings.compute_threads, "litpath-compute", **searching),
         "compare": WorkerPool(settings.compare_concurrency, "litpath-compare", **searching),

@@ -1,5 +1,7 @@
 #include "core/sssp.hpp"
 
+#include "core/sssp_hub_rows.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -56,6 +58,12 @@ void RadixHeap::clear() {
     size_ = 0;
 }
 
+std::int64_t RadixHeap::bytes() const {
+    std::int64_t total = 0;
+    for (const auto& bucket : buckets_) total += static_cast<std::int64_t>(bucket.capacity() * sizeof(Entry));
+    return total;
+}
+
 void RadixHeap::refill_bucket_zero() {
     if (!buckets_[0].empty()) return;
     int first = 1;
@@ -81,6 +89,15 @@ void SearchSpace::reset() {
     for (const std::int64_t v : touched) distance[static_cast<std::size_t>(v)] = kUnreachable;
     touched.clear();
     heap.clear();
+    settled_hubs.clear();
+}
+
+std::int64_t SearchSpace::bytes() const {
+    const std::size_t n = distance.capacity();
+    return static_cast<std::int64_t>(n * sizeof(double) + (parent ? distance.size() * sizeof(std::int64_t) : 0) +
+                                     touched.capacity() * sizeof(std::int64_t) +
+                                     (settled_hubs.capacity() + hub_cursor.capacity()) * sizeof(std::int64_t)) +
+           heap.bytes();
 }
 
 namespace {
@@ -93,36 +110,83 @@ void start_search(SearchSpace& space, std::int64_t source) {
     space.heap.push(0.0, source);
 }
 
+// A heap entry whose `vertex` has this bit set is a hub's cursor (the rest is
+// the hub's row in the path index), not a vertex: its key is the hub's
+// distance plus the cost of the hub's next arc not yet relaxed.
+constexpr std::int64_t kHubCursor = std::int64_t{1} << 62;
+// A cursor that comes up relaxes the arcs of its cost and at least this many
+// (relaxing an arc before its turn is always allowed; it saves heap round
+// trips where a hub's costs are all distinct).
+constexpr std::int64_t kHubBatch = 4;
+
 // Drops outdated heap entries from the top, so top() is the distance of the
-// next vertex to settle. Returns false when nothing is left to settle.
+// next vertex to settle or hub arc to relax. Returns false when nothing is left.
 bool clean_top(SearchSpace& space) {
     while (!space.heap.empty()) {
         const auto& top = space.heap.top();
-        if (top.distance <= space.distance[static_cast<std::size_t>(top.vertex)]) return true;
+        if ((top.vertex & kHubCursor) || top.distance <= space.distance[static_cast<std::size_t>(top.vertex)])
+            return true;
         space.heap.pop();
     }
     return false;
 }
 
-// Relaxes the edges of the settled vertex u (distance du): every neighbour v
-// reached more cheaply through u gets the new distance (and parent), is pushed,
-// and is passed to on_improved(v, new distance).
+// Relaxes the arc u -> v of cost c from the settled vertex u (distance du): if
+// v is reached more cheaply through u it gets the new distance (and parent), is
+// pushed, and is passed to on_improved(v, new distance).
+template <bool kWithParents, typename OnImproved>
+inline void relax_arc(SearchSpace& space, std::int64_t u, double du, std::int64_t v, float c,
+                      OnImproved&& on_improved) {
+    double* distance = space.distance.data();
+    const double through = du + static_cast<double>(c);
+    if (through < distance[v]) {
+        if (distance[v] == kUnreachable) space.touched.push_back(v);
+        distance[v] = through;
+        if constexpr (kWithParents) space.parent[static_cast<std::size_t>(v)] = u;
+        space.heap.push(through, v);
+        on_improved(v, through);
+    }
+}
+
+// Relaxes every edge of the settled vertex u (distance du).
 template <bool kWithParents, typename OnImproved>
 inline void relax_edges(const CsrGraph& graph, SearchSpace& space, std::int64_t u, double du,
                         OnImproved&& on_improved) {
     const std::int64_t end = graph.row_ptr[u + 1];
-    double* distance = space.distance.data();
-    for (std::int64_t e = graph.row_ptr[u]; e < end; ++e) {
-        const std::int64_t v = graph.col_idx[e];
-        const double through = du + static_cast<double>(graph.cost[e]);
-        if (through < distance[v]) {
-            if (distance[v] == kUnreachable) space.touched.push_back(v);
-            distance[v] = through;
-            if constexpr (kWithParents) space.parent[static_cast<std::size_t>(v)] = u;
-            space.heap.push(through, v);
-            on_improved(v, through);
-        }
-    }
+    for (std::int64_t e = graph.row_ptr[u]; e < end; ++e)
+        relax_arc<kWithParents>(space, u, du, graph.col_idx[e], graph.cost[e], on_improved);
+}
+
+// Hub row r has just been settled at distance du: nothing is scanned; its
+// cursor is queued at its cheapest arc.
+void queue_hub(const HubRows& hubs, SearchSpace& space, std::int64_t r, double du) {
+    space.settled_hubs.push_back(r);
+    const std::int64_t first = hubs.start[r];
+    space.hub_cursor[static_cast<std::size_t>(r)] = first;
+    if (first < hubs.start[r + 1]) space.heap.push(du + static_cast<double>(hubs.cost[first]), kHubCursor | r);
+}
+
+// Hub row r's cursor came up: relaxes its arcs of the cursor's cost (and at
+// least kHubBatch), in cost order, then queues the cursor at the next arc.
+// Returns the arcs relaxed.
+template <bool kWithParents, typename OnImproved>
+std::int64_t advance_hub(const HubRows& hubs, SearchSpace& space, std::int64_t r, OnImproved&& on_improved) {
+    const std::int64_t u = hubs.vertex[r];
+    const double du = space.distance[static_cast<std::size_t>(u)];  // settled: final
+    const std::int64_t first = space.hub_cursor[static_cast<std::size_t>(r)], end = hubs.start[r + 1];
+    const float group = hubs.cost[first];
+    std::int64_t e = first;
+    for (; e < end && (hubs.cost[e] == group || e - first < kHubBatch); ++e)
+        relax_arc<kWithParents>(space, u, du, hubs.col[e], hubs.cost[e], on_improved);
+    space.hub_cursor[static_cast<std::size_t>(r)] = e;
+    if (e < end) space.heap.push(du + static_cast<double>(hubs.cost[e]), kHubCursor | r);
+    return e - first;
+}
+
+// Readies a search space for an index of `rows` hubs (sized once per index).
+void prepare_hubs(SearchSpace& space, const HubRows* hubs) {
+    if (hubs && space.hub_cursor.size() != static_cast<std::size_t>(hubs->rows))
+        space.hub_cursor.assign(static_cast<std::size_t>(hubs->rows), 0);
 }
 
 void run_to_completion(const CsrGraph& graph, SearchSpace& space) {
@@ -184,6 +248,15 @@ public:
         if (left_ < 0) check();
         ++settled_;
     }
+    // A hub settled (nothing scanned), or a hub's arcs relaxed from its cursor.
+    void settled_hub() {
+        work(1);
+        ++settled_;
+    }
+    void work(std::int64_t units) {
+        left_ -= units;
+        if (left_ < 0) check();
+    }
 
 private:
     void check() {
@@ -239,15 +312,28 @@ std::vector<std::int64_t> without_loops(const std::vector<std::int64_t>& walk) {
     return path;
 }
 
+// The cheapest u -> v arc in a row sorted by column (a hub's row: checked by
+// check_hub_rows); NaN when there is none.
+double cheapest_sorted_arc(const CsrGraph& graph, std::int64_t u, std::int64_t v) {
+    const std::int64_t* first = graph.col_idx + graph.row_ptr[u];
+    const std::int64_t* last = graph.col_idx + graph.row_ptr[u + 1];
+    double best = std::nan("");
+    for (const std::int64_t* it = std::lower_bound(first, last, v); it != last && *it == v; ++it)
+        if (!(best <= graph.cost[it - graph.col_idx])) best = graph.cost[it - graph.col_idx];
+    return best;
+}
+
 }  // namespace
 
 PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source, std::int64_t target,
-                         PathSpaces& spaces, const Deadline& deadline) {
+                         PathSpaces& spaces, const Deadline& deadline, const HubRows* hubs) {
     const CsrGraph& backward_graph = reverse ? *reverse : forward;
     check_vertex(forward, source, "source");
     check_vertex(forward, target, "target");
     check_space(forward, spaces.forward);
     check_space(backward_graph, spaces.backward);
+    if (hubs && reverse)
+        throw std::invalid_argument("a path index serves symmetric graphs only (no reverse CSR)");
     PathResult result;
     if (source == target) {
         result.distance = 0.0;
@@ -259,43 +345,76 @@ PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::
     SearchSpace& bwd = spaces.backward;
     fwd.reset();
     bwd.reset();
+    prepare_hubs(fwd, hubs);
+    prepare_hubs(bwd, hubs);
     start_search(fwd, source);
     start_search(bwd, target);
 
-    // best: the shortest source -> meet -> target distance seen so far, over
-    // every vertex reached from both sides (checked whenever either side's
-    // distance of a vertex improves, so it is the minimum of fwd + bwd).
+    // best: the shortest source -> target distance seen so far, over a path
+    // made of source .. meet_forward on the forward tree, then meet_backward ..
+    // target on the backward tree (meet_forward == meet_backward, the usual
+    // case, or an edge between them: two hubs, see below). Checked whenever
+    // either side's distance of a vertex improves, and when a vertex is settled.
     double best = kUnreachable;
-    std::int64_t meet = -1;
+    std::int64_t meet_forward = -1, meet_backward = -1;
     for (;;) {
         // A side with nothing left has settled everything it can reach, and
         // best is then exact (the other end is reached at its final distance).
         if (!clean_top(fwd) || !clean_top(bwd)) break;
-        // No path through an unsettled vertex can beat best any more.
+        // No path through an unsettled vertex or an arc not yet relaxed can beat best any more.
         if (fwd.heap.top().distance + bwd.heap.top().distance >= best) break;
         // Grow the side with the smaller frontier: less work per settled vertex.
         const bool go_forward = fwd.heap.size() <= bwd.heap.size();
         SearchSpace& side = go_forward ? fwd : bwd;
         const SearchSpace& other = go_forward ? bwd : fwd;
         const CsrGraph& graph = go_forward ? forward : backward_graph;
-        const auto [du, u] = side.heap.pop();
-        meter.settled(graph, u);
-        relax_edges<true>(graph, side, u, du, [&](std::int64_t v, double dv) {
+        const auto on_improved = [&](std::int64_t v, double dv) {
             const double through_v = dv + other.distance[static_cast<std::size_t>(v)];
             if (through_v < best) {
                 best = through_v;
-                meet = v;
+                meet_forward = meet_backward = v;
             }
-        });
+        };
+        const auto [du, u] = side.heap.pop();
+        if (u & kHubCursor) {  // only with an index
+            meter.work(advance_hub<true>(*hubs, side, u & ~kHubCursor, on_improved));
+            continue;
+        }
+        const std::int64_t hub = hubs ? hubs->row_of(u) : -1;
+        if (hub < 0) {
+            meter.settled(graph, u);
+            relax_edges<true>(graph, side, u, du, on_improved);
+            continue;
+        }
+        meter.settled_hub();
+        // An edge between u and a hub the other side has settled is deferred at
+        // both ends, so neither side's relaxations meet over it: look it up
+        // (rows sorted by column), unless even u's cheapest arc to a hub could
+        // not beat best. (An edge to a vertex that is not a hub needs nothing:
+        // that end scans its whole row, relaxing the arc into u, and every
+        // improvement on either side is checked against the other side's
+        // distance of the same vertex.)
+        for (const std::int64_t other_hub : other.settled_hubs) {
+            const std::int64_t y = hubs->vertex[other_hub];
+            const double dy = other.distance[static_cast<std::size_t>(y)];
+            if (du + dy + static_cast<double>(hubs->min_hub_cost[hub]) >= best) continue;
+            const double c = cheapest_sorted_arc(forward, u, y);
+            if (!(du + c + dy < best)) continue;  // also when there is no such edge (NaN)
+            best = du + c + dy;
+            meet_forward = go_forward ? u : y;
+            meet_backward = go_forward ? y : u;
+        }
+        queue_hub(*hubs, side, hub, du);
     }
-    if (meet < 0) return result;  // unreachable
+    if (meet_forward < 0) return result;  // unreachable
 
-    // source .. meet on the forward tree, then meet .. target on the backward tree.
+    // source .. meet_forward on the forward tree, then meet_backward .. target on the backward tree.
     std::vector<std::int64_t> walk;
-    for (std::int64_t v = meet; v >= 0; v = fwd.parent[static_cast<std::size_t>(v)]) walk.push_back(v);
+    for (std::int64_t v = meet_forward; v >= 0; v = fwd.parent[static_cast<std::size_t>(v)]) walk.push_back(v);
     std::reverse(walk.begin(), walk.end());
-    for (std::int64_t v = bwd.parent[static_cast<std::size_t>(meet)]; v >= 0;
-         v = bwd.parent[static_cast<std::size_t>(v)])
+    for (std::int64_t v = meet_backward == meet_forward ? bwd.parent[static_cast<std::size_t>(meet_backward)]
+                                                        : meet_backward;
+         v >= 0; v = bwd.parent[static_cast<std::size_t>(v)])
         walk.push_back(v);
     result.vertices = without_loops(walk);
     double total = 0.0;
@@ -313,25 +432,38 @@ PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::
 
 // ----------------------------------------------------------------- nearest --
 std::vector<Neighbour> nearest(const CsrGraph& graph, std::int64_t source, const std::uint8_t* candidate_mask,
-                               std::int64_t k, SearchSpace& space, const Deadline& deadline) {
+                               std::int64_t k, SearchSpace& space, const Deadline& deadline, const HubRows* hubs) {
     check_vertex(graph, source, "source");
     check_space(graph, space);
     std::vector<Neighbour> found;
     if (k <= 0) return found;
     DeadlineMeter meter(deadline);
     space.reset();
+    prepare_hubs(space, hubs);
     start_search(space, source);
+    const auto ignore = [](std::int64_t, double) {};
     double kth = kUnreachable;  // distance of the k-th candidate once found
     while (clean_top(space)) {
-        // Past the k-th distance: every tie with it has been settled.
+        // Past the k-th distance: every tie with it has been settled (and no
+        // hub arc not yet relaxed leads to anything at or below it).
         if (space.heap.top().distance > kth) break;
         const auto [du, u] = space.heap.pop();
-        meter.settled(graph, u);
+        if (u & kHubCursor) {  // only with an index
+            meter.work(advance_hub<false>(*hubs, space, u & ~kHubCursor, ignore));
+            continue;
+        }
         if (u != source && candidate_mask[u] != 0) {
             found.push_back(Neighbour{u, du});
             if (static_cast<std::int64_t>(found.size()) == k) kth = du;
         }
-        relax_edges<false>(graph, space, u, du, [](std::int64_t, double) {});
+        const std::int64_t hub = hubs ? hubs->row_of(u) : -1;
+        if (hub >= 0) {
+            meter.settled_hub();
+            queue_hub(*hubs, space, hub, du);
+        } else {
+            meter.settled(graph, u);
+            relax_edges<false>(graph, space, u, du, ignore);
+        }
     }
     space.reset();
     std::sort(found.begin(), found.end(), [](const Neighbour& a, const Neighbour& b) {

@@ -33,6 +33,8 @@
 
 namespace litpath::sssp {
 
+struct HubRows;  // core/sssp_hub_rows.hpp: the path index
+
 inline constexpr double kUnreachable = std::numeric_limits<double>::infinity();
 
 // A borrowed view of a CSR graph with n vertices (nothing is copied).
@@ -91,6 +93,8 @@ public:
     }
     // Empty again, ready for a new search from distance 0 (keeps the memory).
     void clear();
+    // Bytes the buckets hold (their capacities).
+    std::int64_t bytes() const;
 
 private:
     static std::uint64_t key_of(double distance) {
@@ -119,6 +123,8 @@ struct SearchSpace {
     // Back to "nothing reached"; O(vertices reached since the last reset).
     void reset();
 
+    // Bytes held now (the arrays' capacities, the heap's buckets included).
+    std::int64_t bytes() const;
 
     std::vector<double> distance;      // +inf until reached
     // Predecessor on the search tree (paths only). Left uninitialised: a
@@ -126,6 +132,12 @@ struct SearchSpace {
     std::unique_ptr<std::int64_t[]> parent;
     std::vector<std::int64_t> touched;  // vertices reached, in the order reached
     RadixHeap heap;
+    // With a path index (HubRows): the hub rows this search has settled, in
+    // order, and for each of those the next arc of its cost-ordered row to
+    // relax. hub_cursor is sized for the index's rows on first use and read
+    // only for settled hubs, so reset() just empties settled_hubs.
+    std::vector<std::int64_t> settled_hubs;
+    std::vector<std::int64_t> hub_cursor;
 };
 
 // Distances from `source` to every vertex into row[0..n), float32 rounded from
@@ -201,6 +213,8 @@ struct PathResult {
 // Both directions of a bidirectional search, reused from query to query.
 struct PathSpaces {
     explicit PathSpaces(std::int64_t n) : forward(n, true), backward(n, true) {}
+    std::int64_t vertex_count() const { return forward.vertex_count(); }
+    std::int64_t bytes() const { return forward.bytes() + backward.bytes(); }
     SearchSpace forward, backward;
 };
 
@@ -211,10 +225,15 @@ struct PathSpaces {
 // top_forward + top_backward >= the best meeting distance found, which proves
 // it shortest. The path is simple (no repeated vertex) even with zero-cost
 // cycles. source == target gives distance 0 and the path [source].
+// `hubs` (core/sssp_hub_rows.hpp, checked once with check_hub_rows against this
+// graph; symmetric graphs only) relaxes the hubs' arcs in cost order as the
+// search reaches them instead of all at once: the same distance, far fewer arcs.
 // Throws std::invalid_argument when `reverse` is not the transpose of `forward`
-// (an edge on the path is missing from `forward`), DeadlineExceeded past `deadline`.
+// (an edge on the path is missing from `forward`) or `hubs` comes with a
+// `reverse`, DeadlineExceeded past `deadline`.
 PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source,
-                         std::int64_t target, PathSpaces& spaces, const Deadline& deadline = {});
+                         std::int64_t target, PathSpaces& spaces, const Deadline& deadline = {},
+                         const HubRows* hubs = nullptr);
 
 struct Neighbour {
     std::int64_t vertex;
@@ -228,7 +247,9 @@ struct Neighbour {
 // settled completely before choosing, so the smaller ids win even when an equal
 // distance is reached late (over zero-cost edges). Sorted by (distance, id).
 // Throws DeadlineExceeded past `deadline` (nothing found so far is returned).
+// `hubs`: as for shortest_path (the same result, fewer arcs relaxed).
 std::vector<Neighbour> nearest(const CsrGraph& graph, std::int64_t source, const std::uint8_t* candidate_mask,
-                               std::int64_t k, SearchSpace& space, const Deadline& deadline = {});
+                               std::int64_t k, SearchSpace& space, const Deadline& deadline = {},
+                               const HubRows* hubs = nullptr);
 
 }  // namespace litpath::sssp

@@ -11,12 +11,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/sssp.hpp"
+#include "core/sssp_hub_rows.hpp"
 
 #define LITPATH_SSSP_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -26,9 +30,137 @@ namespace {
 
 thread_local std::string last_error;
 
-// Search workspaces of this thread, kept between queries (sized for one n).
-thread_local std::unique_ptr<litpath::sssp::PathSpaces> path_spaces;
-thread_local std::unique_ptr<litpath::sssp::SearchSpace> nearest_space;
+using litpath::sssp::Deadline;
+using litpath::sssp::PathSpaces;
+
+// The search workspaces of shortest_path and nearest, shared by every calling
+// thread. Kept between queries because making one costs O(n) (filling n
+// distances with +inf: tens of ms at millions of vertices, more than an indexed
+// query); bounded because each holds O(n) bytes and a service may run many
+// threads. Before this pool each thread kept its own, which at 6M vertices and
+// ten threads was 4 GB held for searches of which two at most could run at once
+// on two cores.
+class WorkspacePool {
+public:
+    // A workspace for graphs of n vertices, the caller's until give_back.
+    std::unique_ptr<PathSpaces> take(std::int64_t n, const Deadline& deadline) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            // The most recently used fitting one: its pages are the likeliest to be warm.
+            for (auto it = idle_.rbegin(); it != idle_.rend(); ++it)
+                if (it->spaces->vertex_count() == n) {
+                    auto spaces = std::move(it->spaces);
+                    idle_.erase(std::next(it).base());
+                    ++busy_;
+                    return spaces;
+                }
+            if (limit_ == 0 || busy_ + static_cast<std::int64_t>(idle_.size()) < limit_) break;
+            if (!idle_.empty()) {  // at the limit, but an idle one is for another graph: drop it
+                idle_.erase(idle_.begin());
+                continue;
+            }
+            if (deadline.never()) {
+                available_.wait(lock);
+            } else if (available_.wait_until(lock, deadline.at) == std::cv_status::timeout) {
+                throw litpath::sssp::DeadlineExceeded("all " + std::to_string(limit_) +
+                                                      " search workspaces were busy until the deadline");
+            }
+        }
+        ++busy_;
+        lock.unlock();
+        try {
+            return std::make_unique<PathSpaces>(n);
+        } catch (...) {
+            give_back(nullptr);
+            throw;
+        }
+    }
+
+    void give_back(std::unique_ptr<PathSpaces> spaces) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            --busy_;
+            if (spaces && (limit_ == 0 || busy_ + static_cast<std::int64_t>(idle_.size()) < limit_))
+                idle_.push_back(Idle{std::move(spaces), Deadline::Clock::now()});
+        }
+        available_.notify_one();
+    }
+
+    void set_limit(std::int64_t limit) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            limit_ = std::max<std::int64_t>(limit, 0);
+            while (limit_ > 0 && !idle_.empty() && busy_ + static_cast<std::int64_t>(idle_.size()) > limit_)
+                idle_.erase(idle_.begin());
+        }
+        available_.notify_all();
+    }
+
+    std::int64_t release_idle(double idle_seconds) {
+        std::vector<std::unique_ptr<PathSpaces>> freed;
+        std::int64_t bytes = 0;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            const auto now = Deadline::Clock::now();
+            for (auto it = idle_.begin(); it != idle_.end();) {
+                if (std::chrono::duration<double>(now - it->since).count() >= idle_seconds) {
+                    bytes += it->spaces->bytes();
+                    freed.push_back(std::move(it->spaces));
+                    it = idle_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+        }
+        freed.clear();  // outside the lock
+#ifdef __GLIBC__
+        // glibc keeps freed blocks for reuse: the workspaces' pages stay
+        // resident (measured: half of them) until trimmed.
+        if (bytes > 0) malloc_trim(0);
+#endif
+        return bytes;
+    }
+
+    void stats(std::int64_t* busy, std::int64_t* idle, std::int64_t* idle_bytes) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (busy) *busy = busy_;
+        if (idle) *idle = static_cast<std::int64_t>(idle_.size());
+        if (idle_bytes) {
+            std::int64_t total = 0;
+            for (const Idle& i : idle_) total += i.spaces->bytes();
+            *idle_bytes = total;
+        }
+    }
+
+private:
+    struct Idle {
+        std::unique_ptr<PathSpaces> spaces;
+        Deadline::Clock::time_point since;
+    };
+    std::mutex mutex_;
+    std::condition_variable available_;
+    std::vector<Idle> idle_;
+    std::int64_t busy_ = 0;
+    std::int64_t limit_ = 0;  // 0: no limit
+};
+
+WorkspacePool& workspaces() {
+    static WorkspacePool pool;  // never destroyed before a caller's last use: function-local
+    return pool;
+}
+
+// A workspace taken from the pool for one call, given back however the call ends.
+class Lease {
+public:
+    Lease(std::int64_t n, const Deadline& deadline) : spaces_(workspaces().take(n, deadline)) {}
+    ~Lease() { workspaces().give_back(std::move(spaces_)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    PathSpaces& operator*() { return *spaces_; }
+
+private:
+    std::unique_ptr<PathSpaces> spaces_;
+};
 
 struct ArgumentError : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
@@ -79,6 +211,24 @@ CsrGraph graph_of(std::int64_t n, const std::int64_t* row_ptr, const std::int64_
 
 void require(bool ok, const std::string& message) {
     if (!ok) throw ArgumentError(message);
+}
+
+// The ABI's path index as the search's view: the cheap checks of every call.
+litpath::sssp::HubRows hub_rows_of(const litpath_sssp_hub_rows* hubs, bool need_min_cost) {
+    litpath::sssp::HubRows view;
+    if (!hubs) return view;
+    require(hubs->rows >= 0, "path index: rows = " + std::to_string(hubs->rows) + " is negative");
+    view.rows = hubs->rows;
+    view.vertex = hubs->vertex;
+    view.start = hubs->start;
+    view.col = hubs->col;
+    view.cost = hubs->cost;
+    view.min_hub_cost = hubs->min_hub_cost;
+    require(view.rows == 0 || (view.vertex && view.start && (!need_min_cost || view.min_hub_cost)),
+            "path index: vertex, start and min_hub_cost must not be null");
+    require(view.rows == 0 || view.start[0] == 0, "path index: start[0] must be 0");
+    require(view.arc_count() == 0 || (view.col && view.cost), "path index: col and cost must not be null");
+    return view;
 }
 
 // The ABI's deadline (seconds on CLOCK_MONOTONIC, +inf for none) as a point on
@@ -140,15 +290,15 @@ LITPATH_SSSP_EXPORT int litpath_sssp_symmetric_csr(int64_t n, int64_t m, const i
 
 LITPATH_SSSP_EXPORT int litpath_sssp_shortest_path(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
                                                    const float* cost, const int64_t* rev_row_ptr,
-                                                   const int64_t* rev_col_idx, const float* rev_cost, int64_t source,
-                                                   int64_t target, double* distance_out, int64_t* path_out,
-                                                   int64_t path_capacity, int64_t* path_length_out,
-                                                   double deadline) {
+                                                   const int64_t* rev_col_idx, const float* rev_cost,
+                                                   const litpath_sssp_hub_rows* hubs, int64_t source, int64_t target,
+                                                   double* distance_out, int64_t* path_out, int64_t path_capacity,
+                                                   int64_t* path_length_out, double deadline) {
     return guarded([&] {
         require(distance_out && path_length_out, "distance_out and path_length_out must not be null");
         require(path_capacity >= 0 && (path_capacity == 0 || path_out), "path_out must hold path_capacity entries");
         *path_length_out = 0;
-        const litpath::sssp::Deadline until = deadline_of(deadline);
+        const Deadline until = deadline_of(deadline);
         const CsrGraph forward = graph_of(n, row_ptr, col_idx, cost, "CSR");
         const bool have_reverse = rev_row_ptr || rev_col_idx || rev_cost;
         CsrGraph reverse;
@@ -159,10 +309,10 @@ LITPATH_SSSP_EXPORT int litpath_sssp_shortest_path(int64_t n, const int64_t* row
                                     " edges, the forward one " + std::to_string(forward.edge_count()) +
                                     ": it is not the transpose");
         }
-        if (!path_spaces || path_spaces->forward.vertex_count() != n)
-            path_spaces = std::make_unique<litpath::sssp::PathSpaces>(n);
-        const auto result =
-            litpath::sssp::shortest_path(forward, have_reverse ? &reverse : nullptr, source, target, *path_spaces, until);
+        const litpath::sssp::HubRows index = hub_rows_of(hubs, true);
+        Lease spaces(n, until);
+        const auto result = litpath::sssp::shortest_path(forward, have_reverse ? &reverse : nullptr, source, target,
+                                                         *spaces, until, hubs ? &index : nullptr);
         *distance_out = result.distance;
         const auto length = static_cast<int64_t>(result.vertices.size());
         *path_length_out = length;
@@ -174,20 +324,21 @@ LITPATH_SSSP_EXPORT int litpath_sssp_shortest_path(int64_t n, const int64_t* row
 }
 
 LITPATH_SSSP_EXPORT int litpath_sssp_nearest(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
-                                             const float* cost, int64_t source, const uint8_t* candidate_mask,
-                                             int64_t k, int64_t* vertices_out, double* distances_out,
-                                             int64_t* found_out, double deadline) {
+                                             const float* cost, const litpath_sssp_hub_rows* hubs, int64_t source,
+                                             const uint8_t* candidate_mask, int64_t k, int64_t* vertices_out,
+                                             double* distances_out, int64_t* found_out, double deadline) {
     return guarded([&] {
         require(found_out != nullptr, "found_out must not be null");
         *found_out = 0;
-        const litpath::sssp::Deadline until = deadline_of(deadline);
+        const Deadline until = deadline_of(deadline);
         const CsrGraph graph = graph_of(n, row_ptr, col_idx, cost, "CSR");
         require(k >= 0, "k = " + std::to_string(k) + " is negative");
         require(candidate_mask != nullptr, "candidate_mask must not be null");
         require(k == 0 || (vertices_out && distances_out), "vertices_out and distances_out must hold k entries");
-        if (!nearest_space || nearest_space->vertex_count() != n)
-            nearest_space = std::make_unique<litpath::sssp::SearchSpace>(n);
-        const auto found = litpath::sssp::nearest(graph, source, candidate_mask, k, *nearest_space, until);
+        const litpath::sssp::HubRows index = hub_rows_of(hubs, false);
+        Lease spaces(n, until);
+        const auto found = litpath::sssp::nearest(graph, source, candidate_mask, k, (*spaces).forward, until,
+                                                  hubs ? &index : nullptr);
         for (std::size_t i = 0; i < found.size(); ++i) {
             vertices_out[i] = found[i].vertex;
             distances_out[i] = found[i].distance;
@@ -196,13 +347,50 @@ LITPATH_SSSP_EXPORT int litpath_sssp_nearest(int64_t n, const int64_t* row_ptr, 
     });
 }
 
-LITPATH_SSSP_EXPORT void litpath_sssp_release_workspace(void) {
-    const bool held = path_spaces || nearest_space;
-    path_spaces.reset();
-    nearest_space.reset();
-#ifdef __GLIBC__
-    // glibc keeps freed blocks of a thread's arena for reuse: the workspaces'
-    // pages stay resident (measured: half of them) until trimmed.
-    if (held) malloc_trim(0);
-#endif
+LITPATH_SSSP_EXPORT int litpath_sssp_hub_rows_choose(int64_t n, const int64_t* row_ptr, int64_t min_degree,
+                                                     int64_t max_arcs, int64_t* vertex_out, int64_t capacity,
+                                                     int64_t* rows_out) {
+    return guarded([&] {
+        require(rows_out != nullptr, "rows_out must not be null");
+        require(n >= 0 && row_ptr != nullptr, "n must be >= 0 and row_ptr not null");
+        require(capacity >= 0 && (capacity == 0 || vertex_out), "vertex_out must hold capacity entries");
+        const auto hubs = litpath::sssp::choose_hubs(CsrGraph{n, row_ptr, nullptr, nullptr}, min_degree, max_arcs);
+        *rows_out = static_cast<int64_t>(hubs.size());
+        if (*rows_out > capacity)
+            throw BufferTooSmall(std::to_string(hubs.size()) + " hubs, vertex_out holds " + std::to_string(capacity));
+        std::copy(hubs.begin(), hubs.end(), vertex_out);
+    });
+}
+
+LITPATH_SSSP_EXPORT int litpath_sssp_hub_rows_build(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
+                                                    const float* cost, int64_t rows, const int64_t* vertex,
+                                                    int64_t* start_out, uint32_t* col_out, float* cost_out,
+                                                    int threads) {
+    return guarded([&] {
+        const CsrGraph graph = graph_of(n, row_ptr, col_idx, cost, "CSR");
+        require(rows >= 0 && start_out != nullptr, "rows must be >= 0 and start_out not null");
+        require(rows == 0 || (vertex && col_out && cost_out), "vertex, col_out and cost_out must not be null");
+        litpath::sssp::build_hub_rows(graph, vertex, rows, start_out, col_out, cost_out, threads);
+    });
+}
+
+LITPATH_SSSP_EXPORT int litpath_sssp_hub_rows_check(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
+                                                    const float* cost, const litpath_sssp_hub_rows* hubs,
+                                                    float* min_hub_cost_out, int threads) {
+    return guarded([&] {
+        const CsrGraph graph = graph_of(n, row_ptr, col_idx, cost, "CSR");
+        require(hubs != nullptr, "hubs must not be null");
+        require(hubs->rows == 0 || min_hub_cost_out, "min_hub_cost_out must hold hubs->rows entries");
+        litpath::sssp::check_hub_rows(graph, hub_rows_of(hubs, false), min_hub_cost_out, threads);
+    });
+}
+
+LITPATH_SSSP_EXPORT void litpath_sssp_set_workspace_limit(int64_t limit) { workspaces().set_limit(limit); }
+
+LITPATH_SSSP_EXPORT int64_t litpath_sssp_release_idle_workspaces(double idle_seconds) {
+    return workspaces().release_idle(std::isnan(idle_seconds) ? 0.0 : idle_seconds);
+}
+
+LITPATH_SSSP_EXPORT void litpath_sssp_workspace_stats(int64_t* busy_out, int64_t* idle_out, int64_t* idle_bytes_out) {
+    workspaces().stats(busy_out, idle_out, idle_bytes_out);
 }

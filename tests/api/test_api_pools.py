@@ -96,15 +96,18 @@ def test_shutdown_cancels_queued_work():
 
 def test_service_compute_threads_release_search_memory_when_idle(tmp_path, monkeypatch):
     """The service wires its compute pool to the library's release: after an on-demand path
-    (a search that leaves a workspace on the thread), that thread calls it once idle."""
+    (a search that leaves a workspace in the pool), the idle thread frees the workspaces unused
+    as long as it was idle."""
     from pipeline.query import sssp
 
     calls = []
-    monkeypatch.setattr(sssp, "release_workspace", lambda: calls.append(threading.current_thread().name))
+    monkeypatch.setattr(
+        sssp, "release_idle_workspaces", lambda idle_s: calls.append((threading.current_thread().name, idle_s))
+    )
     build = make_build(tmp_path, n_concepts=20, n_abstracts=10, distances=None)
     settings = Settings(results_dir=build.results_dir, workspace_idle_s=0.05)
     with TestClient(create_app(settings)) as client:
         body = client.get("/v1/path", params={"source": "C0000001", "target": "C0000002"}).json()
         assert body["distances"] == "on-demand"
         assert _wait_for(lambda: calls)
-        assert calls[0].startswith("litpath-compute")
+        assert calls[0][0].startswith("litpath-compute") and calls[0][1] == 0.05

@@ -13,6 +13,8 @@ import time
 import numpy as np
 import pytest
 from scipy.sparse.csgraph import dijkstra
+from support.literature_graph import literature_like
+from support.slow_searches import two_components
 
 from pipeline.query import sssp
 from pipeline.query.paths import Adjacency, adjacency_from_edges
@@ -78,6 +80,16 @@ GRAPHS = [
     ("directed", 300, 4.0, 3),
     ("directed", 800, 2.5, 4),
 ]
+
+
+@pytest.fixture(scope="module")
+def big_pair() -> tuple[Adjacency, int, int]:
+    """Two components of a million vertices and five million edges each, and a pair across them:
+    its search explores a whole component (about a second on the 2-core test machine)."""
+    m = 1_000_000
+    adjacency = two_components(m, offsets=(1, 17, 3001, 250_007, 499_331))
+    sssp.shortest_path(adjacency, 0, 1)  # the one-time check of the CSR, outside the timings
+    return adjacency, 0, m
 
 
 @pytest.fixture(params=GRAPHS, ids=[f"{g[0]}-{g[1]}" for g in GRAPHS])
@@ -244,19 +256,136 @@ def test_scoped_deadline_belongs_to_its_thread():
     assert other == [sssp.shortest_path(adjacency, 0, 9)]
 
 
-def test_release_workspace_is_free_before_any_search(monkeypatch, tmp_path):
+# ----------------------------------------------------------------------- path index --
+def _hub_sets(adjacency: Adjacency, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """The hub sets an indexed search must be exact with: none, every vertex, the largest rows
+    (as the graph stage chooses them) and a random third of the vertices."""
+    return {
+        "none": np.zeros(0, dtype=np.int64),
+        "all": np.arange(adjacency.n, dtype=np.int64),
+        "largest": sssp.choose_hubs(adjacency.row_ptr, 8, adjacency.nnz // 2),
+        "random": np.flatnonzero(rng.random(adjacency.n) < 0.33).astype(np.int64),
+    }
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: literature_like(40, 900, seed=31), id="literature-ties"),
+        pytest.param(lambda: literature_like(25, 600, seed=32, ties=False), id="literature-continuous"),
+        pytest.param(lambda: (random_undirected(500, 5.0, seed=33), None), id="uniform"),
+    ],
+)
+def test_indexed_searches_match_scipy_and_the_plain_search(make):
+    adjacency, _ = make()
+    rng = np.random.default_rng(34)
+    sources = rng.choice(adjacency.n, 10, replace=False)
+    sources[-1] = adjacency.n - 1  # isolated
+    want = reference(adjacency, sources)
+    mask = rng.random(adjacency.n) < 0.2
+    for label, vertex in _hub_sets(adjacency, rng).items():
+        hubs = sssp.build_hub_rows(adjacency, vertex)
+        assert hubs.rows == len(vertex)
+        unreachable = 0
+        for row, s in zip(want, sources, strict=True):
+            for t in [int(s), *rng.integers(0, adjacency.n, 20)]:
+                plain = sssp.shortest_path(adjacency, int(s), t)
+                distance, vertices = sssp.shortest_path(adjacency, int(s), t, hubs=hubs)
+                assert distance == plain[0], f"{label}: {s} -> {t}"  # to the last bit
+                if math.isinf(row[t]):
+                    assert vertices == []
+                    unreachable += 1
+                    continue
+                assert distance == pytest.approx(row[t], rel=RTOL, abs=1e-12)
+                assert_valid_path(adjacency, vertices, int(s), t, distance)
+            got = sssp.nearest(adjacency, int(s), mask, 6, hubs=hubs)
+            expected = sssp.nearest(adjacency, int(s), mask, 6)
+            np.testing.assert_array_equal(got[0], expected[0])
+            np.testing.assert_array_equal(got[1], expected[1])
+        assert unreachable > 0, "no unreachable pair was tried"
+
+
+def test_choose_hubs_takes_the_largest_rows_within_the_budget():
+    adjacency, _ = literature_like(30, 500, seed=35)
+    degree = np.diff(adjacency.row_ptr)
+    hubs = sssp.choose_hubs(adjacency.row_ptr, 20, adjacency.nnz)
+    assert np.array_equal(hubs, np.flatnonzero(degree >= 20))
+    budget = int(np.sort(degree)[::-1][:5].sum())  # exactly the five largest rows
+    assert len(sssp.choose_hubs(adjacency.row_ptr, 1, budget)) == 5
+    assert sssp.choose_hubs(adjacency.row_ptr, int(degree.max()) + 1, adjacency.nnz).size == 0
+
+
+def test_check_hub_rows_refuses_an_index_that_is_not_the_graphs():
+    adjacency, _ = literature_like(30, 500, seed=36)
+    vertex = sssp.choose_hubs(adjacency.row_ptr, 10, adjacency.nnz)
+    good = sssp.build_hub_rows(adjacency, vertex)
+    assert good.min_hub_cost.shape == (len(vertex),)
+    changed = good.cost.copy()
+    changed[good.start[1] - 1] += 0.25  # the dearest arc of the first hub: the row stays sorted
+    with pytest.raises(ValueError, match="arcs differ from the graph's row"):
+        sssp.check_hub_rows(adjacency, good.vertex, good.start, good.col, changed)
+    swapped = good.col.copy()
+    first = int(good.start[0])
+    swapped[[first, first + 1]] = swapped[[first + 1, first]]
+    with pytest.raises(ValueError, match=r"not sorted by \(cost, column\)|differ"):
+        sssp.check_hub_rows(adjacency, good.vertex, good.start, swapped, good.cost)
+    other, _ = literature_like(30, 500, seed=37)  # another graph of the same size
+    with pytest.raises(ValueError, match="path index: hub"):
+        sssp.check_hub_rows(other, good.vertex, good.start, good.col, good.cost)
+    smaller, _ = literature_like(30, 400, seed=36)
+    with pytest.raises(ValueError, match="for a graph of 530 vertices, this one has 430"):
+        sssp.shortest_path(smaller, 0, 1, hubs=good)
+
+
+# ------------------------------------------------------------------ search workspaces --
+def test_release_idle_workspaces_is_free_before_any_search(monkeypatch, tmp_path):
     """The service's idle workers call it whether or not they searched: with no library loaded
     there is nothing to free, and it must not try to load one (there may be none)."""
     monkeypatch.setattr(sssp, "_library", None)
     monkeypatch.setenv(sssp.LIBRARY_ENV, str(tmp_path / "missing.so"))
-    sssp.release_workspace()
+    assert sssp.release_idle_workspaces(0) == 0
 
 
-def test_release_workspace_then_search_again():
-    adjacency = random_undirected(300, 4.0, seed=24)
+def test_workspaces_are_kept_between_searches_and_released_when_idle():
+    adjacency = random_undirected(3000, 4.0, seed=24)
+    sssp.release_idle_workspaces(0)
     expected = sssp.shortest_path(adjacency, 0, 11)
-    sssp.release_workspace()
+    stats = sssp.workspace_stats()
+    assert stats["busy"] == 0 and stats["idle"] >= 1 and stats["idle_bytes"] >= 16 * adjacency.n
+    assert sssp.release_idle_workspaces(3600) == 0  # none has been idle an hour
+    assert sssp.release_idle_workspaces(0) == stats["idle_bytes"]
+    assert sssp.workspace_stats() == {"busy": 0, "idle": 0, "idle_bytes": 0}
     assert sssp.shortest_path(adjacency, 0, 11) == expected
+
+
+def test_a_search_waits_for_a_workspace_at_the_limit_until_its_deadline(big_pair):
+    """With one workspace, a second search waits while the first explores a component; it gives
+    up at its deadline if the first still holds the workspace, and runs once it is free."""
+    adjacency, source, target = big_pair
+    small = random_undirected(200, 4.0, seed=25)
+    sssp.set_workspace_limit(1)
+    try:
+        first: list = []
+        holder = threading.Thread(target=lambda: first.append(
+            sssp.shortest_path(adjacency, source, target, deadline=time.monotonic() + 3.0)
+        ))  # fmt: skip
+        holder.start()
+        time.sleep(0.15)  # the first search now holds the one workspace
+        started = time.monotonic()
+        with pytest.raises(sssp.DeadlineExceeded, match="workspaces were busy"):
+            sssp.shortest_path(small, 0, 9, deadline=started + 0.1)
+        assert time.monotonic() - started < 0.6
+        holder.join()
+        assert first == [(math.inf, [])]
+        assert sssp.shortest_path(small, 0, 9) == sssp.shortest_path(small, 0, 9)
+        assert sssp.workspace_stats()["busy"] == 0
+    finally:
+        sssp.set_workspace_limit(0)
+
+
+def test_workspace_limit_must_be_a_count():
+    with pytest.raises(ValueError, match="non-negative integer"):
+        sssp.set_workspace_limit(-1)
 
 
 # ---------------------------------------------------------------------------- errors --
