@@ -95,12 +95,15 @@ def _status_read_back(uri: str, database: str, build_id: str) -> str | None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON provenance (inputs with checksums, config, counts); default: from graph_counts.json.",
 )
-@click.option("--batch-size", default=5000, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--batch-size", default=64, show_default=True, type=click.IntRange(min=1),
+    help="Record buckets per insert at most (and 8 MB).",
+)  # fmt: skip
 @report_option("Write the load's counts here as JSON (the workflow's record of the load).", old=("--out",))
 def load_mongo_command(
     mongo_uri, mongo_database, build_id, tables_dir, graph_dir, record_file, batch_size, report_path
 ) -> None:
-    """Upsert one build into MongoDB (idempotent: a rerun leaves the same documents)."""
+    """Store one build in MongoDB: only the record buckets the store lacks (idempotent: a rerun leaves the same documents)."""
     record = _build_record(graph_dir, record_file)
     # The build's config (the record itself, or its "config") sets the memory budget and the
     # spill folder, as for the ingest, merge and graph stages.

@@ -1,11 +1,13 @@
 """Supporting documents of concept--concept hops, from the MongoDB evidence store.
 
-Collection ``evidence`` (written by ``pipeline.store.mongo``): ``_id`` is :func:`evidence_id`,
-which the writer uses too; fields ``documents`` (doc ids), ``sentence_ids``, ``n_predications``. All
-hops of a path are fetched in one ``$in`` query on ``_id``; the ids are built from CUIs that
-were resolved against the build's vertex table, so only validated values reach the query.
+The evidence of a build is its ``evidence`` record buckets (store format 2,
+:mod:`pipeline.store.store_format`): the build's listing says which bucket holds a pair (the
+last whose first key is not greater), and one ``$in`` query on ``_id`` fetches the buckets of all
+hops of a path. A bucket is content-addressed, so what was decoded once stays true and is kept
+(:data:`BUCKET_CACHE`). The pairs come from CUIs resolved against the build's vertex table, and
+only ids read from the store's own listing reach the query.
 
-A missing document means "no evidence" only when the store holds the whole build: the loader
+A missing record means "no evidence" only when the store holds the whole build: the loader
 marks the build's ``builds`` record ``status: "complete"`` last. While a load runs, after one
 failed, or in a database that never received this build, the evidence is unknown (None), not
 empty. What the record says is read again every few seconds while the build is not complete,
@@ -19,6 +21,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
+
+from pipeline.store.buckets import decode
+from pipeline.store.store_format import BUCKET_COLLECTIONS, Listing, read_listing
 
 log = logging.getLogger("litpath.evidence")
 
@@ -31,13 +37,11 @@ RECHECK_INCOMPLETE_S = 5.0
 RECHECK_COMPLETE_S = 300.0
 _loaded: dict[tuple[int, str, str], tuple[float, bool]] = {}
 _loaded_lock = threading.Lock()
-
-
-def evidence_id(build_id: str, cui_a: str, cui_b: str) -> str:
-    """The ``_id`` of a concept pair's evidence document: ``<build>:<a>|<b>`` with ``a < b``
-    (either order of the pair gives the same id)."""
-    a, b = sorted((cui_a, cui_b))
-    return f"{build_id}:{a}|{b}"
+# Decoded evidence buckets by id (content-addressed: never stale), the most recently used kept.
+BUCKET_CACHE = 256
+_buckets: OrderedDict[str, dict[tuple[str, str], dict]] = OrderedDict()
+# Each build's evidence listing, read again whenever the build's status is (so never older).
+_listings: dict[tuple[int, str, str], tuple[float, Listing | None]] = {}
 
 
 def set_recheck_interval(seconds: float) -> None:
@@ -83,33 +87,70 @@ def build_loaded(db, build_id: str) -> bool:
     return complete
 
 
+def _listing(db, build_id: str) -> Listing | None:
+    key = (id(db.client), db.name, build_id)
+    with _loaded_lock:
+        loaded = _loaded.get(key)
+        cached = _listings.get(key)
+    if cached is not None and loaded is not None and cached[0] >= loaded[0]:
+        return cached[1]
+    listing = read_listing(db, build_id, "evidence")
+    with _loaded_lock:
+        _listings[key] = (time.monotonic(), listing)
+    return listing
+
+
+def _bucket_records(db, ids: set[str]) -> dict[str, dict[tuple[str, str], dict]]:
+    """Each bucket's records by (cui_a, cui_b), from the cache or, in one query, from the store."""
+    found: dict[str, dict[tuple[str, str], dict]] = {}
+    with _loaded_lock:
+        for bucket_id in ids & _buckets.keys():
+            _buckets.move_to_end(bucket_id)
+            found[bucket_id] = _buckets[bucket_id]
+    missing = sorted(ids - found.keys())
+    if missing:
+        for doc in db[BUCKET_COLLECTIONS["evidence"]].find({"_id": {"$in": missing}}, {"arrow": 1}):
+            table = decode(doc["arrow"])
+            found[doc["_id"]] = {
+                (a, b): {"documents": documents, "n_predications": n}
+                for a, b, documents, n in zip(
+                    table["cui_a"].to_pylist(), table["cui_b"].to_pylist(), table["documents"].to_pylist(),
+                    table["n_predications"].to_pylist(), strict=True,
+                )
+            }  # fmt: skip
+        with _loaded_lock:
+            for bucket_id in missing:
+                if bucket_id in found:
+                    _buckets[bucket_id] = found[bucket_id]
+            while len(_buckets) > BUCKET_CACHE:
+                _buckets.popitem(last=False)
+    return found
+
+
 def evidence_for_pairs(db, build_id: str, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], dict] | None:
     """``{(a, b) sorted: {"documents": [...], "n_predications": int}}``, or None when the evidence
     is unknown: the store fails, or it has not loaded this build completely.
 
-    A pair with no evidence document in a completely loaded build maps to
+    A pair with no evidence record in a completely loaded build maps to
     ``{"documents": [], "n_predications": 0}`` (known: none).
     """
     if db is None or not pairs:
         return {} if pairs == [] else None
-    wanted = {evidence_id(build_id, a, b): tuple(sorted((a, b))) for a, b in pairs}
+    wanted = {tuple(sorted((a, b))) for a, b in pairs}
     try:
         if not build_loaded(db, build_id):
             return None
-        found = {
-            doc["_id"]: doc
-            for doc in db["evidence"].find(
-                {"_id": {"$in": list(wanted)}}, {"documents": 1, "n_predications": 1}
-            )
-        }
+        listing = _listing(db, build_id)
+        where = {pair: listing.bucket_for(pair) if listing is not None else None for pair in wanted}
+        records = _bucket_records(db, {bucket for bucket in where.values() if bucket is not None})
     except Exception as exc:  # noqa: BLE001 -- evidence is best effort; the path itself stands
         log.warning("evidence lookup failed: %s: %s", type(exc).__name__, exc)
         return None
     out = {}
-    for _id, pair in wanted.items():
-        doc = found.get(_id) or {}
+    for pair, bucket in where.items():
+        record = records.get(bucket, {}).get(pair) if bucket is not None else None
         out[pair] = {
-            "documents": list(doc.get("documents") or []),
-            "n_predications": int(doc.get("n_predications") or 0),
+            "documents": list((record or {}).get("documents") or []),
+            "n_predications": int((record or {}).get("n_predications") or 0),
         }
     return out

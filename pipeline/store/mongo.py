@@ -1,30 +1,23 @@
-"""Load one build's documents, concepts, evidence and provenance into MongoDB.
+"""Load one build's documents, concepts, evidence and provenance into MongoDB (store format 2:
+:mod:`pipeline.store.store_format`, docs/design.md §6.5).
 
-Collections (docs/design.md §6.5):
-
-``documents``  ``_id = doc_id``; title, year, source, ids {pmid, doi, cord_uid}, builds [build ids
-               that contain the paper]. Papers are shared between builds.
-``concepts``   ``_id = "<build>:<cui>"``; build, cui, name, semtypes, vid (None when the concept
-               is in the concepts table but not a graph vertex).
-``evidence``   ``_id = "<build>:<cui_a>|<cui_b>"`` with ``cui_a < cui_b``, made by
-               :func:`pipeline.store.evidence.evidence_id`, which the reader uses too: the
-               predications behind each concept--concept edge of the graph -- build, cui_a,
-               cui_b, documents [doc_id...], sentence_ids [...], n_predications, n_documents,
-               truncated (lists are capped at ``max_evidence`` entries so a hub pair stays
-               under 16 MB).
-``builds``     ``_id = build_id``; the provenance record given by the caller (inputs with
-               checksums and versions, config, counts, timings, created) plus ``status``
-               ("loading" then "complete") and the load's own counts.
+A build's rows of each kind -- papers (``documents``), concepts with their vertex ids
+(``concepts``), and the predications behind each concept--concept edge (``evidence``) -- are cut
+into record buckets (:mod:`pipeline.store.buckets`): content-defined, so a build that shares most
+of its rows with an earlier one shares most of its buckets, and content-addressed, so a bucket is
+written once, whichever build brought it. The load therefore writes, with unordered inserts, only
+the buckets no complete build in the store holds yet -- all of them into an empty store, those
+with changed rows on top of a parent build -- then the build's listing of its buckets, then marks
+the build complete. Nothing is ever upserted or updated in place but the ``builds`` record.
 
 Only operations a MongoDB-wire server such as mongo-java-server also supports are used:
-unordered ``bulk_write`` of ``ReplaceOne``/``UpdateOne`` upserts, single-field and compound
-indexes, finds on indexed fields. Every ``_id`` is deterministic, so loading the same build
-twice leaves the same documents. The URI's credentials are never printed
-(:func:`redact_uri`).
+unordered ``insert_many``, ``delete_many`` and finds on ``_id`` or on indexed fields. Every
+``_id`` is deterministic, so loading the same build twice leaves the same documents. The URI's
+credentials are never printed (:func:`redact_uri`).
 
-A server that goes away during a load is retried with exponential backoff (each write and
-count, :class:`RetryPolicy`); when it stays away the load fails with :class:`MongoUnavailable`
-saying what was being written, and a rerun completes it without duplicates.
+A server that goes away during a load is retried with exponential backoff (each write and read,
+:class:`RetryPolicy`); when it stays away the load fails with :class:`MongoUnavailable` saying
+what was being written, and a rerun completes it without duplicates.
 """
 
 from __future__ import annotations
@@ -41,29 +34,45 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-from pymongo import ASCENDING, MongoClient, ReplaceOne, UpdateOne
+from bson import Binary
+from pymongo import ASCENDING, MongoClient
 from pymongo.database import Database
-from pymongo.errors import ConnectionFailure, OperationFailure
+from pymongo.errors import BulkWriteError, ConnectionFailure, OperationFailure
 
 from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import table_path
 from pipeline.config.connections import redact_config, redact_uri
-from pipeline.runtime.resources import SpillFolder, memory_budget_bytes, sweep_stale_spills
-from pipeline.store.evidence import evidence_id
+from pipeline.runtime.progress import Progress as ProgressLine
+from pipeline.runtime.resources import memory_budget_bytes, sweep_stale_spills
+from pipeline.store.buckets import MEAN_ROWS, Bucket, bucketed
+from pipeline.store.evidence_rows import (
+    EVIDENCE,
+    concept_edge_keys,
+    evidence_partitions,
+    evidence_tables,
+)
+from pipeline.store.store_format import (
+    BUCKET_COLLECTIONS,
+    BUILD_BUCKETS,
+    BUILDS,
+    KEYS,
+    KINDS,
+    STORE_FORMAT,
+    Listing,
+    listing_parts,
+    read_listing,
+)
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int | None], None]  # (collection, rows written so far, total or None)
+Progress = Callable[[str, int, int | None], None]  # (kind, rows written so far, total or None)
 INDEXES: dict[str, list[list[tuple[str, int]]]] = {
-    "concepts": [
-        [("build", ASCENDING), ("cui", ASCENDING)],
-        [("build", ASCENDING), ("vid", ASCENDING)],
-        [("name", ASCENDING)],
-    ],
-    "evidence": [[("build", ASCENDING), ("cui_a", ASCENDING), ("cui_b", ASCENDING)]],
-    "documents": [[("ids.pmid", ASCENDING)], [("builds", ASCENDING)]],
-    "builds": [[("created", ASCENDING)]],
+    BUILD_BUCKETS: [[("build", ASCENDING), ("kind", ASCENDING)]],
+    BUILDS: [[("created", ASCENDING)]],
 }
+# One insert_many carries at most this many bytes of buckets (a wire message holds 48 MB).
+INSERT_BYTES = 8 << 20
+_DUPLICATE_KEY = 11000
 
 
 T = TypeVar("T")
@@ -142,55 +151,11 @@ def _with_retry(call: Callable[[], T], what: str, uri: str, policy: RetryPolicy)
 
 
 
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    chunk: list = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def _write(
-    db: Database,
-    collection: str,
-    operations: Iterable,
-    batch_size: int,
-    progress: Progress | None,
-    total: int | None,
-    retry: Callable[[Callable[[], T], str], T] | None = None,
-) -> int:
-    written = 0
-    for chunk in _chunks(operations, batch_size):
-        # Upserts with deterministic _ids: resending a batch that half-landed is harmless.
-        what = f"writing {collection} rows {written}..{written + len(chunk) - 1}"
-
-        def send(chunk: list = chunk) -> object:
-            return db[collection].bulk_write(chunk, ordered=False)
-
-        result = retry(send, what) if retry is not None else send()
-        # Every upsert matched a document or inserted one: the server has the whole batch.
-        acknowledged = int(result.matched_count) + int(result.upserted_count)
-        if acknowledged != len(chunk):
-            raise MongoUnavailable(
-                f"{collection}: the server acknowledged {acknowledged} of {len(chunk)} upserts ({what})"
-            )
-        written += len(chunk)
-        if progress is not None:
-            progress(collection, written, total)
-    return written
-
-
 def ensure_indexes(db: Database) -> None:
-    """Create the indexes the service's lookups use (idempotent)."""
+    """Create the indexes the listings and records are found by (idempotent)."""
     for collection, indexes in INDEXES.items():
         for keys in indexes:
             db[collection].create_index(keys)
-
-
-READ_BACK_LIMIT = 250_000
 
 
 def _row_count(tables_dir: Path, name: str) -> int | None:
@@ -199,18 +164,30 @@ def _row_count(tables_dir: Path, name: str) -> int | None:
     return None if path is None else ds.dataset(str(path), format="parquet").count_rows()
 
 
-def _document_operations(tables_dir: Path, build_id: str, batch_rows: int) -> Iterator[UpdateOne]:
+DOCUMENTS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("pmid", pa.int64()),
+        ("doi", pa.string()),
+        ("cord_uid", pa.string()),
+        ("title", pa.string()),
+        ("year", pa.int32()),
+        ("source", pa.string()),
+    ]
+)
+CONCEPTS = pa.schema(
+    [("cui", pa.string()), ("name", pa.string()), ("semtypes", pa.list_(pa.string())), ("vid", pa.int64())]
+)
+RECORDS = {"documents": DOCUMENTS, "concepts": CONCEPTS, "evidence": EVIDENCE}
+
+
+def _document_parts(tables_dir: Path, batch_rows: int) -> Iterator[pa.Table]:
+    """The build's papers (the documents table, sorted by doc_id), a batch at a time."""
     path = table_path(tables_dir, "documents")
     if path is None:
         return
-    columns = ["doc_id", "pmid", "doi", "cord_uid", "title", "year", "source"]
-    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=columns, batch_size=batch_rows):
-        for row in batch.to_pylist():
-            ids = {k: row[k] for k in ("pmid", "doi", "cord_uid") if row[k] is not None}
-            fields = {"title": row["title"], "year": row["year"], "source": row["source"], "ids": ids}
-            yield UpdateOne(
-                {"_id": row["doc_id"]}, {"$set": fields, "$addToSet": {"builds": build_id}}, upsert=True
-            )
+    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=DOCUMENTS.names, batch_size=batch_rows):
+        yield pa.Table.from_batches([batch]).cast(DOCUMENTS)
 
 
 def _concept_rows(tables_dir: Path, graph_dir: Path) -> pa.Table:
@@ -220,13 +197,7 @@ def _concept_rows(tables_dir: Path, graph_dir: Path) -> pa.Table:
     vertices = pa.table({"cui": vertices["key"], "vid": vertices["vid"], "vertex_name": vertices["name"]})
     path = table_path(tables_dir, "concepts")
     if path is None:
-        concepts = pa.table(
-            {
-                "cui": pa.array([], pa.string()),
-                "name": pa.array([], pa.string()),
-                "semtypes": pa.array([], pa.list_(pa.string())),
-            }
-        )
+        concepts = CONCEPTS.remove(3).empty_table()
     else:
         concepts = ds.dataset(str(path), format="parquet").to_table(columns=["cui", "name", "semtypes"])
     # Joined by lookup: Arrow's hash join cannot carry the list column semtypes.
@@ -239,9 +210,7 @@ def _concept_rows(tables_dir: Path, graph_dir: Path) -> pa.Table:
             "vid": pc.take(vertices["vid"], position),
         }
     )
-    unknown = vertices.filter(
-        pc.invert(pc.is_in(vertices["cui"], value_set=concepts["cui"].combine_chunks()))
-    )
+    unknown = vertices.filter(pc.invert(pc.is_in(vertices["cui"], value_set=concepts["cui"].combine_chunks())))
     only_vertices = pa.table(
         {
             "cui": unknown["cui"],
@@ -250,136 +219,129 @@ def _concept_rows(tables_dir: Path, graph_dir: Path) -> pa.Table:
             "vid": unknown["vid"],
         }
     )
-    return pa.concat_tables([known.cast(only_vertices.schema), only_vertices]).sort_by("cui")
+    return pa.concat_tables([known.cast(CONCEPTS), only_vertices.cast(CONCEPTS)]).sort_by("cui")
 
 
-def _concept_operations(rows: pa.Table, build_id: str) -> Iterator[ReplaceOne]:
-    for batch in rows.to_batches(max_chunksize=10_000):
-        for row in batch.to_pylist():
-            doc = {
-                "build": build_id,
-                "cui": row["cui"],
-                "name": row["name"],
-                "semtypes": row["semtypes"] or [],
-                "vid": row["vid"],
-            }
-            yield ReplaceOne({"_id": f"{build_id}:{row['cui']}"}, doc, upsert=True)
+def known_buckets(db: Database, kind: str) -> set[str]:
+    """The ids of the buckets of ``kind`` that some complete build of this store lists: those
+    are in the store (a failed load may have left others, which an insert then finds there)."""
+    complete = [record["_id"] for record in db[BUILDS].find({"status": "complete", "store_format": STORE_FORMAT}, {"_id": 1})]
+    known: set[str] = set()
+    for build_id in complete:
+        listing = read_listing(db, build_id, kind)
+        if listing is not None:
+            known.update(listing.ids)
+    return known
 
 
-# Memory the evidence grouping holds per predication row of a concept--concept edge (the rows,
-# Arrow's hash grouping and its distinct lists): about 200 bytes, from the 30M-predication
-# corpus, whose 30M rows took the load to 6.3 GB in one piece.
-EVIDENCE_BYTES_PER_ROW = 200
-_EVIDENCE_ROWS = pa.schema(
-    [("edge", pa.int32()), ("doc_id", pa.string()), ("sentence_id", pa.int64()), ("predication_id", pa.int64())]
-)
+class _BucketWriter:
+    """Inserts the buckets of one kind that the store does not hold yet, in unordered batches of at
+    most ``batch_size`` buckets and :data:`INSERT_BYTES` bytes, and lists every bucket of the build."""
+
+    def __init__(self, db: Database, kind: str, known: set[str], batch_size: int,
+                 retry: Callable[[Callable[[], T], str], T], progress: Progress | None) -> None:  # fmt: skip
+        self.db, self.kind, self.known = db, kind, known
+        self.collection = db[BUCKET_COLLECTIONS[kind]]
+        self.batch_size, self.retry, self.progress = batch_size, retry, progress
+        self.first: list[tuple] = []
+        self.ids: list[str] = []
+        self.rows: list[int] = []
+        self.written_buckets = self.written_rows = 0
+        self._batch: list[dict] = []
+        self._batch_rows = self._batch_bytes = 0
+        self._seen = 0
+
+    def add(self, bucket: Bucket) -> None:
+        bucket_id = bucket.bucket_id
+        self.first.append(bucket.first)
+        self.ids.append(bucket_id)
+        self.rows.append(bucket.rows)
+        self._seen += bucket.rows
+        if bucket_id in self.known:
+            return
+        self.known.add(bucket_id)  # the same rows twice in one build are stored once
+        self._batch.append({"_id": bucket_id, "first": list(bucket.first), "rows": bucket.rows, "arrow": Binary(bucket.data)})
+        self._batch_rows += bucket.rows
+        self._batch_bytes += len(bucket.data)
+        if len(self._batch) >= self.batch_size or self._batch_bytes >= INSERT_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._batch:
+            return
+        batch, rows = self._batch, self._batch_rows
+        what = f"writing {self.kind} buckets {self.written_buckets}..{self.written_buckets + len(batch) - 1}"
+
+        def send() -> list[int]:
+            """Insert the batch; the positions of its buckets the store already had."""
+            try:
+                self.collection.insert_many(batch, ordered=False)
+            except BulkWriteError as error:
+                # A bucket already there (left by a load that failed, or sent twice by a retry)
+                # holds the same bytes under the same id: only other errors are errors.
+                errors = error.details.get("writeErrors", [])
+                if any(e.get("code") != _DUPLICATE_KEY for e in errors) or error.details.get("writeConcernErrors"):
+                    raise
+                return [e["index"] for e in errors]
+            return []
+
+        there = self.retry(send, what)
+        self.written_buckets += len(batch) - len(there)
+        self.written_rows += rows - sum(batch[i]["rows"] for i in there)
+        self._batch, self._batch_rows, self._batch_bytes = [], 0, 0
+        if self.progress is not None:
+            self.progress(self.kind, self._seen, None)
+
+    def listing(self) -> Listing:
+        return Listing(first=self.first, ids=self.ids, rows=self.rows)
 
 
-def _concept_edge_keys(graph_dir: Path) -> pa.Array:
-    """"cui_a|cui_b" of every concept--concept edge of the graph, in edges.parquet's order."""
-    edges = pq.read_table(GraphFolder(graph_dir).edges, columns=["src", "dst", "kind"])
-    edges = edges.filter(pc.equal(edges["kind"], "concept_concept"))
-    keys = pq.read_table(GraphFolder(graph_dir).vertices, columns=["key"])["key"].combine_chunks()
-    # vertex keys are sorted, so src < dst gives key(src) < key(dst) for two concepts
-    pairs = pc.binary_join_element_wise(pc.take(keys, edges["src"]), pc.take(keys, edges["dst"]), "|")
-    return pairs.combine_chunks() if isinstance(pairs, pa.ChunkedArray) else pairs
+def write_records(
+    db: Database,
+    build_id: str,
+    kind: str,
+    parts: Iterable[pa.Table],
+    *,
+    batch_size: int = 64,
+    retry: Callable[[Callable[[], T], str], T] | None = None,
+    progress: Progress | None = None,
+    known: set[str] | None = None,
+) -> dict[str, int]:
+    """Store a build's rows of one ``kind`` (``parts`` in key order, with :data:`RECORDS`' columns):
+    the buckets the store lacks, then the build's listing (replacing an earlier one of the same
+    build). Returns rows and buckets, in the build and written."""
+    call = retry or (lambda function, _what: function())
+    known = known_buckets(db, kind) if known is None else known
+    writer = _BucketWriter(db, kind, known, batch_size, call, progress)
+    schema = RECORDS[kind]
+    for bucket in bucketed((part.select(schema.names).cast(schema) for part in parts), KEYS[kind], MEAN_ROWS[kind]):
+        writer.add(bucket)
+    writer.flush()
+    parts_docs = listing_parts(build_id, kind, writer.listing())
+    call(lambda: db[BUILD_BUCKETS].delete_many({"build": build_id, "kind": kind}), f"clearing the {kind} listing")
+    call(lambda: db[BUILD_BUCKETS].insert_many(parts_docs, ordered=False), f"writing the {kind} listing")
+    return {
+        f"{kind}_in_build": sum(writer.rows),
+        f"{kind}_buckets": len(writer.ids),
+        f"{kind}_written": writer.written_rows,
+        f"{kind}_buckets_written": writer.written_buckets,
+    }
 
 
-def _evidence_rows(tables_dir: Path, edge_keys: pa.Array, batch_rows: int) -> Iterator[pa.Table]:
-    """Per batch of predications: the rows on a concept--concept edge, by edge index."""
-    path = table_path(tables_dir, "predications")
-    if path is None:
-        raise FileNotFoundError(f"{tables_dir / 'predications.parquet'} not found (needed for evidence)")
-    columns = ["predication_id", "doc_id", "sentence_id", "subject_cui", "object_cui"]
-    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=columns, batch_size=batch_rows):
-        s, o = batch.column("subject_cui"), batch.column("object_cui")
-        first = pc.less(s, o)
-        pair = pc.binary_join_element_wise(pc.if_else(first, s, o), pc.if_else(first, o, s), "|")
-        edge = pc.index_in(pair, value_set=edge_keys)
-        keep = pc.is_valid(edge)
-        yield pa.table(
-            [
-                pc.filter(edge, keep),
-                pc.filter(batch.column("doc_id"), keep),
-                pc.filter(batch.column("sentence_id"), keep),
-                pc.filter(batch.column("predication_id"), keep),
-            ],
-            schema=_EVIDENCE_ROWS,
-        )
-
-
-def _group_evidence(rows: pa.Table, edge_keys: pa.Array) -> pa.Table:
-    """Per edge of ``rows``: distinct documents and sentence ids, distinct predications counted."""
-    grouped = (
-        rows.group_by("edge", use_threads=False)
-        .aggregate([("doc_id", "distinct"), ("sentence_id", "distinct"), ("predication_id", "count_distinct")])
-        .sort_by("edge")
-    )
-    split = pc.split_pattern(pc.take(edge_keys, grouped["edge"]), "|", max_splits=1)
-    return pa.table(
-        {
-            "cui_a": pc.list_element(split, 0),
-            "cui_b": pc.list_element(split, 1),
-            "documents": grouped["doc_id_distinct"],
-            "sentence_ids": grouped["sentence_id_distinct"],
-            "n_predications": grouped["predication_id_count_distinct"],
-        }
-    )
-
-
-def evidence_partitions(predication_rows: int, budget_bytes: int) -> int:
-    """How many partitions the evidence of ``predication_rows`` needs to be grouped within
-    ``budget_bytes`` (1: in memory, in one piece)."""
-    return max(1, -(-predication_rows * EVIDENCE_BYTES_PER_ROW // max(budget_bytes, 1)))
-
-
-def _evidence_tables(
-    tables_dir: Path, edge_keys: pa.Array, batch_rows: int, partitions: int, spill_parent: Path
-) -> Iterator[pa.Table]:
-    """The evidence of every concept--concept edge (:func:`_group_evidence`), in ``partitions``
-    pieces: with more than one, the rows are first spilled to Parquet files under
-    ``spill_parent``, edge index modulo ``partitions``, and grouped one file at a time, so the
-    memory held is a partition's, not the corpus's. Each edge is in exactly one piece."""
-    if partitions <= 1:
-        parts = list(_evidence_rows(tables_dir, edge_keys, batch_rows))
-        yield _group_evidence(pa.concat_tables(parts) if parts else _EVIDENCE_ROWS.empty_table(), edge_keys)
-        return
-    with SpillFolder(spill_parent, ".evidence-spill-") as spill:
-        paths = [spill / f"part-{k:04d}.parquet" for k in range(partitions)]
-        writers = [pq.ParquetWriter(path, _EVIDENCE_ROWS) for path in paths]
-        try:
-            for rows in _evidence_rows(tables_dir, edge_keys, batch_rows):
-                part = rows.column("edge").to_numpy() % partitions
-                for k, writer in enumerate(writers):
-                    writer.write_table(rows.filter(pa.array(part == k)))
-        finally:
-            for writer in writers:
-                writer.close()
-        for path in paths:
-            yield _group_evidence(pq.read_table(path), edge_keys)
-            path.unlink()
-
-
-def _evidence_operations(
-    table: pa.Table, build_id: str, max_evidence: int, truncated: list[int]
-) -> Iterator[ReplaceOne]:
-    for batch in table.to_batches(max_chunksize=10_000):
-        for row in batch.to_pylist():
-            documents = sorted(row["documents"])
-            sentences = sorted(row["sentence_ids"])
-            cut = len(documents) > max_evidence or len(sentences) > max_evidence
-            truncated[0] += cut
-            doc = {
-                "build": build_id,
-                "cui_a": row["cui_a"],
-                "cui_b": row["cui_b"],
-                "documents": documents[:max_evidence],
-                "sentence_ids": sentences[:max_evidence],
-                "n_documents": len(documents),
-                "n_predications": row["n_predications"],
-                "truncated": cut,
-            }
-            yield ReplaceOne({"_id": evidence_id(build_id, row["cui_a"], row["cui_b"])}, doc, upsert=True)
+def _verify(db: Database, build_id: str, kind: str, limit: int = 20_000) -> int:
+    """Read the build's listing back and check that the buckets it names are in the store (all
+    of them up to ``limit``, else every ``n``-th); the buckets checked. Raises MongoUnavailable."""
+    listing = read_listing(db, build_id, kind)
+    if listing is None:
+        raise MongoUnavailable(f"{kind}: the build's bucket listing reads back as missing")
+    ids = listing.ids if len(listing.ids) <= limit else listing.ids[:: -(-len(listing.ids) // limit)]
+    found = 0
+    for start in range(0, len(ids), 1000):
+        chunk = ids[start : start + 1000]
+        found += sum(1 for _ in db[BUCKET_COLLECTIONS[kind]].find({"_id": {"$in": chunk}}, {"_id": 1}))
+    if found != len(set(ids)):
+        raise MongoUnavailable(f"{kind}: {len(set(ids)) - found} of the build's buckets are missing from the store")
+    return len(ids)
 
 
 def load_build(
@@ -389,23 +351,24 @@ def load_build(
     tables_dir: Path,
     graph_dir: Path,
     build_record: dict,
-    batch_size: int = 5_000,
+    batch_size: int = 64,
     max_evidence: int = 1_000,
     progress: Progress | None = None,
     retry: RetryPolicy | None = None,
     budget_bytes: int | None = None,
     spill_dir: Path | None = None,
 ) -> dict:
-    """Upsert one build into MongoDB; return counts per collection (rows written, rows in the build).
+    """Store one build in MongoDB; return its counts (rows and buckets in the build, written now).
 
-    Idempotent: every ``_id`` derives from the build id and the keys, so a rerun replaces the
-    same documents. ``build_record`` is stored in ``builds`` as given (with ``status``).
-    Every call is retried per ``retry`` (default :class:`RetryPolicy`); a server that stays
-    away raises :class:`MongoUnavailable`, leaving the build's status at "loading".
+    Idempotent: bucket ids are digests of their rows and the listing's ids derive from the build
+    id, so a rerun writes what is missing and leaves the same documents. ``build_record`` is
+    stored in ``builds`` as given (with ``status`` and ``store_format``). Every call is retried per
+    ``retry`` (default :class:`RetryPolicy`); a server that stays away raises
+    :class:`MongoUnavailable`, leaving the build's status at "loading".
 
     The evidence is grouped within ``budget_bytes`` (default: :func:`memory_budget_bytes`, the
     stages' budget): beyond it, in partitions spilled under ``spill_dir`` (default: the build
-    folder, ``graph_dir``'s parent) and loaded one at a time; ``counts["evidence_partitions"]``.
+    folder, ``graph_dir``'s parent); ``counts["evidence_partitions"]``.
     """
     policy = retry or RetryPolicy()
     budget = memory_budget_bytes(None) if budget_bytes is None else budget_bytes
@@ -430,76 +393,46 @@ def load_build(
         record = redact_config({k: v for k, v in build_record.items() if k != "_id"})
         record.setdefault("created", datetime.now(UTC).isoformat(timespec="seconds"))
         retried(
-            lambda: db.builds.replace_one({"_id": build_id}, {**record, "status": "loading"}, upsert=True),
+            lambda: db[BUILDS].replace_one(
+                {"_id": build_id}, {**record, "status": "loading", "store_format": STORE_FORMAT}, upsert=True
+            ),
             "recording the build",
         )
-
-        clock = time.perf_counter()
-        documents_written = _write(
-            db,
-            "documents",
-            _document_operations(tables_dir, build_id, batch_size),
-            batch_size,
-            progress,
-            _row_count(tables_dir, "documents"),
-            retried,
-        )
-        timings["documents"] = round(time.perf_counter() - clock, 3)
-
-        clock = time.perf_counter()
-        concept_rows = _concept_rows(tables_dir, graph_dir)
-        concepts_written = _write(
-            db,
-            "concepts",
-            _concept_operations(concept_rows, build_id),
-            batch_size,
-            progress,
-            concept_rows.num_rows,
-            retried,
-        )
-        timings["concepts"] = round(time.perf_counter() - clock, 3)
-
-        clock = time.perf_counter()
-        edge_keys = _concept_edge_keys(graph_dir)
+        counts: dict[str, int] = {"store_format": STORE_FORMAT}
+        edge_keys = concept_edge_keys(graph_dir)
         partitions = evidence_partitions(_row_count(tables_dir, "predications") or 0, budget)
         truncated = [0]
-        evidence_written = _write(
-            db,
-            "evidence",
-            (
-                operation
-                for piece in _evidence_tables(
-                    tables_dir, edge_keys, max(batch_size, 1 << 18), partitions, spill_dir
-                )
-                for operation in _evidence_operations(piece, build_id, max_evidence, truncated)
-            ),
-            batch_size,
-            progress,
-            len(edge_keys),
-            retried,
-        )
-        timings["evidence"] = round(time.perf_counter() - clock, 3)
 
-        # Every write was acknowledged upsert by upsert (_write). Counting the build's documents
-        # back as well is cheap on MongoDB (indexed) but walks the whole collection on a server
-        # without secondary indexes (the local MongoDB-wire server: minutes per million), so it
-        # is done only for collections of up to READ_BACK_LIMIT documents.
-        counts = {
-            "documents_written": documents_written,
-            "concepts_written": concepts_written,
-            "evidence_written": evidence_written,
-            "evidence_truncated": truncated[0],
-            "evidence_partitions": partitions,
+        def evidence_parts() -> Iterator[pa.Table]:
+            for part in evidence_tables(tables_dir, edge_keys, 1 << 18, partitions, spill_dir, max_evidence=max_evidence):
+                truncated[0] += pc.sum(part.column("truncated")).as_py() or 0
+                yield part
+
+        sources = {
+            "documents": lambda: _document_parts(tables_dir, 1 << 18),
+            "concepts": lambda: [_concept_rows(tables_dir, graph_dir)],
+            "evidence": evidence_parts,
         }
-        for collection, field in (("documents", "builds"), ("concepts", "build"), ("evidence", "build")):
-            size = retried(lambda c=collection: db[c].estimated_document_count(), f"sizing {collection}")
-            if size <= READ_BACK_LIMIT:
-                counts[f"{collection}_in_build"] = retried(
-                    lambda c=collection, f=field: db[c].count_documents({f: build_id}), f"counting {collection}"
-                )
-            else:
-                counts[f"{collection}_in_build"] = None  # not read back: see counts["read_back_skipped"]
-                counts.setdefault("read_back_skipped", []).append(f"{collection} ({size:,} documents)")
+        totals = {"documents": _row_count(tables_dir, "documents"), "concepts": None, "evidence": len(edge_keys[0])}
+        for kind in KINDS:
+            clock = time.perf_counter()
+            known = retried(lambda kind=kind: known_buckets(db, kind), f"reading the store's {kind} listings")
+            line = ProgressLine(f"litpath load-mongo {kind}", totals[kind], "rows")
+
+            def report(reported_kind: str, rows: int, total: int | None, line: ProgressLine = line) -> None:
+                line.update(rows)
+                if progress is not None:
+                    progress(reported_kind, rows, total)
+
+            counts.update(write_records(db, build_id, kind, sources[kind](), batch_size=batch_size,
+                                        retry=retried, progress=report, known=known))  # fmt: skip
+            counts[f"{kind}_verified_buckets"] = retried(
+                lambda kind=kind: _verify(db, build_id, kind), f"reading the {kind} listing back"
+            )
+            line.finish(f"{counts[f'{kind}_buckets_written']:,} of {counts[f'{kind}_buckets']:,} buckets written")
+            timings[kind] = round(time.perf_counter() - clock, 3)
+        counts["evidence_partitions"] = partitions
+        counts["evidence_truncated"] = truncated[0]
         timings["total"] = round(time.perf_counter() - started, 3)
         complete = {
             "$set": {
@@ -509,12 +442,9 @@ def load_build(
                 "loaded": datetime.now(UTC).isoformat(timespec="seconds"),
             }
         }
-        retried(lambda: db.builds.update_one({"_id": build_id}, complete), "marking the build complete")
-        written = ", ".join(
-            f"{counts[key]:,} {key.removesuffix('_written')}" for key in counts
-            if key.endswith("_written") and isinstance(counts[key], int)
-        )  # fmt: skip
-        log.info("loaded build %s into %s/%s: %s written in %.1f s (counts in the builds record)",
+        retried(lambda: db[BUILDS].update_one({"_id": build_id}, complete), "marking the build complete")
+        written = ", ".join(f"{counts[f'{kind}_written']:,} of {counts[f'{kind}_in_build']:,} {kind}" for kind in KINDS)
+        log.info("loaded build %s into %s/%s: %s rows written in %.1f s (counts in the builds record)",
                  build_id, redact_uri(uri), database, written, timings["total"])  # fmt: skip
         return counts
     finally:

@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pymongo import MongoClient
 from support.build_fixture import make_build
+from support.evidence_store import store_evidence
 
 from services.api.main import create_app
 from services.api.settings import Settings
@@ -29,29 +30,18 @@ def evidence_db(mongo_uri, fixture_build):
     edges = fixture_build.edges.to_pandas()
     keys, build_id = fixture_build.keys, fixture_build.build_id
     stored = {}
-    docs = []
+    records = []
     for i, row in enumerate(edges[edges["kind"] == "concept_concept"].itertuples()):
         if i % 3 == 2:
-            continue  # no evidence document for this pair: documents must come back empty
+            continue  # no evidence record for this pair: documents must come back empty
         a, b = sorted((keys[row.src], keys[row.dst]))
-        documents = [f"PMID:{900000 + i}", f"PMID:{800000 + i}"]
+        documents = sorted([f"PMID:{900000 + i}", f"PMID:{800000 + i}"])
         stored[(a, b)] = documents
-        docs.append(
-            {
-                "_id": f"{build_id}:{a}|{b}",
-                "build": build_id,
-                "cui_a": a,
-                "cui_b": b,
-                "documents": documents,
-                "sentence_ids": [i],
-                "n_predications": 2,
-            }  # fmt: skip
-        )
+        records.append({"cui_a": a, "cui_b": b, "documents": documents, "sentence_ids": [i], "n_predications": 2})
     # Another build's evidence for the same pairs must never be returned.
-    docs += [{**d, "_id": "otherbuild" + d["_id"][len(build_id) :], "documents": ["PMID:1"]} for d in docs]
-    client[database].evidence.insert_many(docs)
-    # The loader marks a build complete last; until then its evidence is unknown, not empty.
-    client[database].builds.insert_one({"_id": build_id, "status": "complete"})
+    store_evidence(client[database], "otherbuild", [{**r, "documents": ["PMID:1"]} for r in records])
+    # The loader marks a build complete last (store_evidence too); until then its evidence is unknown.
+    store_evidence(client[database], build_id, records)
     yield database, stored
     client.drop_database(database)
     client.close()

@@ -11,58 +11,69 @@ import pytest
 from pymongo import MongoClient
 from support.spills import stale_spill_folder
 
-from pipeline.graph.build import build_graph
-from pipeline.ingest.run import ingest_file
-from pipeline.ingest.synth import generate_corpus
-from pipeline.merge import merge_ingested
-from pipeline.store import mongo
-from pipeline.store.mongo import evidence_partitions, load_build
+from pipeline.store import evidence_rows, mongo
+from pipeline.store.evidence_rows import evidence_partitions
+from pipeline.store.mongo import load_build
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A small synthetic corpus through ingest, merge and build-graph."""
-    corpus = tmp_path_factory.mktemp("corpus")
-    manifest = generate_corpus(corpus, 3000, seed=7)
-    out = tmp_path_factory.mktemp("build")
-    folders = []
-    for i, entry in enumerate(manifest["files"]):
-        folders.append(out / "ingest" / f"{i:03d}")
-        ingest_file(entry["kind"], corpus / entry["path"], folders[-1])
-    merge_ingested(folders, out / "tables", {})
-    build_graph(out / "tables", out / "graph", {})
-    return out / "tables", out / "graph"
+    from support.pipeline_runs import merged_and_graphed
+
+    return merged_and_graphed(tmp_path_factory.mktemp("build"))
 
 
-def _as_rows(pieces) -> dict:
-    rows = {}
-    for piece in pieces:
-        for row in piece.to_pylist():
-            key = (row.pop("cui_a"), row.pop("cui_b"))
-            assert key not in rows, f"edge {key} in two partitions"
-            rows[key] = {"documents": sorted(row["documents"]), "sentence_ids": sorted(row["sentence_ids"]),
-                         "n_predications": row["n_predications"]}  # fmt: skip
+def _as_rows(pieces) -> list:
+    rows = [row for piece in pieces for row in piece.to_pylist()]
+    keys = [(row["cui_a"], row["cui_b"]) for row in rows]
+    assert len(set(keys)) == len(keys), "an edge in two partitions"
     return rows
 
 
 def test_partitioned_evidence_equals_the_in_memory_grouping(built, tmp_path):
     tables, graph = built
-    edge_keys = mongo._concept_edge_keys(graph)
-    reference = _as_rows(mongo._evidence_tables(tables, edge_keys, 1 << 18, 1, tmp_path))
-    assert len(reference) == len(edge_keys) > 500  # every concept-concept edge has its evidence
+    edge_keys = evidence_rows.concept_edge_keys(graph)
+    reference = _as_rows(evidence_rows.evidence_tables(tables, edge_keys, 1 << 18, 1, tmp_path))
+    assert len(reference) == len(edge_keys[0]) > 500  # every concept-concept edge has its evidence
+    # in edge order, which is the (cui_a, cui_b) order the store's buckets need
+    assert [(r["cui_a"], r["cui_b"]) for r in reference] == sorted((r["cui_a"], r["cui_b"]) for r in reference)
     for partitions, batch_rows in ((2, 1 << 18), (7, 211)):
-        spilled = _as_rows(mongo._evidence_tables(tables, edge_keys, batch_rows, partitions, tmp_path / "spill"))
-        assert spilled == reference
+        spilled = _as_rows(evidence_rows.evidence_tables(tables, edge_keys, batch_rows, partitions, tmp_path / "spill"))
+        assert spilled == reference  # the same rows, in the same order
         assert not any((tmp_path / "spill").iterdir())  # partitions removed
+
+
+def test_evidence_lists_are_sorted_distinct_and_capped_against_a_plain_python_grouping(built, tmp_path):
+    """Each edge's documents and sentence ids, computed again row by row from the predications."""
+    import pyarrow.parquet as pq
+
+    tables, graph = built
+    edge_keys = evidence_rows.concept_edge_keys(graph)
+    edges = set(zip(edge_keys[0].to_pylist(), edge_keys[1].to_pylist(), strict=True))
+    expected: dict = {}
+    for row in pq.read_table(tables / "predications.parquet").to_pylist():
+        pair = tuple(sorted((row["subject_cui"], row["object_cui"])))
+        if pair in edges:
+            entry = expected.setdefault(pair, (set(), set(), set()))
+            entry[0].add(row["doc_id"]), entry[1].add(row["sentence_id"]), entry[2].add(row["predication_id"])
+    cap = 3
+    rows = _as_rows(evidence_rows.evidence_tables(tables, edge_keys, 1 << 18, 1, tmp_path, max_evidence=cap))
+    assert any(r["truncated"] for r in rows) and not all(r["truncated"] for r in rows)
+    for row in rows:
+        documents, sentences, predications = expected[(row["cui_a"], row["cui_b"])]
+        assert row["documents"] == sorted(documents)[:cap] and row["n_documents"] == len(documents)
+        assert row["sentence_ids"] == sorted(sentences)[:cap] and row["n_predications"] == len(predications)
+        assert row["truncated"] == (len(documents) > cap or len(sentences) > cap)
 
 
 def test_partitions_follow_the_budget():
     assert evidence_partitions(0, 1 << 30) == 1
     assert evidence_partitions(1000, 1 << 30) == 1
     rows = 30_000_000
-    assert evidence_partitions(rows, rows * mongo.EVIDENCE_BYTES_PER_ROW) == 1
-    assert evidence_partitions(rows, rows * mongo.EVIDENCE_BYTES_PER_ROW // 4) == 4
-    assert evidence_partitions(rows, rows * mongo.EVIDENCE_BYTES_PER_ROW // 4 - 1) == 5
+    assert evidence_partitions(rows, rows * evidence_rows.EVIDENCE_BYTES_PER_ROW) == 1
+    assert evidence_partitions(rows, rows * evidence_rows.EVIDENCE_BYTES_PER_ROW // 4) == 4
+    assert evidence_partitions(rows, rows * evidence_rows.EVIDENCE_BYTES_PER_ROW // 4 - 1) == 5
 
 
 @pytest.mark.servers
@@ -76,10 +87,10 @@ def test_a_load_under_a_tiny_budget_writes_the_same_evidence(mongo_uri, built, t
                            spill_dir=tmp_path / "spill")  # fmt: skip
         assert roomy.pop("evidence_partitions") == 1 and tight.pop("evidence_partitions") > 10
         assert roomy == tight and roomy["evidence_written"] > 500
-        documents = [
-            {doc["_id"]: doc for doc in client[database].evidence.find({"build": "b"})} for database in databases
+        buckets = [
+            {doc["_id"]: doc["arrow"] for doc in client[database].evidence_buckets.find({})} for database in databases
         ]
-        assert documents[0] == documents[1]
+        assert buckets[0] == buckets[1]
         assert not any((tmp_path / "spill").iterdir())
     finally:
         for database in databases:
@@ -88,8 +99,9 @@ def test_a_load_under_a_tiny_budget_writes_the_same_evidence(mongo_uri, built, t
 
 
 def test_an_empty_graph_has_no_evidence(tmp_path):
-    empty = mongo._group_evidence(mongo._EVIDENCE_ROWS.empty_table(), pa.array([], pa.string()))
-    assert empty.num_rows == 0 and empty.column_names[:2] == ["cui_a", "cui_b"]
+    none = (pa.array([], pa.string()), pa.array([], pa.string()))
+    empty = evidence_rows.group_evidence(evidence_rows.EVIDENCE_ROWS.empty_table(), none, 10)
+    assert empty.num_rows == 0 and empty.schema == evidence_rows.EVIDENCE
 
 
 def test_load_sweeps_a_killed_loads_evidence_spill_first(tmp_path):

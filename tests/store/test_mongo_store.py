@@ -11,9 +11,11 @@ from support import tiny_corpus as tiny  # noqa: E402
 
 from pipeline.config.connections import redact_uri
 from pipeline.graph.build import build_graph
+from pipeline.store.buckets import decode
 from pipeline.store.commands import load_mongo_command
-from pipeline.store.evidence import evidence_for_pairs, evidence_id
+from pipeline.store.evidence import evidence_for_pairs
 from pipeline.store.mongo import load_build
+from pipeline.store.store_format import BUCKET_COLLECTIONS, read_listing
 
 A, B, C, D, E, F = tiny.A, tiny.B, tiny.C, tiny.D, tiny.E, tiny.F
 
@@ -30,6 +32,13 @@ def test_redact_uri_hides_credentials():
     assert redact_uri("mongodb://127.0.0.1:27017") == "mongodb://127.0.0.1:27017"
 
 
+def _records(db, build_id: str, kind: str) -> list[dict]:
+    """A build's rows of one kind as the store holds them: its listing's buckets, decoded, in order."""
+    listing = read_listing(db, build_id, kind)
+    docs = {doc["_id"]: doc for doc in db[BUCKET_COLLECTIONS[kind]].find({"_id": {"$in": listing.ids}})}
+    return [row for bucket_id in listing.ids for row in decode(docs[bucket_id]["arrow"]).to_pylist()]
+
+
 @pytest.mark.servers
 def test_load_build_is_idempotent(mongo_uri, built):
     tables, graph_dir, graph_record = built
@@ -41,45 +50,35 @@ def test_load_build_is_idempotent(mongo_uri, built):
         "counts": graph_record["counts"],
     }
     first = load_build(mongo_uri, database, build_id, tables, graph_dir, record, batch_size=3)
-    second = load_build(mongo_uri, database, build_id, tables, graph_dir, record, batch_size=3)
-    assert first == second
-    assert first["documents_in_build"] == 4  # PMID:1, 2, 3, 9 (PMID:4 is only cited)
-    assert first["concepts_in_build"] == 6  # A..E are vertices, F only in the concepts table
-    assert first["evidence_in_build"] == 6  # one per concept-concept edge
-
     client = MongoClient(mongo_uri)
     try:
         db = client[database]
-        assert db.documents.count_documents({}) == 4
-        assert db.concepts.count_documents({}) == 6
-        assert db.evidence.count_documents({}) == 6
-        assert db.documents.find_one({"_id": "PMID:1"})["builds"] == [build_id]
-        assert db.documents.find_one({"_id": "PMID:1"})["ids"] == {"pmid": 1}
+        stored = {name: db[name].count_documents({}) for name in db.list_collection_names()}
+        second = load_build(mongo_uri, database, build_id, tables, graph_dir, record, batch_size=3)
+        # the same documents again; the second load found every bucket there and wrote none
+        assert {name: db[name].count_documents({}) for name in db.list_collection_names()} == stored
+        assert {k: v for k, v in second.items() if "written" not in k} == {
+            k: v for k, v in first.items() if "written" not in k
+        }
+        assert first["documents_written"] == 4 and second["documents_written"] == second["evidence_written"] == 0
+        assert first["documents_in_build"] == 4  # PMID:1, 2, 3, 9 (PMID:4 is only cited)
+        assert first["concepts_in_build"] == 6  # A..E are vertices, F only in the concepts table
+        assert first["evidence_in_build"] == 6  # one per concept-concept edge
 
-        a = db.concepts.find_one({"build": build_id, "cui": A})
-        assert (a["_id"], a["name"], a["vid"], a["semtypes"]) == (
-            f"{build_id}:{A}",
-            "interleukin-7",
-            0,
-            ["aapp", "imft"],
-        )
-        assert db.concepts.find_one({"build": build_id, "vid": 4})["cui"] == E
-        assert db.concepts.find_one({"build": build_id, "cui": F})["vid"] is None
-        by_vid = db.concepts.find({"build": build_id, "vid": {"$in": [0, 2, 99]}})
-        assert sorted(doc["vid"] for doc in by_vid) == [0, 2]
-
-        # The writer's _ids are the reader's (one evidence_id), whichever order a pair is named in.
-        ab = db.evidence.find_one({"_id": evidence_id(build_id, B, A)})
-        assert ab["_id"] == f"{build_id}:{A}|{B}" == evidence_id(build_id, A, B)
-        assert (ab["documents"], ab["sentence_ids"], ab["n_predications"]) == (
-            ["PMID:1", "PMID:2"],
-            [11, 22],
-            2,
-        )
-        be = db.evidence.find_one({"_id": evidence_id(build_id, B, E)})
-        assert (be["documents"], be["sentence_ids"], be["n_predications"]) == (["PMID:3"], [33], 1)
-        # self pair: no edge, no evidence
-        assert db.evidence.find_one({"_id": evidence_id(build_id, C, C)}) is None
+        documents = _records(db, build_id, "documents")
+        assert [d["doc_id"] for d in documents] == ["PMID:1", "PMID:2", "PMID:3", "PMID:9"]
+        assert documents[0]["pmid"] == 1 and documents[0]["source"] is not None
+        concepts = {c["cui"]: c for c in _records(db, build_id, "concepts")}
+        assert (concepts[A]["name"], concepts[A]["vid"], concepts[A]["semtypes"]) == ("interleukin-7", 0, ["aapp", "imft"])
+        assert concepts[E]["vid"] == 4 and concepts[F]["vid"] is None
+        evidence = {(e["cui_a"], e["cui_b"]): e for e in _records(db, build_id, "evidence")}
+        ab = evidence[(A, B)]
+        assert (ab["documents"], ab["sentence_ids"], ab["n_predications"], ab["n_documents"], ab["truncated"]) == (
+            ["PMID:1", "PMID:2"], [11, 22], 2, 2, False,
+        )  # fmt: skip
+        assert (evidence[(B, E)]["documents"], evidence[(B, E)]["sentence_ids"]) == (["PMID:3"], [33])
+        assert (C, C) not in evidence  # self pair: no edge, no evidence
+        # The reader finds a pair in either order, and knows that a pair without a record has none.
         found = evidence_for_pairs(db, build_id, [(B, A), (E, B), (C, C)])
         assert found == {
             (A, B): {"documents": ["PMID:1", "PMID:2"], "n_predications": 2},
@@ -88,11 +87,11 @@ def test_load_build_is_idempotent(mongo_uri, built):
         }
 
         build = db.builds.find_one({"_id": build_id})
-        assert build["status"] == "complete"
+        assert (build["status"], build["store_format"]) == ("complete", 2)
         assert build["inputs"] == record["inputs"]
-        assert build["mongo_counts"] == first
-        indexed = {tuple(spec["key"].keys()) for spec in db.concepts.list_indexes()}
-        assert ("build", "cui") in indexed and ("build", "vid") in indexed
+        assert build["mongo_counts"] == second
+        indexed = {tuple(spec["key"].keys()) for spec in db.build_buckets.list_indexes()}
+        assert ("build", "kind") in indexed
     finally:
         client.drop_database(database)
         client.close()

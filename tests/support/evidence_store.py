@@ -1,0 +1,31 @@
+"""Evidence written into a MongoDB database the way `litpath load-mongo` writes it (store format 2),
+for tests of the readers (the service, the comparison) that need a store with given records."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from pipeline.store.mongo import write_records
+from pipeline.store.store_format import STORE_FORMAT
+
+
+def store_evidence(db, build_id: str, records: list[dict], complete: bool = True) -> None:
+    """``records``: dicts with cui_a, cui_b (any order), documents and n_predications (sentence_ids
+    optional); the build's ``builds`` record is marked complete unless told otherwise."""
+    rows = sorted(
+        (tuple(sorted((r["cui_a"], r["cui_b"]))), r) for r in records
+    )
+    table = pa.table(
+        {
+            "cui_a": [pair[0] for pair, _ in rows],
+            "cui_b": [pair[1] for pair, _ in rows],
+            "documents": [sorted(r["documents"]) for _, r in rows],
+            "sentence_ids": [sorted(r.get("sentence_ids", [])) for _, r in rows],
+            "n_documents": [len(r["documents"]) for _, r in rows],
+            "n_predications": [r["n_predications"] for _, r in rows],
+            "truncated": [False for _ in rows],
+        }
+    )
+    write_records(db, build_id, "evidence", [table])
+    status = "complete" if complete else "loading"
+    db.builds.replace_one({"_id": build_id}, {"status": status, "store_format": STORE_FORMAT}, upsert=True)
