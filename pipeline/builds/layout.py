@@ -79,6 +79,11 @@ class GraphFolder:
     def plan(self) -> Path:
         return Path(self.path) / "plan.json"
 
+    @property
+    def path_index(self) -> Path:
+        """The path index (pipeline.query.path_index): hub rows sorted by cost, for on-demand searches."""
+        return Path(self.path) / "path_index.bp"
+
 
 @dataclass(frozen=True)
 class GraphFiles:
@@ -113,6 +118,10 @@ class GraphFiles:
     @property
     def plan(self) -> Path:
         return self.folder.plan
+
+    @property
+    def path_index(self) -> Path:
+        return self.folder.path_index
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ or a folder ``<name>/`` of Parquet parts (:mod:`pipeline.graph.inputs`) -- and w
 * ``vertices.parquet`` and ``edges.parquet`` (schemas in :mod:`pipeline.builds.tables`; edges once,
   ``src < dst``, sorted by (src, dst));
 * ``graph.bp`` -- the symmetric CSR of costs (:func:`pipeline.store.adios.write_graph_bp`);
+* ``path_index.bp`` -- the path index of on-demand queries (:mod:`pipeline.graph.path_index`);
 * ``graph_counts.json`` -- input rows, the effect of every filter, graph sizes per edge
-  kind, the graph digest and stage timings.
+  kind, the graph digest, the path index's record and stage timings.
 
 This module only orders the stages: the concepts table, then the three edge kinds, counted in
 code space (:mod:`pipeline.graph.edges`, with :mod:`pipeline.graph.counting`), then each
@@ -42,6 +43,7 @@ from pipeline.graph.edges import (
     concept_concept_edges,
 )
 from pipeline.graph.inputs import load_concepts, row_count
+from pipeline.graph.path_index import index_graph
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
 from pipeline.runtime.resources import memory_budget_bytes, spill_parent, sweep_stale_spills
@@ -188,8 +190,12 @@ def build_graph(
         digest = write_graph_partitioned(full, cc, mentions, aa, budget, spill_parent(config, out_dir))
     else:
         digest = write_graph(full, cc, ca, aa)
+    del cc, ca, aa, mentions  # written: their memory goes before the path index reads the hub rows
     progress.finish(f"{counts['vertices']:,} vertices, {counts['edges']:,} edges")
+    path_index = index_graph(out_dir)  # pipeline.graph.path_index: for the service's on-demand queries
+    lap("path_index")
     record = _graph_record("full", cfg, counts, digest, timings, peak_rss_mib)
+    record["path_index"] = path_index
     if cooccurrence_record is not None:
         record["cooccurrence"] = {
             "dir": str(cooccurrence_dir),
@@ -215,7 +221,10 @@ def _write_cooccurrence_graph(full: GraphScope, out_dir: Path, cc: CodedEdges, b
         digest = write_graph(scope, cc, CodedEdges.none(), CodedEdges.none())
     else:
         digest = write_graph_partitioned(scope, cc, None, CodedEdges.none(), budget, spill_parent(config, out_dir))
+    path_index = index_graph(out_dir)
+    scope.lap("path_index")
     record = _graph_record("cooccurrence", scope.cfg, scope.counts, digest, timings, {})
+    record["path_index"] = path_index
     _save_record(out_dir, record)
     return record
 

@@ -14,7 +14,10 @@ Each graph's distances are *stored* (a dense ``distances.bp``, or one holding th
 source set) or *computed on demand* (no ``distances.bp``; exact paths by bidirectional
 Dijkstra in compiled code, :mod:`pipeline.query.sssp`), as the graph's plan chose
 (:mod:`pipeline.solve.plan.methods`). :class:`Graph` answers distance, path and nearest-neighbour
-queries the same way whichever it is, and says which it used.
+queries the same way whichever it is, and says which it used. On-demand searches use the graph's
+path index (:mod:`pipeline.query.path_index`) when it belongs to the graph; when it is missing,
+stale or damaged, ``path_index_reason`` says why and the searches run without it (slower, the
+same answers).
 
 :func:`open_graph` is the only way the comparison and the path service open a graph: one
 behaviour when the distances do not belong to the graph (the graph opens, ``stale_reason``
@@ -35,6 +38,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from pipeline.builds.layout import BuildLayout, GraphFiles
+from pipeline.query.path_index import load_path_index
 from pipeline.query.paths import (
     DEFAULT_TOLERANCE,
     Adjacency,
@@ -87,6 +91,8 @@ class Graph:
     tolerance: Tolerance = DEFAULT_TOLERANCE
     method: str = ON_DEMAND  # dense | rows | on-demand (what the solve stored)
     config: dict[str, Any] = field(default_factory=dict)
+    path_index: Any = None  # pipeline.query.sssp.HubRows of this graph, or None: plain searches
+    path_index_reason: str | None = None  # why there is no usable path index
     _row_cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
     _row_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -145,7 +151,7 @@ class Graph:
             return self.distances.value(target, source), STORED
         from pipeline.query import sssp
 
-        value, _ = sssp.shortest_path(self.adjacency, source, target)
+        value, _ = sssp.shortest_path(self.adjacency, source, target, hubs=self.path_index)
         return value, ON_DEMAND
 
     def path(self, source: int, target: int) -> tuple[PathResult, str]:
@@ -178,7 +184,7 @@ class Graph:
     def _searched_path(self, source: int, target: int) -> PathResult:
         from pipeline.query import sssp
 
-        distance, vertices = sssp.shortest_path(self.adjacency, source, target)
+        distance, vertices = sssp.shortest_path(self.adjacency, source, target, hubs=self.path_index)
         if not vertices:
             return PathResult(source, target, False, math.inf, method="none")
         hop_costs = [self.adjacency.edge_cost(u, v) for u, v in zip(vertices, vertices[1:], strict=False)]
@@ -203,7 +209,7 @@ class Graph:
             return [(int(v), float(row[v])) for v in chosen], STORED
         from pipeline.query import sssp
 
-        vertices, dist = sssp.nearest(self.adjacency, source, self.is_concept, k)
+        vertices, dist = sssp.nearest(self.adjacency, source, self.is_concept, k, hubs=self.path_index)
         return [(int(v), float(d)) for v, d in zip(vertices, dist, strict=True)], ON_DEMAND
 
     def close(self) -> None:
@@ -281,6 +287,7 @@ def open_graph(
                 f"{str(distances.attributes.get('graph_digest'))[:12]}... != {str(digest)[:12]}...); "
                 "re-run the solve stage"
             )
+    index = load_path_index(paths.path_index, adjacency, digest)
     record = read_build_record(build_dir)
     return Graph(
         scope=scope,
@@ -299,6 +306,8 @@ def open_graph(
         tolerance=tolerance,
         method=method,
         config=build_config(build_dir),
+        path_index=index.hubs,
+        path_index_reason=index.reason,
     )
 
 

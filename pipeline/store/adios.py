@@ -32,6 +32,7 @@ import re
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,71 @@ def read_graph_bp(path: Path | str) -> tuple[tuple[int, np.ndarray, np.ndarray, 
     if isinstance(attrs.get("edge_kinds"), str):
         attrs["edge_kinds"] = [attrs["edge_kinds"]]
     return (n, row_ptr, col_idx, cost), attrs
+
+
+def read_graph_rows_bp(
+    path: Path | str, spans_of: Callable[[np.ndarray], list[tuple[int, int]]]
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], dict[str, Any]]:
+    """``(row_ptr, parts, attributes)`` of a graph.bp, reading the CSR entries of chosen rows only
+    (ADIOS2 selections): ``spans_of(row_ptr)`` names vertex ranges (first, last), and ``parts``
+    holds ``(col_idx, cost)`` of rows first..last-1 for each. What the path index needs."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"graph file not found: {path}")
+    probe_opens(path, GraphCorrupt)
+    with bp_reader(path) as reader:
+        row_ptr = _read_1d(reader, "row_ptr", np.int64)
+        parts = []
+        for first, last in spans_of(row_ptr):
+            begin, end = int(row_ptr[first]), int(row_ptr[last])
+            if end == begin:
+                parts.append((np.zeros(0, np.int64), np.zeros(0, np.float32)))
+                continue
+            parts.append((
+                np.asarray(reader.read("col_idx", [begin], [end - begin]), dtype=np.int64),
+                np.asarray(reader.read("cost", [begin], [end - begin]), dtype=np.float32),
+            ))  # fmt: skip
+        attributes = _read_attributes(reader)
+    return row_ptr, parts, attributes
+
+
+# path_index.bp (pipeline.query.path_index): the hub rows of a graph sorted by cost, one step.
+PATH_INDEX_VARIABLES = {"vertex": np.int64, "start": np.int64, "col": np.uint32, "cost": np.float32}
+
+
+class PathIndexCorrupt(LitpathError, ValueError):
+    """path_index.bp is truncated or damaged; the message names the file."""
+
+
+def write_path_index_bp(path: Path | str, arrays: dict[str, np.ndarray], attributes: dict[str, Any]) -> None:
+    """Write a path index: int64 ``vertex`` [R] and ``start`` [R + 1], uint32 ``col`` and float32
+    ``cost`` [start[R]], and its attributes (the graph digest among them)."""
+    with adios2.Stream(str(path), "w") as stream:
+        stream.begin_step()
+        for name, dtype in PATH_INDEX_VARIABLES.items():
+            array = np.ascontiguousarray(arrays[name], dtype=dtype)
+            if len(array):
+                _put_deferred(stream, name, array)  # alive until end_step, as deferred puts need
+            else:  # the Python reader needs the variables even when empty
+                _write_1d(stream, name, array)
+        for name, value in attributes.items():
+            _write_attribute(stream, name, value)
+        stream.end_step()
+
+
+def read_path_index_bp(path: Path | str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``(arrays, attributes)`` of a path_index.bp; :class:`PathIndexCorrupt` when it cannot be read."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"path index not found: {path}")
+    probe_opens(path, PathIndexCorrupt)
+    try:
+        with bp_reader(path) as reader:
+            arrays = {name: _read_1d(reader, name, dtype) for name, dtype in PATH_INDEX_VARIABLES.items()}
+            attributes = _read_attributes(reader)
+    except (KeyError, ValueError, RuntimeError) as exc:
+        raise PathIndexCorrupt(f"{path}: {exc}") from exc
+    return arrays, attributes
 
 
 def write_distances_bp(

@@ -223,6 +223,17 @@ def open_state(settings: Settings) -> ServiceState:
                 "serving build %s: %s", state.build.build_id,
                 "; ".join(f"{g.scope} graph {g.n} vertices, distances {g.method}" for g in state.build.graphs.values()),
             )  # fmt: skip
+        for graph in state.build.graphs.values():
+            if graph.path_index is None:  # slower on-demand answers, never other ones
+                log.warning(
+                    "build %s, %s graph: no path index (%s); its on-demand searches run without it",
+                    state.build.build_id, graph.scope, graph.path_index_reason,
+                )  # fmt: skip
+            else:
+                log.info(
+                    "build %s, %s graph: path index of %d hub rows, %d arcs", state.build.build_id, graph.scope,
+                    graph.path_index.rows, graph.path_index.arcs,
+                )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 -- the reason is served by /v1/ready
         reason = f"{type(exc).__name__}: {exc}"
         log.error("no build loaded: %s", reason)

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 OWNED = {
     "config.yaml", "run_config.yaml", "build.json", "mongo_load.json", "tables", "counts.json",
     "quarantine.parquet", "graph", "cooccurrence", "graph.bp", "vertices.parquet", "edges.parquet",
-    "graph_counts.json", "plan.json", "distances.bp", "solve_summary.json", "mapping", "compare",
+    "graph_counts.json", "plan.json", "path_index.bp", "distances.bp", "solve_summary.json", "mapping", "compare",
     "cui_spoke_mapping.parquet", "cui_spoke_mapping.csv", "mapping_stats.json", "coverage.md",
     "query_concepts.txt", "query_set.json", "report.html", "report.md", "run.json", "paths.parquet",
     "hops.parquet", "scenarios.png", "builds", "latest", ".checksums.json", "load.json",

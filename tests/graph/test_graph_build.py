@@ -118,6 +118,10 @@ def test_build_all_kinds_matches_hand_computed_weights(tables, tmp_path):
     on_disk = json.loads((tmp_path / "g" / "graph_counts.json").read_text())
     assert on_disk["graph_digest"] == record["graph_digest"]
     assert on_disk["counts"] == counts
+    # The path index is written beside graph.bp, for this graph (no row is large enough here).
+    assert (tmp_path / "g" / "path_index.bp").exists()
+    assert on_disk["path_index"]["graph_digest"] == record["graph_digest"]
+    assert (on_disk["path_index"]["hubs"], on_disk["path_index"]["n"]) == (0, 9)
 
 
 def test_build_sweeps_the_spill_folders_of_a_killed_build_first(tables, tmp_path):
