@@ -54,22 +54,47 @@ DEFAULT_TOLERANCE = Tolerance()
 
 
 @dataclass(frozen=True)
+class EdgeWeights:
+    """The float64 weights of an undirected graph's edges, one per edge (not per arc: half the
+    bytes), in edges.parquet's order -- sorted by (src, dst), src < dst -- which is also the order
+    of the CSR's forward arcs (row u's columns above u): edge k of row u is the arc at
+    ``forward_start[u] + k - first_edge[u]``."""
+
+    weight: np.ndarray  # float64[m]
+    first_edge: np.ndarray  # int64[n + 1]: edges of src < u
+    forward_start: np.ndarray  # int64[n]: position in col_idx of row u's first column above u
+
+    def index(self, adjacency: Adjacency, u: int, v: int) -> int:
+        a, b = (u, v) if u < v else (v, u)
+        return int(self.first_edge[a]) + adjacency.edge_position(a, b) - int(self.forward_start[a])
+
+
+@dataclass(frozen=True)
 class Adjacency:
     """Symmetric CSR of the cost matrix: vertex ``u``'s neighbours are ``col_idx[row_ptr[u]:row_ptr[u+1]]``.
 
-    ``weight`` (float64, aligned with ``cost``) is present when built from ``edges.parquet``;
-    otherwise :meth:`edge_weight` derives it as ``exp(-cost)``.
+    ``edge_weights`` (float64, one per edge) is present when built from ``edges.parquet``;
+    otherwise :meth:`edge_weight` derives the weight as ``exp(-cost)``.
     """
 
     n: int
     row_ptr: np.ndarray  # int64[n + 1]
     col_idx: np.ndarray  # int64[nnz], sorted within each row
     cost: np.ndarray  # float32[nnz], -log(weight) >= 0
-    weight: np.ndarray | None = None  # float64[nnz]
+    edge_weights: EdgeWeights | None = None
 
     @property
     def nnz(self) -> int:
         return int(self.row_ptr[-1])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays held (the CSR and, when attached, the edge weights)."""
+        total = self.row_ptr.nbytes + self.col_idx.nbytes + self.cost.nbytes
+        if self.edge_weights is not None:
+            w = self.edge_weights
+            total += w.weight.nbytes + w.first_edge.nbytes + w.forward_start.nbytes
+        return total
 
     def neighbours(self, u: int) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = self.row_ptr[u], self.row_ptr[u + 1]
@@ -87,10 +112,9 @@ class Adjacency:
         return float(self.cost[self.edge_position(u, v)])
 
     def edge_weight(self, u: int, v: int) -> float:
-        pos = self.edge_position(u, v)
-        if self.weight is not None:
-            return float(self.weight[pos])
-        return math.exp(-float(self.cost[pos]))
+        if self.edge_weights is not None:
+            return float(self.edge_weights.weight[self.edge_weights.index(self, u, v)])
+        return math.exp(-float(self.cost[self.edge_position(u, v)]))
 
     def to_scipy(self):
         """The same graph as a ``scipy.sparse.csr_matrix``.
@@ -106,6 +130,15 @@ class Adjacency:
         return csr_matrix((data, self.col_idx, self.row_ptr), shape=(self.n, self.n))
 
 
+def _edge_weight_layout(n: int, src: np.ndarray, dst: np.ndarray, row_ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first_edge, forward_start)`` of EdgeWeights for edges sorted by (src, dst), src < dst:
+    row u holds its reverse entries (one per edge with dst u) before its forward ones."""
+    first_edge = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=first_edge[1:])
+    forward_start = row_ptr[:-1] + np.bincount(dst, minlength=n)
+    return first_edge, forward_start
+
+
 def adjacency_from_edges(n: int, src, dst, cost, weight=None) -> Adjacency:
     """Both directions of the undirected edges ``src < dst``, rows sorted by column."""
     src = np.asarray(src, dtype=np.int64)
@@ -116,24 +149,53 @@ def adjacency_from_edges(n: int, src, dst, cost, weight=None) -> Adjacency:
     cols = np.concatenate([dst, src])
     order = np.lexsort((cols, rows))
     costs = np.concatenate([np.asarray(cost, dtype=np.float32)] * 2)[order]
-    weights = None if weight is None else np.concatenate([np.asarray(weight, dtype=np.float64)] * 2)[order]
     row_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=row_ptr[1:])
-    return Adjacency(n=int(n), row_ptr=row_ptr, col_idx=cols[order], cost=costs, weight=weights)
+    edge_weights = None
+    if weight is not None:
+        by_edge = np.lexsort((dst, src))  # edges.parquet's order: the CSR's forward arcs in turn
+        first_edge, forward_start = _edge_weight_layout(n, src, dst, row_ptr)
+        edge_weights = EdgeWeights(np.asarray(weight, dtype=np.float64)[by_edge], first_edge, forward_start)
+    return Adjacency(n=int(n), row_ptr=row_ptr, col_idx=cols[order], cost=costs, edge_weights=edge_weights)
 
 
-def adjacency_from_edges_parquet(path: Path | str, n: int) -> Adjacency:
-    """Adjacency from a build's ``graph/edges.parquet`` (keeps the float64 weights)."""
+def edge_weights_from_parquet(path: Path | str, adjacency: Adjacency, batch_rows: int = 1 << 20) -> EdgeWeights | None:
+    """The weights of a build's ``graph/edges.parquet`` for ``adjacency`` (its graph.bp), or None
+    when the table's edges are not exactly the CSR's forward arcs in order (then weights are
+    derived from the costs). Read in batches and checked edge by edge against the CSR, so no
+    second copy of the graph is ever held (it was 5 GB at 6M vertices)."""
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path, columns=["src", "dst", "weight", "cost"])
-    return adjacency_from_edges(
-        n,
-        table.column("src").to_numpy(),
-        table.column("dst").to_numpy(),
-        table.column("cost").to_numpy(),
-        table.column("weight").to_numpy(),
-    )
+    n, row_ptr, col_idx = adjacency.n, adjacency.row_ptr, adjacency.col_idx
+    table = pq.ParquetFile(path)
+    if table.metadata.num_rows * 2 != adjacency.nnz:
+        return None
+    counts_src = np.zeros(n, dtype=np.int64)
+    counts_dst = np.zeros(n, dtype=np.int64)
+    for batch in table.iter_batches(batch_size=batch_rows, columns=["src", "dst"]):
+        src, dst = batch.column("src").to_numpy(), batch.column("dst").to_numpy()
+        if len(src) and (src.min() < 0 or dst.max() >= n or np.any(src >= dst)):
+            return None
+        counts_src += np.bincount(src, minlength=n)
+        counts_dst += np.bincount(dst, minlength=n)
+    first_edge = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts_src, out=first_edge[1:])
+    forward_start = row_ptr[:-1] + counts_dst
+    if not np.array_equal(row_ptr[1:] - forward_start, counts_src):
+        return None
+    weight = np.empty(table.metadata.num_rows, dtype=np.float64)
+    done = 0
+    for batch in table.iter_batches(batch_size=batch_rows, columns=["src", "dst", "weight"]):
+        src, dst = batch.column("src").to_numpy(), batch.column("dst").to_numpy()
+        k = np.arange(done, done + len(src), dtype=np.int64)
+        # Sorted by (src, dst): edge k is row src's (k - first_edge[src])-th forward arc.
+        if np.any(k < first_edge[src]) or np.any(k >= first_edge[src + 1]):
+            return None
+        if not np.array_equal(col_idx[forward_start[src] + (k - first_edge[src])], dst):
+            return None
+        weight[done : done + len(src)] = batch.column("weight").to_numpy()
+        done += len(src)
+    return EdgeWeights(weight, first_edge, forward_start)
 
 
 def adjacency_from_graph_bp(
@@ -147,12 +209,12 @@ def adjacency_from_graph_bp(
     from pipeline.store.adios import read_graph_bp
 
     (n, row_ptr, col_idx, cost), attributes = read_graph_bp(path)
-    weight = None
+    adjacency = Adjacency(n=int(n), row_ptr=row_ptr, col_idx=col_idx, cost=cost)
     if edges_parquet is not None and Path(edges_parquet).exists():
-        from_table = adjacency_from_edges_parquet(edges_parquet, n)
-        if np.array_equal(from_table.row_ptr, row_ptr) and np.array_equal(from_table.col_idx, col_idx):
-            weight = from_table.weight
-    return Adjacency(n=int(n), row_ptr=row_ptr, col_idx=col_idx, cost=cost, weight=weight), attributes
+        weights = edge_weights_from_parquet(edges_parquet, adjacency)
+        if weights is not None:
+            adjacency = Adjacency(n=int(n), row_ptr=row_ptr, col_idx=col_idx, cost=cost, edge_weights=weights)
+    return adjacency, attributes
 
 
 def edge_kind(is_concept_u: bool, is_concept_v: bool) -> str:

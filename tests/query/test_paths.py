@@ -138,3 +138,31 @@ def test_adjacency_edge_lookup_and_weights():
     assert adjacency.edge_weight(1, 2) == 1.0
     with pytest.raises(KeyError):
         adjacency.edge_cost(0, 1)
+
+
+def test_edge_weights_of_a_build_are_its_parquet_weights_in_both_directions(tmp_path):
+    """adjacency_from_graph_bp keeps one float64 weight an edge (edges.parquet's, read in
+    batches); every edge's weight comes back for (u, v) and (v, u), and a table that is not the
+    CSR's edges is ignored (weights then derived from the costs)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from support.build_fixture import make_build
+
+    from pipeline.builds.layout import ResultsLayout
+    from pipeline.query.paths import adjacency_from_graph_bp, edge_weights_from_parquet
+
+    make_build(tmp_path, n_concepts=30, n_abstracts=40, distances=None, cooccurrence_distances=None)
+    folder = ResultsLayout(tmp_path).build("fixture00001").graph("full").graph_dir
+    edges = pq.read_table(folder / "edges.parquet").to_pandas()
+    adjacency, _ = adjacency_from_graph_bp(folder / "graph.bp", folder / "edges.parquet")
+    assert adjacency.edge_weights is not None
+    for row in edges.itertuples():
+        assert adjacency.edge_weight(row.src, row.dst) == row.weight
+        assert adjacency.edge_weight(row.dst, row.src) == row.weight
+    small = edge_weights_from_parquet(folder / "edges.parquet", adjacency, batch_rows=7)
+    np.testing.assert_array_equal(small.weight, edges["weight"].to_numpy())
+    shuffled = tmp_path / "shuffled.parquet"
+    pq.write_table(pa.Table.from_pandas(edges.iloc[::-1], preserve_index=False), shuffled)
+    assert edge_weights_from_parquet(shuffled, adjacency) is None
+    pq.write_table(pa.Table.from_pandas(edges.iloc[1:], preserve_index=False), shuffled)
+    assert edge_weights_from_parquet(shuffled, adjacency) is None
