@@ -40,7 +40,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from path_service import free_port, percentiles  # noqa: E402
+from path_service import percentiles  # noqa: E402
+
+from pipeline.runtime.process import free_port  # noqa: E402
 
 TARGETS = {"p50_ms": 50.0, "p99_ms": 200.0}
 
