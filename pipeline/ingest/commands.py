@@ -47,6 +47,22 @@ def ingest(kind: str, input_path: Path, out_dir: Path, max_quarantine_fraction: 
     "--update-files", type=click.IntRange(min=0), default=1, show_default=True, help="PubMed update files."
 )
 @click.option(
+    "--profile",
+    type=click.Choice(["compact", "calibrated"]),
+    default="compact",
+    show_default=True,
+    help="calibrated: a sample of a release-sized corpus (rows, text lengths and concept graph fitted to a "
+    "SemMedDB release and the COAST paper; the yardsticks' profile); compact: a small dense vocabulary "
+    "(the bundled sample's).",
+)
+@click.option(
+    "--citation-updates",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Extra OCC files of new citation pairs, after the first.",
+)
+@click.option(
     "--anchors",
     "anchors_file",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
@@ -65,14 +81,17 @@ def ingest(kind: str, input_path: Path, out_dir: Path, max_quarantine_fraction: 
     help="Config whose settings (SPOKE, mapping, query set, solver, ...) the written config keeps.",
 )
 def synth(
-    out_dir: Path, scale: int, seed: int, update_files: int, anchors_file: Path | None,
-    config_out: Path | None, config_base: Path,
+    out_dir: Path, scale: int, seed: int, update_files: int, profile: str, citation_updates: int,
+    anchors_file: Path | None, config_out: Path | None, config_base: Path,
 ) -> None:  # fmt: skip
     """Write a synthetic corpus in the real dump layouts (SemMedDB, PubMed, CORD-19, OCC)."""
     from pipeline.ingest.synth import generate_corpus, read_anchor_concepts, write_corpus_config
 
     anchors = read_anchor_concepts(anchors_file) if anchors_file else []
-    manifest = generate_corpus(out_dir, scale, seed=seed, n_update_files=update_files, anchors=anchors)
+    manifest = generate_corpus(
+        out_dir, scale, seed=seed, n_update_files=update_files, anchors=anchors,
+        profile=profile, n_citation_updates=citation_updates,
+    )  # fmt: skip
     click.echo(
         f"wrote {len(manifest['files'])} files to {out_dir} (manifest.json lists them in ingest order)"
     )

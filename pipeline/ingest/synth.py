@@ -15,8 +15,12 @@
   DOI only (DOI in other letter case), or not at all;
 * ``citations/open_citation_collection.csv`` -- ``citing,referenced`` (NIH OCC layout).
 
-``scale`` is the number of PREDICATION rows (about ``scale / 5`` papers); concept
-frequencies follow a Zipf law over a vocabulary of about ``3 * scale**0.55`` concepts.
+``scale`` is the number of PREDICATION rows. The compact profile (the default): about ``scale /
+5`` papers, about one sentence and two ENTITY rows per predication, concept frequencies following
+a Zipf law over a vocabulary of about ``3 * scale**0.55`` concepts (dense: nearly every path one
+hop at 30M). The calibrated profile (:mod:`pipeline.ingest.synth_release`): a sample of a
+release-sized corpus, whose rows per predication, row sizes and concept graph follow a SemMedDB
+release and the COAST paper's graph at every scale (tests/ingest/test_synth_release.py).
 SemMedDB files are built column-wise with Arrow string kernels and streamed in chunks, so
 10 million predications take bounded memory (the XML is written record by record).
 
@@ -28,7 +32,6 @@ Deliberate quirks that readers must quarantine are listed in the returned manife
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 import math
@@ -40,9 +43,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.ingest.synth_columns import binary as _binary
+from pipeline.ingest.synth_columns import gzip_writer as _gzip_writer
+from pipeline.ingest.synth_columns import join as _join
+from pipeline.ingest.synth_columns import numbers as _numbers
+from pipeline.ingest.synth_columns import write_lines as _write_lines
+from pipeline.ingest.synth_release import MODEL, ReleaseSample
 from pipeline.runtime.files import write_atomically
+from pipeline.runtime.progress import Progress
 
 PMID_BASE = 10_000_000
+# "calibrated": a sample of a release-sized corpus (pipeline.ingest.synth_release), the yardsticks'
+# profile; "compact": a small vocabulary that stays dense at a few thousand predications (tests and
+# the bundled sample, whose comparison needs its anchors joined by paths).
+PROFILES = ("calibrated", "compact")
 DOCS_PER_PREDICATION = 5
 CHUNK_DOCS = 50_000
 PREDICATES = (
@@ -90,51 +104,33 @@ def _mysql_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("'", "\\'")
 
 
-def _binary(values: list[bytes]) -> pa.Array:
-    return pa.array(values, pa.binary())
-
-
-def _numbers(values: np.ndarray) -> pa.Array:
-    return pc.cast(pc.cast(pa.array(values), pa.string()), pa.binary())
-
-
-def _join(*parts: Any) -> pa.Array:
-    """Concatenate binary arrays/bytes element-wise (bytes are broadcast)."""
-    pieces = [pa.scalar(p, pa.binary()) if isinstance(p, bytes) else p for p in parts]
-    return pc.binary_join_element_wise(*pieces, pa.scalar(b"", pa.binary()))
-
-
-def _gzip_writer(path: Path) -> gzip.GzipFile:
-    """gzip with a fixed header time, so the same seed gives byte-identical files."""
-    return gzip.GzipFile(filename=str(path), mode="wb", compresslevel=1, mtime=0)
-
-
-def _write_lines(stream: BinaryIO, lines: pa.Array) -> None:
-    """Write a binary array whose elements already end in newlines, without Python loops."""
-    if len(lines) == 0:
-        return
-    lines = pa.concat_arrays([lines]) if lines.offset else lines
-    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32, count=len(lines) + 1)
-    stream.write(memoryview(lines.buffers()[2])[offsets[0] : offsets[-1]])
-
-
 class _Vocabulary:
     """Concepts with Zipf-distributed popularity and their preformatted CSV fields."""
 
     def __init__(
-        self, rng: np.random.Generator, scale: int, anchors: list[tuple[str, str, str]] = ()
+        self,
+        rng: np.random.Generator,
+        scale: int,
+        anchors: list[tuple[str, str, str]] = (),
+        *,
+        size: int | None = None,
+        calibrated: bool = False,
     ) -> None:
-        n = max(60, int(3 * scale**0.55), 2 * len(anchors))
+        """``size`` concepts (the compact profile: about 3 * scale**0.55). ``calibrated``: the
+        release profile's vocabulary (:mod:`pipeline.ingest.synth_release`), where a concept's
+        index is its popularity rank and popular concepts have short names, as in SemMedDB
+        ("Patients", "Cells"), which is what makes its rows as long as a release's."""
+        n = size if size is not None else max(60, int(3 * scale**0.55), 2 * len(anchors))
         self.n = n
         cui_numbers = rng.choice(9_999_999, size=n, replace=False) + 1
         kind = rng.choice(4, size=n, p=[0.85, 0.10, 0.04, 0.01])  # cui | cui+gene | gene | two genes
-        gene_ids = rng.choice(400_000, size=2 * n, replace=False) + 1
+        gene_ids = rng.choice(max(400_000, 4 * n), size=2 * n, replace=False) + 1
         self.keys: list[list[str]] = []
         self.names: list[list[str]] = []
         self.semtypes: list[str] = []
         cui_fields, gene_fields, gene_names = [], [], []
         for i in range(n):
-            name = self._name(rng, i)
+            name = self._name(rng, i, self._syllables(i, calibrated), calibrated)
             cui = f"C{cui_numbers[i]:07d}"
             g1, g2 = int(gene_ids[2 * i]), int(gene_ids[2 * i + 1])
             symbol = name.split(" ")[0].upper()[:6] + str(i % 10)
@@ -212,21 +208,34 @@ class _Vocabulary:
                 for i in range(n)
             ]
         )
+        # The fields the calibrated profile lays out its own way (synth_release).
+        self.cui_fields, self.gene_fields, self.gene_names = cui_fields, gene_fields, gene_names
+        self.encoded_names, self.novelty, self.gene_only = enc, novelty, gene_only
         ranks = np.arange(1, n + 1, dtype=np.float64)
         weights = 1.0 / ranks
         self.cdf = np.cumsum(weights / weights.sum())
         # Anchors take every other rank among the most frequent concepts, so they co-occur
         # often enough to be joined by literature paths even in a small sample.
-        others = rng.permutation(np.arange(len(anchors), n))
+        others = np.arange(len(anchors), n) if calibrated else rng.permutation(np.arange(len(anchors), n))
         order = list(others)
         for i in range(len(anchors)):
             order.insert(2 * i, i)
         self.rank_to_concept = np.asarray(order[:n], dtype=np.int64)
 
     @staticmethod
-    def _name(rng: np.random.Generator, i: int) -> str:
-        stem = "".join(SYLLABLES[j] for j in rng.integers(0, len(SYLLABLES), size=2 + i % 2)).capitalize()
-        name = stem + SUFFIXES[i % len(SUFFIXES)]
+    def _syllables(i: int, calibrated: bool) -> int:
+        """Syllables of the name of concept ``i``: 2-3; in the calibrated profile (where i is the
+        popularity rank) 1 among the 3,000 most frequent concepts, 1-2 among the 20,000 most frequent,
+        2-4 for the rest: SemMedDB's frequent concepts have short names."""
+        if not calibrated:
+            return 2 + i % 2
+        return 1 if i < 3_000 else 1 + i % 2 if i < 20_000 else 2 + i % 3
+
+    @staticmethod
+    def _name(rng: np.random.Generator, i: int, syllables: int, calibrated: bool = False) -> str:
+        stem = "".join(SYLLABLES[j] for j in rng.integers(0, len(SYLLABLES), size=syllables)).capitalize()
+        # The calibrated profile's frequent concepts are single words ("Patients", "Cells").
+        name = stem + ("" if calibrated and i < 20_000 else SUFFIXES[i % len(SUFFIXES)])
         if i % 19 == 3:
             name = f"{LATIN1_NAMES[i % len(LATIN1_NAMES)]} {name.lower()}"
         if i % 23 == 5:
@@ -294,24 +303,44 @@ class _Corpus:
         seed: int,
         n_update_files: int,
         anchors: list[tuple[str, str, str]] = (),
+        profile: str = "calibrated",
+        n_citation_updates: int = 0,
     ) -> None:
         if scale < 1:
             raise ValueError("scale must be >= 1")
+        if profile not in PROFILES:
+            raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
         self.out = Path(out_dir)
         self.scale = scale
+        self.profile = profile
         self.rng = np.random.default_rng(seed)
         self.n_update_files = n_update_files
-        self.vocab = _Vocabulary(self.rng, scale, list(anchors))
-        self.n_docs = max(20, scale // DOCS_PER_PREDICATION)
+        self.n_citation_updates = n_citation_updates
+        self.release: ReleaseSample | None = None
+        if profile == "calibrated":
+            size = max(MODEL.concept_universe, 2 * len(anchors))
+            self.vocab = _Vocabulary(self.rng, scale, list(anchors), size=size, calibrated=True)
+            self.release = ReleaseSample(self.rng, scale, self.vocab)
+            self.n_docs = self.release.n_docs
+        else:
+            self.vocab = _Vocabulary(self.rng, scale, list(anchors))
+            self.n_docs = max(20, scale // DOCS_PER_PREDICATION)
         self.pmids = (
             PMID_BASE + np.arange(self.n_docs, dtype=np.int64) * 3 + self.rng.integers(0, 3, self.n_docs)
         )
         self.years = (
             1990 + np.arange(self.n_docs) * 35 // self.n_docs + self.rng.integers(0, 2, self.n_docs)
         ).astype(np.int64)
-        self.preds_per_doc = self.rng.multinomial(scale, np.full(self.n_docs, 1.0 / self.n_docs))
-        self.has_reference_list = self.rng.random(self.n_docs) < 0.5
-        self._draw_references()
+        if self.release is not None:
+            self.preds_per_doc = self.release.predications_per_paper
+            self.has_reference_list = self.rng.random(self.n_docs) < 0.5
+            self.ref_owner = self.release.ref_owner
+            self.ref_cited = self.pmids[self.release.ref_cited]
+            self.ref_offsets = np.searchsorted(self.ref_owner, np.arange(self.n_docs + 1))
+        else:
+            self.preds_per_doc = self.rng.multinomial(scale, np.full(self.n_docs, 1.0 / self.n_docs))
+            self.has_reference_list = self.rng.random(self.n_docs) < 0.5
+            self._draw_references()
         self.expected_quarantine: dict[str, int] = {}
         self.files: list[dict[str, str]] = []
         self.stats: dict[str, int] = {}
@@ -321,6 +350,7 @@ class _Corpus:
         self.predicate_text = _binary([p.lower().replace("_", " ").encode() for p, _ in PREDICATES])
         # the first concept of each paper gives its title and MeSH; filled while writing SemMedDB
         self.doc_topic = np.zeros(self.n_docs, dtype=np.int64)
+        self.progress = Progress("litpath synth", scale, "predications")
 
     def doi(self, pmid: int) -> str:
         return f"10.5555/synth.{pmid}"
@@ -337,10 +367,18 @@ class _Corpus:
         }
         paths["CITATIONS"] = folder / "semmedVER43_R_CITATIONS.csv"
         streams: dict[str, BinaryIO] = {
-            name: _gzip_writer(path) for name, path in paths.items() if name != "CITATIONS"
+            name: _gzip_writer(path, fast=self.release is not None) for name, path in paths.items() if name != "CITATIONS"
         }
         streams["CITATIONS"] = open(paths["CITATIONS"], "wb")  # noqa: SIM115 - closed below
         n_bad = max(1, self.scale // 200_000)
+        if self.release is not None:
+            try:
+                self._release_semmeddb(streams, n_bad)
+            finally:
+                for stream in streams.values():
+                    stream.close()
+            self._record_semmeddb(paths, n_bad)
+            return
         predication_id = 0
         entity_id = 0
         try:
@@ -409,10 +447,30 @@ class _Corpus:
             for stream in streams.values():
                 stream.close()
         self.stats.update(predications=predication_id, entities=entity_id, concepts=self.vocab.n)
+        self._record_semmeddb(paths, n_bad)
+
+    def _record_semmeddb(self, paths: dict[str, Path], n_bad: int) -> None:
         self.expected_quarantine[paths["PREDICATION"].name] = n_bad
         for name, kind in (("CITATIONS", "semmeddb_citations"), ("SENTENCE", "semmeddb_sentence"),
                            ("ENTITY", "semmeddb_entity"), ("PREDICATION", "semmeddb_predication")):  # fmt: skip
             self.record(kind, paths[name])
+
+    def _release_semmeddb(self, streams: dict[str, BinaryIO], n_bad: int) -> None:
+        """The calibrated profile's SemMedDB tables (:meth:`ReleaseSample.write_semmeddb`), after
+        the deliberately invalid CUI fields that the reader must quarantine."""
+        release = self.release
+        sentence = int(release.first_sentence[0]) + 1
+        streams["PREDICATION"].write(b"".join(
+            b'%d,%d,%d,"TREATS","1|medd","Medd","dsyn","1","C0000001","X","dsyn","1"\n'
+            % (900_000_000 + k, sentence, int(self.pmids[0])) for k in range(n_bad)
+        ))  # fmt: skip
+        self.progress.stage("SemMedDB")
+        rows = release.write_semmeddb(streams, self.pmids, self.years,
+                                      (self.predicate_p, self.predicate_field, self.predicate_text), self.progress)  # fmt: skip
+        self.doc_topic = release.doc_topic
+        self.stats.update(predications=rows["predications"], sentences=rows["sentences"], entities=rows["entities"],
+                          concepts=self.vocab.n, papers=self.n_docs,
+                          papers_with_predications=len(release.papers_with_predications))  # fmt: skip
 
     def _citations_rows(self, stream: BinaryIO, start: int, stop: int) -> None:
         index = np.arange(start, stop)
@@ -462,23 +520,27 @@ class _Corpus:
         baseline.mkdir(parents=True, exist_ok=True)
         per_file = min(30_000, max(100, math.ceil(self.n_docs / 2)))
         file_number = 0
+        progress = Progress("litpath synth PubMed", self.n_docs, "papers")
         for start in range(0, self.n_docs, per_file):
             file_number += 1
             path = baseline / f"pubmed25n{file_number:04d}.xml.gz"
-            with _gzip_writer(path) as stream, io.TextIOWrapper(stream, encoding="utf-8") as text:
+            with _gzip_writer(path, fast=self.release is not None) as stream, io.TextIOWrapper(stream, encoding="utf-8") as text:
                 text.write(_XML_HEAD)
                 for doc in range(start, min(self.n_docs, start + per_file)):
                     text.write(self._article(doc, int(self.pmids[doc]), int(self.years[doc])))
                 text.write("</PubmedArticleSet>\n")
             self.record("pubmed_xml", path)
+            progress.update(min(self.n_docs, start + per_file))
+        progress.finish(f"{file_number} baseline files")
         self.baseline_files = file_number
 
     def pubmed_updates(self) -> None:
         updates = self.out / "pubmed" / "updatefiles"
         updates.mkdir(parents=True, exist_ok=True)
-        n_new = max(2, self.n_docs // 50)
-        n_revised = max(1, self.n_docs // 100)
-        n_deleted = max(1, self.n_docs // 200)
+        if self.release is not None:
+            n_new, n_revised, n_deleted = self.release.update_sizes()
+        else:
+            n_new, n_revised, n_deleted = max(2, self.n_docs // 50), max(1, self.n_docs // 100), max(1, self.n_docs // 200)
         next_pmid = int(self.pmids[-1]) + 10
         previously_deleted: list[int] = []
         deleted_total = readded = 0
@@ -488,7 +550,7 @@ class _Corpus:
             revised = np.sort(rng.choice(self.n_docs, size=min(n_revised, self.n_docs), replace=False))
             deleted = np.sort(rng.choice(self.n_docs, size=min(n_deleted, self.n_docs), replace=False))
             deleted = deleted[~np.isin(deleted, revised)]
-            with _gzip_writer(path) as stream, io.TextIOWrapper(stream, encoding="utf-8") as text:
+            with _gzip_writer(path, fast=self.release is not None) as stream, io.TextIOWrapper(stream, encoding="utf-8") as text:
                 text.write(_XML_HEAD)
                 for doc in revised:
                     text.write(
@@ -552,6 +614,21 @@ class _Corpus:
         self.stats["citations_csv_rows"] = rows
         self.expected_quarantine[path.name] = 1
         self.record("citations_table", path)
+        for u in range(self.n_citation_updates):
+            rng = np.random.default_rng([u, 23, int(self.pmids[0])])
+            citing, cited = self.release.citation_update(rng) if self.release is not None else self._citation_update(rng)
+            path = folder / f"open_citation_collection_update_{u + 1:02d}.csv"
+            with open(path, "wb") as stream:
+                stream.write(b"citing,referenced\n")
+                _write_lines(stream, _join(_numbers(self.pmids[citing]), b",", _numbers(self.pmids[cited]), b"\n"))
+            self.stats[f"citation_update_{u + 1:02d}_rows"] = len(citing)
+            self.record("citations_table", path)
+
+    def _citation_update(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """(citing, cited) paper indexes of an extra citation file of the compact profile."""
+        n = max(1, len(self.ref_owner) // 20)
+        owner = rng.integers(1, self.n_docs, n)
+        return owner, (owner * rng.random(n)).astype(np.int64)
 
 
 def read_anchor_concepts(path: Path) -> list[tuple[str, str, str]]:
@@ -575,28 +652,41 @@ def generate_corpus(
     seed: int = 0,
     n_update_files: int = 1,
     anchors: list[tuple[str, str, str]] = (),
+    *,
+    profile: str = "compact",
+    n_citation_updates: int = 0,
 ) -> dict[str, Any]:
     """Write a synthetic corpus in every input layout under ``out_dir``; return its manifest.
 
     ``anchors`` are real concepts (cui, name, semantic type) placed among the most frequent
     ones, so that a sample can share CUIs with a real vocabulary or SPOKE sample.
 
+    ``profile`` (:data:`PROFILES`): ``"calibrated"`` draws a sample of a release-sized corpus
+    (:mod:`pipeline.ingest.synth_release`; ``litpath synth --profile calibrated``, the
+    yardsticks' profile); ``"compact"``, the default, a small dense corpus for tests and the
+    bundled sample.
+    ``n_citation_updates`` extra OCC files of new citation pairs follow the first.
+
     The manifest (also written as ``manifest.json``) lists the files in ingest order
     (``files``: kind + path relative to ``out_dir``), the rows each file's reader must
     quarantine (``expected_quarantine``) and generation statistics.
     """
-    corpus = _Corpus(Path(out_dir), scale, seed, n_update_files, anchors)
+    corpus = _Corpus(Path(out_dir), scale, seed, n_update_files, anchors, profile, n_citation_updates)
     corpus.out.mkdir(parents=True, exist_ok=True)
     corpus.semmeddb()
+    corpus.progress.finish(f"SemMedDB tables of {corpus.stats['predications']:,} predications written")
     corpus.pubmed()
     corpus.cord19()
     corpus.open_citations()
     corpus.pubmed_updates()
     manifest = {
         "generator": "litpath.synth",
+        # the compact profile's manifest is as it was before profiles existed (the bundled sample's)
+        **({"profile": profile} if profile != "compact" else {}),
         "scale": scale,
         "seed": seed,
         "n_update_files": n_update_files,
+        **({"n_citation_updates": n_citation_updates} if n_citation_updates else {}),
         "anchors": [cui for cui, _, _ in anchors],
         "files": corpus.files,
         "expected_quarantine": corpus.expected_quarantine,

@@ -80,7 +80,7 @@ def test_readers_accept_everything_but_the_deliberate_quirks(corpus, tmp_path):
 def test_bundled_sample_is_current(tmp_path):
     """config/sample/ is the generator's output with the SPOKE sample's CUIs as anchors.
 
-    Regenerate it if this fails: ``litpath synth --out config/sample --scale 2000 --seed 1
+    Regenerate it if this fails: ``litpath synth --profile compact --out config/sample --scale 2000 --seed 1
     --update-files 1 --anchors config/sample/spoke/anchor_concepts.tsv``.
     """
     sample = Path(__file__).resolve().parents[2] / "config" / "sample"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from pymongo import MongoClient
@@ -92,6 +93,36 @@ def test_load_build_is_idempotent(mongo_uri, built):
         assert build["mongo_counts"] == second
         indexed = {tuple(spec["key"].keys()) for spec in db.build_buckets.list_indexes()}
         assert ("build", "kind") in indexed
+    finally:
+        client.drop_database(database)
+        client.close()
+
+
+@pytest.mark.servers
+def test_a_second_build_writes_only_the_buckets_it_changes(mongo_uri, tmp_path):
+    """Two builds of a calibrated synthetic corpus, the second with one more PubMed update file
+    (new papers, revised ones, a deletion): the buckets of rows the update leaves alone are shared,
+    and the second load writes only the others; what each build lists is its own rows, exactly."""
+    from support.pipeline_runs import merged_and_graphed
+
+    corpus = {"scale": 40_000, "seed": 4, "profile": "calibrated"}
+    first_tables, first_graph = merged_and_graphed(tmp_path / "a", n_update_files=1, **corpus)
+    second_tables, second_graph = merged_and_graphed(tmp_path / "b", n_update_files=2, **corpus)
+    database = f"litpath_test_{uuid.uuid4().hex[:8]}"
+    client = MongoClient(mongo_uri)
+    try:
+        one = load_build(mongo_uri, database, "one", first_tables, first_graph, {})
+        two = load_build(mongo_uri, database, "two", second_tables, second_graph, {})
+        db = client[database]
+        for kind in ("documents", "concepts", "evidence"):
+            assert one[f"{kind}_buckets_written"] == one[f"{kind}_buckets"]
+            shared = set(read_listing(db, "one", kind).ids) & set(read_listing(db, "two", kind).ids)
+            assert len(shared) == two[f"{kind}_buckets"] - two[f"{kind}_buckets_written"], kind
+        assert 0 < two["evidence_buckets_written"] < two["evidence_buckets"] / 4
+        assert 0 < two["documents_buckets_written"] < two["documents_buckets"]
+        for build, tables in (("one", first_tables), ("two", second_tables)):
+            expected = pq.read_table(tables / "documents.parquet", columns=["doc_id", "title"]).to_pylist()
+            assert [{k: d[k] for k in ("doc_id", "title")} for d in _records(db, build, "documents")] == expected
     finally:
         client.drop_database(database)
         client.close()
