@@ -205,6 +205,43 @@ def test_report_gathers_the_marked_outputs(finished_build, tmp_path: Path) -> No
     assert html.count("SPOKE comparison") >= 1 and "SPOKE mapping" in html
 
 
+def test_the_comparison_counts_both_readings_each_cause_and_the_releases(finished_build) -> None:
+    """What `make run` reports of the comparison (issue 26): Fig. 10's counts under both readings of
+    "found in the SPOKE shortest paths", scenario 4 and none split by cause under the paper's numbers,
+    the totals of 2 and 3, and the releases of SPOKE, UMLS and SemMedDB."""
+    workdir = finished_build[0]
+    compare = (workdir / "results" / "latest").resolve() / "compare"
+    record = json.loads((compare / "run.json").read_text())
+    per_hop, strict, causes = record["counts"], record["counts_shortest_reading"], record["causes"]
+    assert sum(per_hop.values()) == sum(strict.values()) > 0
+    # The shortest-path reading only demotes: 1 -> 2a and 3a -> 3b; the other scenarios stay.
+    assert strict["1"] <= per_hop["1"] and strict["3a"] <= per_hop["3a"]
+    assert strict["1"] + strict["2a"] == per_hop["1"] + per_hop["2a"]
+    assert strict["3a"] + strict["3b"] == per_hop["3a"] + per_hop["3b"]
+    assert set(causes["4"]) == {"literature-disconnected", "literature-absent"}
+    assert set(causes["none"]) == {"unmapped", "spoke-disconnected"}
+    assert sum(causes["4"].values()) == per_hop["4"] and sum(causes["none"].values()) == per_hop["none"]
+    totals = record["totals"]
+    assert totals["2 (2a + 2b)"]["adjacency"] == per_hop["2a"] + per_hop["2b"]
+    assert totals["3 (3a + 3b + 3c)"]["shortest"] == strict["3a"] + strict["3b"] + strict["3c"]
+    releases = record["provenance"]["releases"]
+    sample = yaml.safe_load((workdir / "config.yaml").read_text())["compare"]["releases"]
+    assert releases["spoke"] == sample["spoke"] and releases["umls"] == sample["umls"]
+    assert releases["semmeddb"].startswith("VER43_R (file semmedVER43_R_PREDICATION.csv.gz, sha256 ")
+    report = (compare / "report.md").read_text()
+    assert '"found in the SPOKE shortest paths"' in report
+    assert "| pairs (per-hop reading) | pairs (shortest-path reading) |" in report
+    total_2 = totals["2 (2a + 2b)"]["adjacency"]
+    expected_lines = [
+        "| ↳ 4: both ends in the literature graph | ", "| ↳ 4: an end not in the literature graph | ",
+        "| ↳ none: an end unmapped | ", "| ↳ none: not connected in SPOKE | ",
+        f"| **2 (2a + 2b)** | scenario 2 of the paper, all its cases | **{total_2}** |",
+    ]  # fmt: skip
+    for line in expected_lines:
+        assert line in report, line
+    assert f"Releases: SPOKE {sample['spoke']}; UMLS {sample['umls']}; SemMedDB VER43_R " in report
+
+
 def test_how_the_solve_runs_rebuilds_nothing(finished_build) -> None:
     """Other solver ranks, threads, tiles and memory budget keep the build id and rerun nothing; a
     solve run again on purpose gets the new settings (run_config.yaml) and reruns only itself and
