@@ -43,7 +43,7 @@ from pipeline.graph.edges import (
     concept_concept_edges,
 )
 from pipeline.graph.inputs import load_concepts, row_count
-from pipeline.graph.path_index import index_graph
+from pipeline.graph.path_index import index_graph, sample_queries
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
 from pipeline.runtime.resources import memory_budget_bytes, spill_parent, sweep_stale_spills
@@ -194,6 +194,8 @@ def build_graph(
     progress.finish(f"{counts['vertices']:,} vertices, {counts['edges']:,} edges")
     path_index = index_graph(out_dir)  # pipeline.graph.path_index: for the service's on-demand queries
     lap("path_index")
+    path_index["sampled_queries"] = sample_queries(out_dir)  # what a query costs, for the plan
+    lap("path_index_sample")
     record = _graph_record("full", cfg, counts, digest, timings, peak_rss_mib)
     record["path_index"] = path_index
     if cooccurrence_record is not None:
@@ -223,6 +225,8 @@ def _write_cooccurrence_graph(full: GraphScope, out_dir: Path, cc: CodedEdges, b
         digest = write_graph_partitioned(scope, cc, None, CodedEdges.none(), budget, spill_parent(config, out_dir))
     path_index = index_graph(out_dir)
     scope.lap("path_index")
+    path_index["sampled_queries"] = sample_queries(out_dir)
+    scope.lap("path_index_sample")
     record = _graph_record("cooccurrence", scope.cfg, scope.counts, digest, timings, {})
     record["path_index"] = path_index
     _save_record(out_dir, record)

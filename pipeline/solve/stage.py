@@ -43,6 +43,21 @@ from pipeline.solve.plan.methods import GraphPlan, PlanError, memory_available_b
 DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
+def path_index_record(graph_bp: Path, digest: str) -> dict[str, Any] | None:
+    """The record of the path index beside ``graph_bp`` (graph_counts.json's ``path_index``) when
+    the index is there and was built for this graph; None otherwise (the plan then says so)."""
+    folder = GraphFolder(Path(graph_bp).parent)
+    if not folder.counts.exists() or not folder.path_index.exists():
+        return None
+    try:
+        record = json.loads(folder.counts.read_text()).get("path_index")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("graph_digest") != digest:
+        return None
+    return record
+
+
 def graph_size(graph_bp: Path) -> tuple[int, int, str]:
     """``(n, arcs, digest)`` of a graph.bp from its attributes and ``row_ptr``'s last entry."""
     from pipeline.store.adios import GraphCorrupt, probe_opens
@@ -184,6 +199,7 @@ def solve_graph(
         plan = plan_graph(
             scope, n, arcs, solver, machine, sources=len(sources) or None,
             memory_available_bytes=_available(machine, solver), machine_note=note,
+            path_index=path_index_record(graph_bp, digest),
         )  # fmt: skip
     except PlanError as exc:
         if plan_path is not None:

@@ -122,6 +122,8 @@ def test_build_all_kinds_matches_hand_computed_weights(tables, tmp_path):
     assert (tmp_path / "g" / "path_index.bp").exists()
     assert on_disk["path_index"]["graph_digest"] == record["graph_digest"]
     assert (on_disk["path_index"]["hubs"], on_disk["path_index"]["n"]) == (0, 9)
+    sampled = on_disk["path_index"]["sampled_queries"]  # what the plan reports a query costs
+    assert sampled["pairs"] == 40 and 0 <= sampled["p50_ms"] <= sampled["p90_ms"] <= sampled["max_ms"]
 
 
 def test_build_sweeps_the_spill_folders_of_a_killed_build_first(tables, tmp_path):

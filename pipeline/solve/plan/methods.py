@@ -13,7 +13,10 @@ predicts, on the machine file that describes this machine (:func:`machine_for_pl
     measured by ``litpath plan-calibrate`` (:class:`SsspModel`);
 ``on-demand``
     nothing stored: the service answers each query with a bidirectional Dijkstra, whose
-    worst case is one full search.
+    worst case is one full search. With the graph's path index (built by the graph stage,
+    :mod:`pipeline.query.path_index`) the plan also gives the index's size and build time and
+    what a query cost on this graph when the index was built (its sampled p50 and p90); the
+    service's memory is then the graph, the index and its search workspaces.
 
 and picks one as ``solver.full_graph`` / ``solver.cooccurrence_graph`` say. ``auto`` takes
 dense when it fits the memory and ``solver.max_hours``, else rows when there is a source
@@ -168,6 +171,24 @@ class GraphPlan:
             f"  on-demand       0 s  the service keeps the graph ({format_bytes(od['memory_bytes'])}); "
             f"a query costs at most one full search (~{format_seconds(od['worst_query_seconds'])})"
         )
+        index = od.get("path_index")
+        if index is None:
+            lines.append(
+                "                       no path index (rerun the graph stage): queries scan whole hub rows"
+            )
+        else:
+            sampled = index.get("sampled_queries") or {}
+            typical = (
+                f"; a query took p50 {sampled['p50_ms']:.1f} ms, p90 {sampled['p90_ms']:.1f} ms "
+                f"({sampled['pairs']} random pairs)"
+                if sampled
+                else ""
+            )
+            lines.append(
+                f"                       path index {index['hubs']:,} hub rows, {format_bytes(index['bytes'])} "
+                f"({index['share_of_graph']:.0%} of the graph), built in {format_seconds(index['build_seconds'])}"
+                f"{typical}"
+            )
         lines.append(
             f"  -> {self.method} ({self.reason}); solver.{_setting_name(self.scope)} = {self.requested}, "
             f"time budget solver.max_hours = {self.max_hours:g} h"
@@ -245,8 +266,12 @@ def plan_graph(
     sources: int | None = None,
     memory_available_bytes: int | None = None,
     machine_note: str = "",
+    path_index: dict[str, Any] | None = None,
 ) -> GraphPlan:
-    """The plan of one graph; raises :class:`PlanError` when the requested method cannot run."""
+    """The plan of one graph; raises :class:`PlanError` when the requested method cannot run.
+
+    ``path_index``: the record of the graph's path index (graph_counts.json's ``path_index``,
+    when it is this graph's), or None when it has none."""
     setting = _setting_name(scope)
     requested = str(solver.get(setting, "auto"))
     if requested not in SETTINGS:
@@ -279,9 +304,14 @@ def plan_graph(
             "fits_time": rows_seconds <= budget,
             "model": f"{model.seconds_per_unit(csr) * 1e9:.1f} ns per arc+vertex ({model.source})",
         }
+    index_bytes = int(path_index["bytes"]) if path_index else 0
     on_demand = {
-        "memory_bytes": int(csr + n * 120),  # CSR plus the service's vertex keys and lookups
+        # CSR, the path index, and the service's vertex keys and lookups.
+        "memory_bytes": int(csr + index_bytes + n * 120),
+        # Each search workspace the service keeps (services/api/settings.py has the whole formula).
+        "workspace_bytes": int(64 * n),
         "worst_query_seconds": search,
+        "path_index": _index_summary(path_index),
     }
 
     method, reason, ways_out = _choose(scope, requested, dense, rows, budget, max_hours)
@@ -311,6 +341,14 @@ def plan_graph(
         plan.method = requested
         raise PlanError(_refusal(plan, machine, budget))
     return plan
+
+
+def _index_summary(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the plan says of a path index: its size, build time and sampled query cost."""
+    if not record:
+        return None
+    keys = ("hubs", "arcs", "bytes", "share_of_graph", "build_seconds", "sampled_queries")
+    return {key: record.get(key) for key in keys}
 
 
 def _choose(scope, requested, dense, rows, budget, max_hours) -> tuple[str, str, list[str]]:

@@ -165,3 +165,22 @@ def test_rows_workspace_is_the_solvers_own_figure(n, arcs, rows, threads):
 
     solver = sssp.library().litpath_sssp_rows_workspace_bytes(n, arcs, rows, threads)
     assert rows_workspace_bytes(n, arcs, rows, threads) == solver
+
+
+def test_on_demand_plan_reports_the_path_index_and_what_a_query_cost(toy_machine):
+    machine = _with_sssp(toy_machine)
+    n, arcs = 200_000, 2_000_000
+    without = plan_graph("full", n, arcs, {**SOLVER}, machine)
+    assert without.on_demand["path_index"] is None
+    assert "no path index (rerun the graph stage)" in without.describe()
+    record = {"hubs": 120, "arcs": 400_000, "bytes": 3_202_408, "share_of_graph": 0.13, "build_seconds": 1.5,
+              "graph_digest": "ab" * 8, "sampled_queries": {"pairs": 40, "p50_ms": 3.25, "p90_ms": 9.5}}  # fmt: skip
+    plan = plan_graph("full", n, arcs, {**SOLVER}, machine, path_index=record)
+    assert plan.on_demand["memory_bytes"] == without.on_demand["memory_bytes"] + record["bytes"]
+    assert plan.on_demand["workspace_bytes"] == 64 * n
+    assert plan.on_demand["path_index"]["sampled_queries"]["p90_ms"] == 9.5
+    text = plan.describe()
+    assert "path index 120 hub rows" in text and "(13% of the graph)" in text
+    assert "a query took p50 3.2 ms, p90 9.5 ms (40 random pairs)" in text
+    unsampled = plan_graph("full", n, arcs, {**SOLVER}, machine, path_index={**record, "sampled_queries": None})
+    assert "a query took" not in unsampled.describe() and "path index 120 hub rows" in unsampled.describe()
