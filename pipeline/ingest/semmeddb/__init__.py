@@ -44,25 +44,23 @@ predication arguments to ENTITY rows of the same sentence (``mention_source: bot
 Novelty flags ``0``/``1`` become booleans, ``\\N`` null; anything else is quarantined.
 
 Modules: :mod:`~pipeline.ingest.semmeddb.fields` (the dump's records and field rules),
-:mod:`~pipeline.ingest.semmeddb.predication` (PREDICATION one row at a time, the reference) and
-:mod:`~pipeline.ingest.semmeddb.predication_blocks` (PREDICATION in Arrow blocks, the fast path
-that gives the same tables; ``read_predication(..., block_path=False)`` reads without it).
+:mod:`~pipeline.ingest.semmeddb.predication` (PREDICATION one row at a time, the reference),
+:mod:`~pipeline.ingest.semmeddb.rows` (SENTENCE, CITATIONS and ENTITY one row at a time, the
+reference), :mod:`~pipeline.ingest.semmeddb.blocks` (the Arrow block loop they share),
+:mod:`~pipeline.ingest.semmeddb.predication_blocks` and :mod:`~pipeline.ingest.semmeddb.table_blocks`
+(every table in Arrow blocks, the fast paths that give the same tables; each reader's
+``block_path=False`` reads without them).
 """
 
 from __future__ import annotations
 
-from pipeline.ingest.base import INT32_MAX, IngestRun, InputFile, Reader, parse_int
-from pipeline.ingest.records import RowError, for_each_row
-from pipeline.ingest.semmeddb.fields import (
-    Concepts,
-    parse_cui_field,
-    read_dump,
-    reject_width,
-    required_int,
-    split_like,
-)
+from pipeline.ingest.base import IngestRun, InputFile, Reader
+from pipeline.ingest.records import for_each_row
+from pipeline.ingest.semmeddb.fields import Concepts, read_dump
 from pipeline.ingest.semmeddb.predication import PredicationRows
 from pipeline.ingest.semmeddb.predication_blocks import BLOCK_BYTES, PredicationBlocks
+from pipeline.ingest.semmeddb.rows import citations_row, entity_row, sentence_row
+from pipeline.ingest.semmeddb.table_blocks import CitationBlocks, EntityBlocks, SentenceBlocks
 
 
 def read_predication(
@@ -84,70 +82,31 @@ def read_predication(
     rows.finish()
 
 
-def read_sentence(source: InputFile, run: IngestRun) -> None:
-    """SENTENCE -> sentences (sentence_id, doc_id, type, number), for the merge's ENTITY mentions."""
-
-    def parse_row(fields: list[str | None]) -> None:
-        reject_width(fields, (8, 9), "SENTENCE")
-        sentence_id = required_int(fields[0], "SENTENCE_ID")
-        pmid = required_int(fields[1], "PMID")
-        number = parse_int(fields[3], INT32_MAX) if fields[3] is not None else None
-        if fields[3] is not None and number is None:
-            raise RowError("NUMBER", f"expected an integer up to {INT32_MAX}, got {fields[3]!r}")
-        run.add(
-            "sentences",
-            {"sentence_id": sentence_id, "doc_id": f"PMID:{pmid}", "type": fields[2], "number": number},
-        )
-
-    for_each_row(read_dump(source), run, parse_row)
+def read_sentence(source: InputFile, run: IngestRun, *, block_path: bool = True, block_bytes: int = BLOCK_BYTES) -> None:
+    """SENTENCE -> sentences; in Arrow blocks unless ``block_path`` is off (the same table)."""
+    if block_path:
+        SentenceBlocks(run).read(source, block_bytes)
+        return
+    for_each_row(read_dump(source), run, lambda fields: sentence_row(fields, run))
 
 
-def read_citations(source: InputFile, run: IngestRun) -> None:
-    """CITATIONS -> documents (doc_id, pmid, year from PYEAR; ``\\N`` or 0 -> null)."""
-
-    def parse_row(fields: list[str | None]) -> None:
-        reject_width(fields, (5,), "CITATIONS")
-        pmid = required_int(fields[0], "PMID")
-        year = None
-        if fields[4] is not None:
-            year = parse_int(fields[4], INT32_MAX)
-            if year is None:
-                raise RowError("PYEAR", f"expected a year, got {fields[4]!r}")
-            year = year or None
-        run.add(
-            "documents",
-            {
-                "doc_id": f"PMID:{pmid}",
-                "pmid": pmid,
-                "year": year,
-                "source": "semmeddb",
-                "source_file": run.source_file,
-            },
-        )
-
-    for_each_row(read_dump(source), run, parse_row)
+def read_citations(source: InputFile, run: IngestRun, *, block_path: bool = True, block_bytes: int = BLOCK_BYTES) -> None:
+    """CITATIONS -> documents; in Arrow blocks unless ``block_path`` is off (the same table)."""
+    if block_path:
+        CitationBlocks(run).read(source, block_bytes)
+        return
+    for_each_row(read_dump(source), run, lambda fields: citations_row(fields, run, run.source_file))
 
 
-def read_entity(source: InputFile, run: IngestRun) -> None:
-    """ENTITY -> entity_mentions (sentence_id, cui, 1) + concepts. When CUI is NULL the
-    GENE_ID column is used under the same CUI rule."""
+def read_entity(source: InputFile, run: IngestRun, *, block_path: bool = True, block_bytes: int = BLOCK_BYTES) -> None:
+    """ENTITY -> entity_mentions + concepts; in Arrow blocks unless ``block_path`` is off (the same tables)."""
+    if block_path:
+        blocks = EntityBlocks(run)
+        blocks.read(source, block_bytes)
+        blocks.finish()
+        return
     concepts = Concepts()
-
-    def parse_row(fields: list[str | None]) -> None:
-        reject_width(fields, (11,), "ENTITY")
-        required_int(fields[0], "ENTITY_ID")
-        sentence_id = required_int(fields[1], "SENTENCE_ID")
-        if fields[2]:
-            cuis = parse_cui_field(fields[2], "CUI")
-            names = split_like(fields[3], len(cuis))
-        else:
-            cuis = parse_cui_field(fields[5], "GENE_ID")
-            names = split_like(fields[6], len(cuis))
-        for cui, name, semtype in zip(cuis, names, split_like(fields[4], len(cuis)), strict=True):
-            concepts.add(cui, name, semtype)
-            run.add_values("entity_mentions", (sentence_id, cui, 1))
-
-    for_each_row(read_dump(source), run, parse_row)
+    for_each_row(read_dump(source), run, lambda fields: entity_row(fields, run, concepts))
     concepts.write(run)
 
 
