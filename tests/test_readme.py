@@ -300,6 +300,23 @@ def check_other_commands(checkout: Checkout) -> None:
     assert "Run stages" in help_text and "--version" in help_text
 
 
+def check_time_slice(checkout: Checkout) -> None:
+    sample = latest_build(checkout)
+    outputs = run_section(checkout, "Time slices: does a short path foretell a later connection?")
+    cut = latest_build(checkout)
+    assert cut != sample, "the slice is a build of its own"
+    (validate,) = [out for text, out in outputs.items() if text.startswith(".venv/bin/litpath validate-slice")]
+    assert "up to 2010" in validate and "ROC AUC" in validate, validate
+    folder = checkout.root / "results" / "builds" / cut / "validation"
+    record = json.loads((folder / "validation.json").read_text())
+    assert record["until_year"] == 2010 and record["later_build"] == sample and record["candidates"] > 0
+    assert "literature up to 2010" in (folder / "validation.md").read_text()
+    # the sections after this one read the whole sample
+    latest = checkout.root / "results" / "latest"
+    latest.unlink()
+    latest.symlink_to(Path("builds") / sample)
+
+
 # In the order they run: the synthetic corpus last, because its dumps (the sample's, at other
 # paths) make Snakemake ingest them again, and the sections before expect nothing to rerun.
 SECTION_TESTS = {
@@ -311,6 +328,7 @@ SECTION_TESTS = {
     "Planning a run": check_planning,
     "Other commands": check_other_commands,
     "Trying it at a real dump's size": check_scale,
+    "Time slices: does a short path foretell a later connection?": check_time_slice,
 }
 
 

@@ -116,13 +116,20 @@ def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> li
     return files
 
 
+# Settings added after builds existed, left out of the hash while at their "off" value: a build
+# made without the setting has the id it always had, and only turning it on makes a new build.
+UNSET_SETTINGS: dict[str, dict[str, Any]] = {"ingest": {"until_year": None}}
+
+
 def build_settings(config: dict[str, Any]) -> dict[str, Any]:
-    """The settings a build id hashes: :data:`BUILD_SECTIONS` without :data:`HOW_SETTINGS`."""
+    """The settings a build id hashes: :data:`BUILD_SECTIONS` without :data:`HOW_SETTINGS`, nor
+    the :data:`UNSET_SETTINGS` at their off value."""
     return {
         section: {
             key: value
             for key, value in (config.get(section) or {}).items()
             if key not in HOW_SETTINGS.get(section, ())
+            and not (key in UNSET_SETTINGS.get(section, {}) and value == UNSET_SETTINGS[section][key])
         }
         for section in BUILD_SECTIONS
     }

@@ -184,6 +184,46 @@ class CompareFolder:
 
 
 @dataclass(frozen=True)
+class ValidationFolder:
+    """What ``litpath validate-slice`` writes (by default under the slice's build folder)."""
+
+    path: Path
+
+    @property
+    def record(self) -> Path:
+        return Path(self.path) / "validation.json"
+
+    @property
+    def report(self) -> Path:
+        return Path(self.path) / "validation.md"
+
+    @property
+    def figure(self) -> Path:
+        return Path(self.path) / "roc.png"
+
+
+@dataclass(frozen=True)
+class ExportFolder:
+    """What ``litpath export`` writes: each graph as KGX TSV, the CUI mapping as SSSOM TSV."""
+
+    path: Path
+
+    def kgx_nodes(self, scope: str) -> Path:
+        return Path(self.path) / f"{scope}_nodes.tsv"
+
+    def kgx_edges(self, scope: str) -> Path:
+        return Path(self.path) / f"{scope}_edges.tsv"
+
+    @property
+    def sssom(self) -> Path:
+        return Path(self.path) / "cui_spoke_mapping.sssom.tsv"
+
+    @property
+    def record(self) -> Path:
+        return Path(self.path) / "export.json"
+
+
+@dataclass(frozen=True)
 class BuildLayout:
     """The files of one build folder, ``<results>/builds/<id>/``."""
 
@@ -237,6 +277,14 @@ class BuildLayout:
     @property
     def compare(self) -> CompareFolder:
         return CompareFolder(self.root / "compare")
+
+    @property
+    def validation(self) -> ValidationFolder:
+        return ValidationFolder(self.root / "validation")
+
+    @property
+    def export(self) -> ExportFolder:
+        return ExportFolder(self.root / "export")
 
 
 @dataclass(frozen=True)
@@ -296,6 +344,6 @@ def results_of(build_dir: str | Path) -> ResultsLayout:
 
 
 __all__ = [
-    "SCOPES", "BuildLayout", "CompareFolder", "GraphFiles", "GraphFolder", "MappingFolder", "ResultsLayout",
-    "TableFolder", "results_of",
+    "SCOPES", "BuildLayout", "CompareFolder", "ExportFolder", "GraphFiles", "GraphFolder", "MappingFolder",
+    "ResultsLayout", "TableFolder", "ValidationFolder", "results_of",
 ]  # fmt: skip

@@ -43,6 +43,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("Planning", ("plan", "plan-calibrate", "plan-check", "check-cluster")),
     ("Service", ("serve",)),
+    ("Validation and exports", ("validate-slice",)),
     ("Plumbing", ("schemas", "synth", "describe", "mpi-launcher")),
 )
 
@@ -121,6 +122,7 @@ AREA_COMMANDS: dict[str, str] = {
     "check-cluster": "pipeline.solve.cluster:check_cluster_command",
     "mpi-launcher": "pipeline.solve.cluster:mpi_launcher_command",
     "synth": "pipeline.ingest.commands:synth",
+    "validate-slice": "pipeline.validate.commands:validate_slice_command",
 }
 
 

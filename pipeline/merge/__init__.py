@@ -64,6 +64,7 @@ from pipeline.merge.documents import PaperIds, write_documents
 from pipeline.merge.inputs import MergeInputs
 from pipeline.merge.mentions import write_mentions
 from pipeline.merge.predications import write_concepts, write_predications, write_quarantine
+from pipeline.merge.time_slice import cut_at_year
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
 from pipeline.runtime.resources import sweep_stale_spills
@@ -138,6 +139,10 @@ def merge_ingested(
         progress.stage(name)
         written[name] = write(TableFolder(out_dir).table(name))
         progress.advance(step_rows[name])
+    # ingest.until_year: the time slice, the papers published up to that year (time_slice.py)
+    time_slice = None if config.get("until_year") is None else cut_at_year(out_dir, int(config["until_year"]))
+    if time_slice is not None:
+        written.update({name: rows["kept"] for name, rows in time_slice["rows"].items()})
     progress.finish(", ".join(f"{n:,} {name}" for name, n in written.items()))
     written["quarantine"] = write_quarantine(inputs, TableFolder(out_dir).table("quarantine"))
 
@@ -155,6 +160,7 @@ def merge_ingested(
         "mention_source_requested": requested,
         "mention_source_reason": mention_source_reason,
         "tables": written,
+        **({"time_slice": time_slice} if time_slice is not None else {}),
         "seconds": round(time.perf_counter() - started, 3),
     }
     write_atomically(TableFolder(out_dir).counts, json.dumps(counts, indent=2) + "\n")

@@ -19,10 +19,12 @@ OWNED = {
     "cui_spoke_mapping.parquet", "cui_spoke_mapping.csv", "mapping_stats.json", "coverage.md",
     "query_concepts.txt", "query_set.json", "report.html", "report.md", "run.json", "paths.parquet",
     "hops.parquet", "scenarios.png", "builds", "latest", ".checksums.json", "load.json",
+    "validation", "validation.json", "validation.md", "roc.png", "export", "cui_spoke_mapping.sssom.tsv",
+    "export.json",
 }  # fmt: skip
 # Literals that are these words but not paths of a results folder: "config.yaml" is the sample's
 # config/config.yaml, "compare"/"graph"/"mapping" are also command, scope and config-section names.
-NOT_PATHS = {"compare", "graph", "mapping", "tables", "latest", "builds", "cooccurrence", "config.yaml"}
+NOT_PATHS = {"compare", "graph", "mapping", "tables", "latest", "builds", "cooccurrence", "config.yaml", "export"}
 # Texts that name a file for a reader, not a path: `litpath solve --input`'s metavar in --help.
 ALLOWED = {("pipeline/solve/commands.py", "graph.bp")}
 

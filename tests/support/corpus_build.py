@@ -11,6 +11,7 @@ from typing import Any
 
 from pipeline.builds.identity import build_id, resolve_inputs
 from pipeline.builds.layout import BuildLayout, ResultsLayout
+from pipeline.builds.record import write_build_config
 from pipeline.config import load_config, validate_config
 from pipeline.graph.build import build_graph
 from pipeline.ingest.run import ingest_file
@@ -26,6 +27,7 @@ def corpus_build(results_dir: Path, config: dict[str, Any], base: Path = REPO) -
     config = validate_config(config)
     inputs = resolve_inputs(_rooted(config, base))
     build = BuildLayout(ResultsLayout(results_dir).build(build_id(inputs, config)).root)
+    write_build_config(build.config, config, [[f.kind, str(f.path), f.sha256] for f in inputs])
     ingested = []
     for position, entry in enumerate(inputs):
         folder = Path(results_dir) / "ingest" / f"{position:03d}-{entry.key}"

@@ -1,0 +1,290 @@
+"""Time-sliced validation: does a short path in the literature up to year Y foretell a connection
+made after Y?
+
+COAST motivates its shortest paths by literature-based discovery: "The paradigm for analysis is
+based on examining paths in the graph and the distances between concepts [5]-[7]" (Kannan et
+al., SC22, section I; [7] is MOLIERE, Sybrandt, Shtutman and Safro, KDD 2017), and "the
+existence of paths in SPOKE and its non-existence in the co-occurrence graph of PubMed ...
+supports the relevance of literature-based discovery" (section IX). The paper does not test
+whether distances predict anything. The standard test of hypothesis-generation systems -- the
+one MOLIERE and its successor AGATHA (Sybrandt et al., 2020) use, as we know them; neither is
+in ../shared/papers -- cuts the literature at a year, predicts from what was published up to
+it, and scores the predictions against the connections first published afterwards. litpath's
+reading of that test, step by step (the functions below are named after the steps):
+
+1. :func:`candidate_pairs` -- the concepts of the slice's graph (a build with
+   ``ingest.until_year: Y``); the candidate pairs are the unordered pairs of them that are *not
+   adjacent at Y* (no concept-concept edge: no predication joined them by Y). With more
+   concepts than ``sources``, the pairs of ``sources`` concepts drawn at random (seeded) with
+   every other concept.
+2. :func:`became_adjacent` -- a candidate is *positive* when the later build (the same inputs
+   and settings without the cut, or a later cut) has a concept-concept edge between the two:
+   a paper after Y joined them. Every other candidate is negative.
+3. :func:`slice_distances` -- each candidate's score is its shortest-path cost in the slice's
+   graph (exact, Dijkstra from each source; unreachable = infinite): a shorter path is a
+   stronger prediction.
+4. :func:`roc_auc` -- the probability that a positive pair has a shorter path than a negative
+   one, ties counting one half (the Mann-Whitney U statistic over the pairs, divided by the
+   number of positive-negative pairs); 0.5 is chance.
+   :func:`precision_at_k` -- the share of positives among the k candidates of smallest cost
+   (ties broken by the pair's keys), beside the base rate, the share of positives among all
+   candidates (what a random ranking has at every k).
+
+The graph (``scope``) is the co-occurrence graph by default: concepts only, the graph the
+comparison uses; the full graph (concepts, papers, citations) may be asked for.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.builds.layout import BuildLayout
+from pipeline.query.build import Build, open_build
+
+PRECISION_KS = (10, 100, 1000)
+DEFAULT_SOURCES = 500
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Candidate pairs as vertex ids of the slice's graph, ``first < second`` never repeated."""
+
+    first: np.ndarray  # int64
+    second: np.ndarray  # int64
+    sources: np.ndarray  # the concepts whose pairs were taken (every concept when all were)
+    n_concepts: int
+    adjacent_pairs: int  # concept pairs already adjacent at Y among the pairs looked at
+
+
+def concept_edges(graph_dir: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(vertex keys by vid, src, dst) of the concept-concept edges of a graph folder."""
+    from pipeline.builds.layout import GraphFolder
+
+    folder = GraphFolder(graph_dir)
+    keys = pq.read_table(folder.vertices, columns=["key"]).column("key").to_pylist()
+    edges = pq.read_table(folder.edges, columns=["src", "dst", "kind"])
+    concept = pc.equal(edges.column("kind"), "concept_concept")
+    return (
+        keys,
+        pc.filter(edges.column("src"), concept).to_numpy().astype(np.int64),
+        pc.filter(edges.column("dst"), concept).to_numpy().astype(np.int64),
+    )
+
+
+def candidate_pairs(build: Build, scope: str, sources: int, seed: int) -> Candidates:
+    """Step 1: the pairs of the slice's concepts that are not adjacent at Y."""
+    graph = build.graph(scope)
+    concepts = np.flatnonzero(graph.is_concept).astype(np.int64)
+    if len(concepts) > sources:
+        chosen = np.sort(np.random.default_rng(seed).choice(concepts, sources, replace=False))
+    else:
+        chosen = concepts
+    _, src, dst = concept_edges(BuildLayout(build.build_dir).graph(scope).graph_dir)
+    adjacent = set(zip(src.tolist(), dst.tolist(), strict=True))
+    first, second, already = [], [], 0
+    is_source = np.zeros(graph.n, dtype=bool)
+    is_source[chosen] = True
+    for s in chosen.tolist():
+        for c in concepts.tolist():
+            # each unordered pair once: a pair of two sources is taken from its smaller end
+            if c == s or (is_source[c] and c < s):
+                continue
+            pair = (s, c) if s < c else (c, s)
+            if pair in adjacent:
+                already += 1
+                continue
+            first.append(pair[0])
+            second.append(pair[1])
+    return Candidates(
+        np.asarray(first, np.int64), np.asarray(second, np.int64), chosen, len(concepts), already
+    )
+
+
+def became_adjacent(
+    candidates: Candidates, slice_keys: list[str], later_build_dir: Path, scope: str
+) -> np.ndarray:
+    """Step 2: True for each candidate whose concepts are adjacent in the later build."""
+    later_keys, src, dst = concept_edges(BuildLayout(later_build_dir).graph(scope).graph_dir)
+    later = {
+        (a, b) if a < b else (b, a)
+        for a, b in zip(
+            (later_keys[i] for i in src.tolist()), (later_keys[i] for i in dst.tolist()), strict=True
+        )
+    }
+    return np.fromiter(
+        (
+            (slice_keys[a], slice_keys[b]) in later
+            if slice_keys[a] < slice_keys[b]
+            else (slice_keys[b], slice_keys[a]) in later
+            for a, b in zip(candidates.first.tolist(), candidates.second.tolist(), strict=True)
+        ),
+        dtype=bool,
+        count=len(candidates.first),
+    )
+
+
+def slice_distances(build: Build, scope: str, candidates: Candidates) -> np.ndarray:
+    """Step 3: each candidate's shortest-path cost in the slice's graph (inf when unreachable),
+    by Dijkstra from each source over the graph's own costs."""
+    from scipy.sparse.csgraph import dijkstra
+
+    graph = build.graph(scope)
+    matrix = graph.adjacency.to_scipy()
+    position = {s: i for i, s in enumerate(candidates.sources.tolist())}
+    rows = dijkstra(matrix, directed=True, indices=candidates.sources) if len(candidates.sources) else None
+    cost = np.empty(len(candidates.first), dtype=np.float64)
+    for i, (a, b) in enumerate(zip(candidates.first.tolist(), candidates.second.tolist(), strict=True)):
+        # one of the two ends is a source (undirected graph: d(a, b) = d(b, a))
+        cost[i] = rows[position[a], b] if a in position else rows[position[b], a]
+    return cost
+
+
+def roc_auc(cost: np.ndarray, positive: np.ndarray) -> float | None:
+    """Step 4: P(cost of a positive < cost of a negative), ties one half; None without both
+    positives and negatives. From average ranks (Mann-Whitney U); infinities tie with each other."""
+    n_pos = int(positive.sum())
+    n_neg = len(positive) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    score = -cost  # a shorter path is a higher score; -inf for the unreachable (all tied)
+    order = np.argsort(score, kind="mergesort")
+    ranks = np.empty(len(score), dtype=np.float64)
+    sorted_scores = score[order]
+    # average rank of each run of equal scores (1-based)
+    starts = np.flatnonzero(np.r_[True, sorted_scores[1:] != sorted_scores[:-1]])
+    ends = np.r_[starts[1:], len(score)]
+    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+        ranks[order[start:end]] = (start + 1 + end) / 2
+    u = ranks[positive].sum() - n_pos * (n_pos + 1) / 2
+    return float(u / (n_pos * n_neg))
+
+
+def precision_at_k(
+    cost: np.ndarray, positive: np.ndarray, tie_key: list[tuple[str, str]], ks
+) -> dict[int, float]:
+    """Step 4: the share of positives among the k candidates of smallest cost, ties broken by
+    the pair's keys; only the ks not beyond the number of candidates."""
+    order = sorted(range(len(cost)), key=lambda i: (cost[i], tie_key[i]))
+    hits = np.cumsum(positive[order]) if len(order) else np.zeros(0)
+    return {k: float(hits[k - 1] / k) for k in ks if k <= len(order)}
+
+
+def validate_slice(
+    slice_build_dir: Path,
+    later_build_dir: Path,
+    *,
+    scope: str = "cooccurrence",
+    sources: int = DEFAULT_SOURCES,
+    seed: int = 0,
+    ks: tuple[int, ...] = PRECISION_KS,
+) -> dict[str, Any]:
+    """The record of the time-slice validation (steps 1-4 of the module docstring)."""
+    build = open_build(slice_build_dir, on_mismatch="mark_stale", scopes=(scope,))
+    try:
+        until_year = _until_year(build)
+        graph = build.graph(scope)
+        candidates = candidate_pairs(build, scope, sources, seed)
+        positive = became_adjacent(candidates, graph.keys, Path(later_build_dir), scope)
+        cost = slice_distances(build, scope, candidates)
+        tie_key = [
+            (graph.keys[a], graph.keys[b]) for a, b in zip(candidates.first, candidates.second, strict=True)
+        ]
+        reachable = np.isfinite(cost)
+        auc = roc_auc(cost, positive)
+        precision = precision_at_k(cost, positive, tie_key, ks)
+        top = sorted(range(len(cost)), key=lambda i: (cost[i], tie_key[i]))[:10]
+        return {
+            "until_year": until_year,
+            "slice_build": build.build_id,
+            "later_build": Path(later_build_dir).resolve().name,
+            "later_until_year": _until_year_of(Path(later_build_dir)),
+            "graph": scope,
+            "method": {
+                "candidates": "concept pairs of the slice's graph not adjacent at the cut year",
+                "positive": "adjacent (a concept-concept edge) in the later build",
+                "score": "shortest-path cost in the slice's graph; shorter ranks higher",
+                "roc_auc": "Mann-Whitney U / (positives x negatives), ties one half",
+                "precision_at_k": "positives among the k candidates of smallest cost, ties by keys",
+                "sources": "all concepts"
+                if len(candidates.sources) == candidates.n_concepts
+                else f"{len(candidates.sources)} concepts drawn with seed {seed}, paired with every concept",
+            },
+            "concepts": candidates.n_concepts,
+            "sources": len(candidates.sources),
+            "adjacent_at_year": candidates.adjacent_pairs,
+            "candidates": len(cost),
+            "reachable_candidates": int(reachable.sum()),
+            "positives": int(positive.sum()),
+            "positives_reachable": int((positive & reachable).sum()),
+            "base_rate": float(positive.mean()) if len(positive) else None,
+            "roc_auc": auc,
+            "precision_at_k": {str(k): v for k, v in precision.items()},
+            "positive_cost_median": _median(cost[positive]),
+            "negative_cost_median": _median(cost[~positive]),
+            "top_candidates": [
+                {
+                    "source": graph.keys[int(candidates.first[i])],
+                    "source_name": graph.names[int(candidates.first[i])],
+                    "target": graph.keys[int(candidates.second[i])],
+                    "target_name": graph.names[int(candidates.second[i])],
+                    "cost": float(cost[i]),
+                    "became_adjacent": bool(positive[i]),
+                }
+                for i in top
+            ],
+            "roc_curve": _roc_curve(cost, positive),
+        }
+    finally:
+        build.close()
+
+
+def _median(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values)]
+    return float(np.median(finite)) if len(finite) else None
+
+
+def _roc_curve(cost: np.ndarray, positive: np.ndarray, points: int = 101) -> dict[str, list[float]]:
+    """(false positive rate, true positive rate) at up to ``points`` cost thresholds."""
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    if not n_pos or not n_neg:
+        return {"fpr": [], "tpr": []}
+    finite = np.unique(cost[np.isfinite(cost)])
+    thresholds = finite if len(finite) <= points else np.quantile(finite, np.linspace(0, 1, points))
+    fpr, tpr = [0.0], [0.0]
+    for threshold in thresholds:
+        chosen = cost <= threshold
+        fpr.append(float((chosen & ~positive).sum() / n_neg))
+        tpr.append(float((chosen & positive).sum() / n_pos))
+    fpr.append(1.0)
+    tpr.append(1.0)
+    return {"fpr": fpr, "tpr": tpr}
+
+
+def _until_year(build: Build) -> int:
+    year = _until_year_of(build.build_dir)
+    if year is None:
+        raise ValueError(
+            f"build {build.build_id} is not a time slice: its config.yaml has no ingest.until_year "
+            "(build it with ingest.until_year: <year>)"
+        )
+    return year
+
+
+def _until_year_of(build_dir: Path) -> int | None:
+    from pipeline.query.graph import build_config
+
+    year = (build_config(build_dir).get("ingest") or {}).get("until_year")
+    return None if year is None or (isinstance(year, float) and math.isnan(year)) else int(year)
+
+
+__all__ = [
+    "Candidates", "became_adjacent", "candidate_pairs", "concept_edges", "precision_at_k", "roc_auc",
+    "slice_distances", "validate_slice",
+]  # fmt: skip
