@@ -43,8 +43,8 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("Planning", ("plan", "plan-calibrate", "plan-check", "check-cluster")),
     ("Service", ("serve",)),
-    ("Validation and exports", ("validate-slice",)),
-    ("Plumbing", ("schemas", "synth", "describe", "mpi-launcher")),
+    ("Validation and exports", ("validate-slice", "export")),
+    ("Plumbing", ("schemas", "synth", "describe", "builds", "mpi-launcher")),
 )
 
 # Loggers that -v/-q govern: the packages' own (logging.getLogger(__name__)) and the service's
@@ -112,6 +112,7 @@ AREA_COMMANDS: dict[str, str] = {
     "merge": "pipeline.merge.commands:merge",
     "build-graph": "pipeline.graph.commands:build_graph_command",
     "load-mongo": "pipeline.store.commands:load_mongo_command",
+    "builds": "pipeline.store.commands:builds",
     "load-spoke": "pipeline.spoke.commands:load_spoke",
     "build-mapping": "pipeline.spoke.commands:build_mapping",
     "query-set": "pipeline.compare.commands:query_set_command",
@@ -123,6 +124,7 @@ AREA_COMMANDS: dict[str, str] = {
     "mpi-launcher": "pipeline.solve.cluster:mpi_launcher_command",
     "synth": "pipeline.ingest.commands:synth",
     "validate-slice": "pipeline.validate.commands:validate_slice_command",
+    "export": "pipeline.export.commands:export_command",
 }
 
 

@@ -1,4 +1,6 @@
-"""``litpath load-mongo``: one build's documents, concepts, evidence and provenance into MongoDB."""
+"""``litpath load-mongo``: one build's documents, concepts, evidence and provenance into MongoDB;
+``litpath builds list|prune|rm``: which builds the results folder and the store hold, and removing
+them from both (:mod:`pipeline.store.retention`)."""
 
 from __future__ import annotations
 
@@ -144,3 +146,137 @@ def load_mongo_command(
     if report_path is not None:
         summary = {"uri": redact_uri(mongo_uri), "database": mongo_database, "build_id": build_id, "counts": counts}
         write_atomically(report_path, json.dumps(summary, indent=2, default=str) + "\n")
+
+
+# --- litpath builds ------------------------------------------------------------------------------
+
+
+class _BuildsContext:
+    """The results folder and, when MongoDB is on and reachable by a URI, the store."""
+
+    def __init__(self, config_path: Path, mongo_uri: str | None) -> None:
+        import os
+
+        from pipeline.builds.layout import ResultsLayout
+        from pipeline.config import load_config
+        from pipeline.config.connections import MONGO_URI_ENV
+
+        config = load_config(config_path)
+        self.results = ResultsLayout(config["results_dir"])
+        mongo = config.get("mongo", {})
+        self.uri = mongo_uri or mongo.get("uri") or os.environ.get(MONGO_URI_ENV) or None
+        self.database = mongo.get("database", "litpath")
+        self.enabled = bool(mongo.get("enabled", True)) and self.uri is not None
+        self.client = None
+
+    def db(self):
+        if not self.enabled:
+            return None
+        from pipeline.store.mongo import connect
+
+        self.client = self.client or connect(self.uri, app="litpath-builds")
+        return self.client[self.database]
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+    def store_note(self) -> str:
+        return (f"store: {redact_uri(self.uri)}/{self.database}" if self.enabled
+                else "store: not consulted (mongo.enabled is off, or no URI: --mongo-uri / $LITPATH_MONGO_URI)")  # fmt: skip
+
+
+def _with_store(context: _BuildsContext, action):
+    try:
+        return action(context.db())
+    except PyMongoError as error:
+        raise click.ClickException(
+            f"MongoDB at {redact_uri(context.uri)}: {type(error).__name__}: {scrub(str(error), context.uri or '')}"
+        ) from None
+    finally:
+        context.close()
+
+
+@click.group("builds")
+@option("--config", "config_path", default=Path("config/config.yaml"), show_default=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="The workflow's config: its results_dir and mongo settings.")  # fmt: skip
+@option("--mongo-uri", "mongo_uri", default=None,
+        help="MongoDB URI (default: mongo.uri, else $LITPATH_MONGO_URI); give a password in the environment only.")  # fmt: skip
+@click.pass_context
+def builds(ctx: click.Context, config_path: Path, mongo_uri: str | None) -> None:
+    """The builds of the results folder and the MongoDB store: list, prune, rm."""
+    ctx.obj = _BuildsContext(config_path, mongo_uri)
+
+
+@builds.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document instead of a table.")
+@click.pass_obj
+def builds_list(context: _BuildsContext, as_json: bool) -> None:
+    """Every build, oldest first: its folder's size, its status in the store, which is latest."""
+    from pipeline.runtime.progress import format_bytes
+    from pipeline.store.retention import list_builds
+
+    entries = _with_store(context, lambda db: list_builds(context.results, db))
+    if as_json:
+        click.echo(json.dumps([e.as_dict() for e in entries], indent=2))
+        return
+    click.echo(context.store_note())
+    for e in entries:
+        folder = format_bytes(e.folder_bytes) if e.folder is not None else "no folder"
+        status = e.store_status or "not in the store"
+        click.echo(f"{e.build_id}  {e.created or '?':25}  {folder:>10}  {status:16}{'  latest' if e.latest else ''}")
+    if not entries:
+        click.echo(f"no builds under {context.results.builds}")
+
+
+def _report_removal(report: dict) -> None:
+    from pipeline.runtime.progress import format_bytes
+
+    removed = report["removed"]
+    click.echo(f"removed {len(removed)} build(s){': ' + ', '.join(removed) if removed else ''}; "
+               f"{format_bytes(report['folders_bytes'])} of folders")  # fmt: skip
+    if "buckets_deleted" in report:
+        deleted = report["buckets_deleted"]
+        click.echo(report.get("buckets_note") or "buckets no build lists, deleted: "
+                   + ", ".join(f"{kind} {n:,}" for kind, n in deleted.items()))  # fmt: skip
+    compaction = report.get("compaction")
+    if compaction is not None:
+        click.echo(f"store compacted: {format_bytes(compaction.get('bytesFreed', 0))} freed" if compaction["compacted"]
+                   else f"store not compacted: {compaction['reason']}")  # fmt: skip
+
+
+@builds.command("prune")
+@click.option("--keep", type=click.IntRange(min=1), required=True, help="Builds to keep, the newest (latest always among them).")
+@click.option("--dry-run", is_flag=True, help="Say what would be removed, remove nothing.")
+@click.pass_obj
+def builds_prune(context: _BuildsContext, keep: int, dry_run: bool) -> None:
+    """Remove all but the newest KEEP builds of the results folder, from the folder and the store."""
+    from pipeline.store.retention import list_builds, prune_candidates, remove_builds
+
+    def prune(db):
+        doomed = prune_candidates(list_builds(context.results, db), keep)
+        if dry_run:
+            click.echo("would remove: " + (", ".join(doomed) or "nothing"))
+            return None
+        return remove_builds(context.results, db, doomed)
+
+    click.echo(context.store_note())
+    report = _with_store(context, prune)
+    if report is not None:
+        _report_removal(report)
+
+
+@builds.command("rm")
+@click.argument("build_ids", nargs=-1, required=True)
+@click.pass_obj
+def builds_rm(context: _BuildsContext, build_ids: tuple[str, ...]) -> None:
+    """Remove the named builds from the results folder and the store (never the one latest names)."""
+    from pipeline.store.retention import RetentionError, remove_builds
+
+    click.echo(context.store_note())
+    try:
+        report = _with_store(context, lambda db: remove_builds(context.results, db, list(build_ids)))
+    except RetentionError as error:
+        raise click.ClickException(str(error)) from None
+    _report_removal(report)

@@ -117,7 +117,8 @@ public final class MongoLauncher {
             return;
         }
         backend.version(ADVERTISED_VERSION);
-        WireServer server = new WireServer(backend, new ScramSha256(options.user(), options.password()), ADVERTISED_VERSION);
+        WireServer server = new WireServer(backend, backend.getMvStore(),
+            new ScramSha256(options.user(), options.password()), ADVERTISED_VERSION);
         InetSocketAddress address;
         try {
             address = server.bind(options.host(), options.port());

@@ -3,6 +3,7 @@ package org.litpath.local.mongo;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 
+import org.h2.mvstore.MVStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +29,8 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
  * mongo-java-server's wire pipeline with {@link AuthenticationHandler} in front of the database.
  *
  * <p>The same handlers, in the same order, as {@code de.bwaldvogel.mongo.MongoServer#bind}
- * builds (that class offers no way to add one), plus the authentication step, and with
+ * builds (that class offers no way to add one), plus the authentication step, MongoDB's
+ * {@code compact} command for the H2 store ({@link CompactionHandler}), and with
  * {@link ConnectionErrorHandler} for the library's exception handler. What clients without the
  * password can make it log goes through a {@link ThrottledLog}: at most {@link #LOG_BURST} lines
  * of each kind per {@link #LOG_PERIOD_S} seconds, then a count.
@@ -40,6 +42,7 @@ final class WireServer {
     private static final Logger log = LoggerFactory.getLogger(WireServer.class);
 
     private final MongoBackend backend;
+    private final MVStore store;
     private final ScramSha256 scram;
     private final MongoVersion version;
     private final ThrottledLog refusals = new ThrottledLog(log, "refused authentications", LOG_BURST);
@@ -49,8 +52,9 @@ final class WireServer {
     private ChannelGroup clients;
     private Channel listener;
 
-    WireServer(MongoBackend backend, ScramSha256 scram, MongoVersion version) {
+    WireServer(MongoBackend backend, MVStore store, ScramSha256 scram, MongoVersion version) {
         this.backend = backend;
+        this.store = store;
         this.scram = scram;
         this.version = version;
     }
@@ -72,6 +76,7 @@ final class WireServer {
                         new MongoWireMessageEncoder(),
                         new MongoWireProtocolHandler(),
                         new AuthenticationHandler(scram, version, refusals),
+                        new CompactionHandler(store),
                         new MongoDatabaseHandler(backend, clients),
                         new ConnectionErrorHandler(errors));
                 }
