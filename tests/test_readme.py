@@ -317,6 +317,14 @@ def check_time_slice(checkout: Checkout) -> None:
     latest.symlink_to(Path("builds") / sample)
 
 
+def check_exports(checkout: Checkout) -> None:
+    outputs = run_section(checkout, "Exports: KGX and SSSOM")
+    export, head = outputs.values()
+    assert "cooccurrence graph:" in export and "mappings in" in export, export
+    assert head.splitlines()[0].startswith("id\tsubject\tpredicate\tobject")
+    assert "biolink:occurs_together_in_literature_with" in head
+
+
 # In the order they run: the synthetic corpus last, because its dumps (the sample's, at other
 # paths) make Snakemake ingest them again, and the sections before expect nothing to rerun.
 SECTION_TESTS = {
@@ -329,6 +337,7 @@ SECTION_TESTS = {
     "Other commands": check_other_commands,
     "Trying it at a real dump's size": check_scale,
     "Time slices: does a short path foretell a later connection?": check_time_slice,
+    "Exports: KGX and SSSOM": check_exports,
 }
 
 

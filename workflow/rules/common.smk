@@ -72,6 +72,8 @@ def all_targets():
         raise ValueError(
             "config compare.enabled needs spoke.enabled (the comparison uses SPOKE and the mapping)"
         )
+    if config["export"]["enabled"]:
+        targets.append(LAYOUT.export.record)
     return targets
 
 

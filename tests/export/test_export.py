@@ -1,0 +1,224 @@
+"""``litpath export``: KGX TSV of the sample's graphs and SSSOM TSV of a hand-made mapping, checked
+against the build's own tables, the SSSOM file by the ``sssom`` library itself, the KGX files
+against the format's specification (the ``kgx`` library cannot be installed beside this
+project's pins: kgx 2.6 needs numpy < 2 and pyarrow 15; docs/design.md §6.8)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from click.testing import CliRunner
+from support.corpus_build import sample_build
+
+from pipeline.builds.layout import BuildLayout, ExportFolder
+from pipeline.cli import cli
+from pipeline.export.kgx import SEMTYPE_CATEGORIES
+from pipeline.spoke.mapping.build import MAPPING
+
+# Biolink 4.x enumerations every association carries (KnowledgeLevelEnum, AgentTypeEnum).
+KNOWLEDGE_LEVELS = {"knowledge_assertion", "logical_entailment", "prediction", "statistical_association",
+                    "observation", "not_provided"}  # fmt: skip
+AGENT_TYPES = {"manual_agent", "automated_agent", "data_analysis_pipeline", "computational_model",
+               "text_mining_agent", "image_processing_agent", "manual_validation_of_automated_agent",
+               "not_provided"}  # fmt: skip
+# KGX TSV: the columns a nodes and an edges file must have (kgx's TSV source and Biolink 4).
+NODE_REQUIRED = {"id", "category"}
+EDGE_REQUIRED = {
+    "id",
+    "subject",
+    "predicate",
+    "object",
+    "knowledge_level",
+    "agent_type",
+    "primary_knowledge_source",
+}
+# SSSOM 1.0's mapping_justification values (the sssom-schema's enumeration).
+JUSTIFICATIONS = {f"semapv:{name}" for name in (
+    "MappingReview", "ManualMappingCuration", "LogicalReasoning", "LexicalMatching", "CompositeMatching",
+    "UnspecifiedMatching", "SemanticSimilarityThresholdMatching", "LexicalSimilarityThresholdMatching",
+    "MappingChaining", "MappingInversion", "StructuralMatching", "InstanceBasedMatching",
+    "BackgroundKnowledgeBasedMatching",
+)}  # fmt: skip
+CURIE = re.compile(r"^[A-Za-z][A-Za-z0-9_.]*:[^\s|]+$")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    build_dir = sample_build(results)
+    _hand_made_mapping(build_dir)
+    out = tmp_path_factory.mktemp("export")
+    result = CliRunner().invoke(cli, ["export", "--build-dir", str(build_dir), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return build_dir, ExportFolder(out), result.output
+
+
+# (cui, label, identifier, method, route) -> (object_id, predicate, justification), checked by hand
+MAPPING_CASES = [
+    (("C0002395", "Disease", "DOID:10652", "indirect", "DO:UMLS_CUI"),
+     ("DOID:10652", "skos:exactMatch", "semapv:MappingChaining")),
+    (("C0004057", "Compound", "CHEMBL25", "indirect", "UniChem:ChEMBL>DrugBank>MRCONSO:DRUGBANK"),
+     ("CHEMBL.COMPOUND:CHEMBL25", "skos:exactMatch", "semapv:MappingChaining")),
+    (("C0004057", "Compound", "DB00945", "direct", "MRCONSO:DRUGBANK"),
+     ("DRUGBANK:DB00945", "skos:exactMatch", "semapv:UnspecifiedMatching")),
+    (("C0010200", "SideEffect", "C0010200", "identity", "identity:SideEffect.identifier"),
+     ("UMLS:C0010200", "skos:exactMatch", "semapv:UnspecifiedMatching")),
+    (("C0021760", "Gene", "3569", "indirect", "gene_info:HGNC>MRCONSO:HGNC"),
+     ("NCBIGene:3569", "skos:exactMatch", "semapv:MappingChaining")),
+    (("C0021760", "Protein", "P05231", "indirect", "UniProt>MRCONSO:MSH"),
+     ("UniProtKB:P05231", "skos:exactMatch", "semapv:MappingChaining")),
+    (("C1800706", "Disease", "DOID:0050156", "indirect", "MRCUI:RO:C1800706>DO:UMLS_CUI"),
+     ("DOID:0050156", "skos:relatedMatch", "semapv:MappingChaining")),
+    (("C0015967", "Symptom", "D005334", "indirect", "MRCUI:RB:C0015967>MRCONSO:MSH"),
+     ("MESH:D005334", "skos:broadMatch", "semapv:MappingChaining")),
+    (("C0010200", "Symptom", "D003371", "indirect", "MRCUI:SY:C0010200>MRCONSO:MSH"),
+     ("MESH:D003371", "skos:exactMatch", "semapv:MappingChaining")),
+    (("C0003469", "Pathway", "WP1234", "direct", "MRCONSO:WP"),
+     ("SPOKE.Pathway:WP1234", "skos:exactMatch", "semapv:UnspecifiedMatching")),
+]  # fmt: skip
+
+
+def _hand_made_mapping(build_dir) -> None:
+    mapping = BuildLayout(build_dir).mapping
+    mapping.table.parent.mkdir(parents=True, exist_ok=True)
+    rows = [dict(zip(MAPPING.names, case, strict=True)) for case, _ in MAPPING_CASES]
+    pq.write_table(pa.Table.from_pylist(rows, schema=MAPPING), mapping.table)
+
+
+def _tsv(path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader((line for line in handle if not line.startswith("#")), delimiter="\t"))
+
+
+@pytest.mark.parametrize("scope", ["full", "cooccurrence"])
+def test_kgx_files_follow_the_format(exported, scope):
+    _, folder, _ = exported
+    nodes, edges = _tsv(folder.kgx_nodes(scope)), _tsv(folder.kgx_edges(scope))
+    assert NODE_REQUIRED <= set(nodes[0]) and EDGE_REQUIRED <= set(edges[0])
+    ids = [node["id"] for node in nodes]
+    assert len(ids) == len(set(ids)), "node ids are unique"
+    known = set(SEMTYPE_CATEGORIES.values()) | {"biolink:NamedThing", "biolink:Publication"}
+    for node in nodes:
+        assert CURIE.match(node["id"]) and node["id"].split(":")[0] in {"UMLS", "NCBIGene", "PMID", "CORD"}, (
+            node
+        )
+        assert node["category"] and set(node["category"].split("|")) <= known, node
+    node_ids = set(ids)
+    for edge in edges:
+        assert edge["subject"] in node_ids and edge["object"] in node_ids, edge
+        assert edge["predicate"] in {"biolink:occurs_together_in_literature_with", "biolink:mentions",
+                                     "biolink:related_to"}  # fmt: skip
+        assert edge["knowledge_level"] in KNOWLEDGE_LEVELS and edge["agent_type"] in AGENT_TYPES
+        assert edge["primary_knowledge_source"].startswith("infores:")
+        assert edge["aggregator_knowledge_source"].startswith("infores:")
+
+
+@pytest.mark.parametrize("scope", ["full", "cooccurrence"])
+def test_kgx_edges_carry_the_graphs_weights_and_the_tables_counts(exported, scope):
+    build_dir, folder, _ = exported
+    files = BuildLayout(build_dir).graph(scope)
+    keys = pq.read_table(files.vertices).column("key").to_pylist()
+    graph_edges = pq.read_table(files.folder.edges).to_pylist()
+    edges = _tsv(folder.kgx_edges(scope))
+    assert len(edges) == len(graph_edges)
+    curie = {key: key.replace("GENE:", "NCBIGene:") if ":" in key else f"UMLS:{key}" for key in keys}
+    predications = pq.read_table(BuildLayout(build_dir).tables.table("predications")).to_pandas()
+    pair = predications[["subject_cui", "object_cui"]].apply(lambda r: tuple(sorted(r)), axis=1)
+    by_pair = predications.assign(pair=pair).groupby("pair")
+    n_predications, n_papers = by_pair["predication_id"].nunique(), by_pair["doc_id"].nunique()
+    mentions = pq.read_table(BuildLayout(build_dir).tables.table("mentions")).to_pandas()
+    mention_count = {(d, c): n for d, c, n in mentions[["doc_id", "cui", "count"]].itertuples(index=False)}
+    kinds = set()
+    for expected, edge in zip(graph_edges, edges, strict=True):
+        a, b = keys[expected["src"]], keys[expected["dst"]]
+        kinds.add(expected["kind"])
+        assert math.isclose(float(edge["weight"]), expected["weight"], rel_tol=1e-12)
+        assert math.isclose(float(edge["cost"]), expected["cost"], rel_tol=1e-7)
+        if expected["kind"] == "concept_concept":
+            assert {edge["subject"], edge["object"]} == {curie[a], curie[b]}
+            key = tuple(sorted((a, b)))
+            assert (int(edge["n_predications"]), int(edge["n_papers"])) == (
+                n_predications[key],
+                n_papers[key],
+            )
+        elif expected["kind"] == "concept_abstract":
+            assert (edge["subject"], edge["predicate"], edge["object"]) == (
+                curie[b],
+                "biolink:mentions",
+                curie[a],
+            )
+            assert int(edge["n_mentions"]) == mention_count[(b, a)]
+        else:
+            assert (edge["subject"], edge["object"]) == (curie[a], curie[b])
+    assert kinds == ({"concept_concept"} if scope == "cooccurrence" else {"concept_concept", "concept_abstract",
+                                                                            "abstract_abstract"})  # fmt: skip
+
+
+def test_sssom_file_follows_the_format_and_the_hand_checked_mappings(exported):
+    _, folder, output = exported
+    text = folder.sssom.read_text()
+    metadata = yaml.safe_load("\n".join(line[1:] for line in text.splitlines() if line.startswith("#")))
+    for required in ("curie_map", "mapping_set_id", "license"):
+        assert metadata.get(required), required
+    assert re.match(r"^[a-z][a-z0-9+.-]*:", metadata["mapping_set_id"]), "mapping_set_id is a URI"
+    rows = _tsv(folder.sssom)
+    assert {"subject_id", "predicate_id", "object_id", "mapping_justification"} <= set(rows[0])
+    for row in rows:
+        for column in ("subject_id", "predicate_id", "object_id", "mapping_justification"):
+            assert CURIE.match(row[column]), (column, row)
+            assert row[column].split(":")[0] in metadata["curie_map"], (column, row)
+    assert {row["mapping_justification"] for row in rows} <= JUSTIFICATIONS
+    found = {
+        (r["subject_id"], r["object_id"], r["comment"]): (r["predicate_id"], r["mapping_justification"])
+        for r in rows
+    }
+    assert len(rows) == len(MAPPING_CASES)
+    for (cui, _label, _identifier, _method, route), (object_id, predicate, justification) in MAPPING_CASES:
+        assert found[(f"UMLS:{cui}", object_id, f"route {route}")] == (predicate, justification)
+    assert f"{len(MAPPING_CASES)} mappings" in output
+
+
+def test_sssom_file_parses_and_validates_with_the_sssom_library(exported):
+    from sssom.constants import SchemaValidationType
+    from sssom.parsers import parse_sssom_table
+    from sssom.validators import validate
+
+    _, folder, _ = exported
+    parsed = parse_sssom_table(folder.sssom)
+    assert len(parsed.df) == len(MAPPING_CASES)
+    assert set(parsed.df["object_id"]) == {expected[0] for _, expected in MAPPING_CASES}
+    reports = validate(
+        parsed,
+        [SchemaValidationType.JsonSchema, SchemaValidationType.PrefixMapCompleteness],
+        fail_on_error=False,
+    )
+    problems = [result.message for report in reports.values() for result in report.results]
+    assert not problems, problems[:3]
+
+
+def test_export_record_counts_what_was_written(exported):
+    build_dir, folder, _ = exported
+    record = json.loads(folder.record.read_text())
+    assert record["build_id"] == BuildLayout(build_dir).build_id
+    for scope, counts in record["kgx"].items():
+        assert counts["nodes"] == len(_tsv(folder.kgx_nodes(scope)))
+        assert counts["edges"] == len(_tsv(folder.kgx_edges(scope)))
+    assert record["sssom"] == {"mappings": len(MAPPING_CASES)}
+
+
+def test_export_without_a_mapping_writes_no_sssom(tmp_path):
+    build_dir = sample_build(tmp_path / "results")
+    result = CliRunner().invoke(cli, ["export", "--build-dir", str(build_dir), "--graph", "cooccurrence"])
+    assert result.exit_code == 0, result.output
+    folder = BuildLayout(build_dir).export
+    assert folder.kgx_edges("cooccurrence").exists() and not folder.kgx_edges("full").exists()
+    assert not folder.sssom.exists() and "no CUI mapping" in result.output
+    assert pd.read_csv(folder.kgx_nodes("cooccurrence"), sep="\t")["id"].str.match(r"^(UMLS|NCBIGene):").all()
