@@ -207,10 +207,73 @@ def over_http(results_dir: Path, build: str, pairs: dict, answers: dict, connect
     return result
 
 
+# The paper's graph (SC22 §I and appendix XI-E): 18.5M vertices and 213M relations from PubMed and CORD-19.
+FULL_RELEASE = {"label": "the paper's PubMed + CORD-19 graph", "n": 18_500_000, "arcs": 2 * 213_000_000}
+
+
+def projection(records: list[dict], out: Path) -> None:
+    """Append a projection to a full release's graph: each measured quantity fitted as a power of
+    the graph's arcs through the two largest graphs measured in one run's date order (a two-point
+    fit: an extrapolation, said so in the text), and the memory formula of services/api/settings.py
+    with the per-vertex cost of the vertex tables measured on the largest."""
+    runs = sorted({r["in_process"]["arcs"]: r for r in records if r.get("http")}.values(),
+                  key=lambda r: r["in_process"]["arcs"])[-2:]  # fmt: skip
+    if len(runs) < 2:
+        raise SystemExit("a projection needs two measured graphs of different sizes with HTTP results")
+    small, large = runs
+    x0, x1, target = small["in_process"]["arcs"], large["in_process"]["arcs"], FULL_RELEASE["arcs"]
+
+    def extrapolate(y0: float, y1: float) -> tuple[float, float]:
+        exponent = np.log(y1 / y0) / np.log(x1 / x0)
+        return float(y1 * (target / x1) ** exponent), float(exponent)
+
+    lines = [
+        f"\n## Projection to {FULL_RELEASE['label']} ({FULL_RELEASE['n'] / 1e6:.1f}M vertices, "
+        f"{target / 2e6:.0f}M edges)\n",
+        f"Two-point power-law fits in the arc count through the runs of {small['label']} ({x0:,} arcs) and "
+        f"{large['label']} ({x1:,} arcs), {large['cpu_model']}: an extrapolation {target / x1:.1f}x beyond the "
+        "largest graph measured, not a measurement.\n",
+        "| pair kind | indexed p50 ms | indexed p99 ms | plain p50 ms | (exponent of p50 indexed / plain) |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for kind in KINDS:
+        a0, a1 = small["in_process"][kind]["indexed"], large["in_process"][kind]["indexed"]
+        b0, b1 = small["in_process"][kind]["plain"], large["in_process"][kind]["plain"]
+        p50, e50 = extrapolate(a0["p50_ms"], a1["p50_ms"])
+        p99, _ = extrapolate(a0["p99_ms"], a1["p99_ms"])
+        plain, eplain = extrapolate(b0["p50_ms"], b1["p50_ms"])
+        lines.append(f"| {kind} | {p50:.0f} | {p99:.0f} | {plain:.0f} | {e50:.2f} / {eplain:.2f} |")
+    n, arcs = FULL_RELEASE["n"], target
+    graph_bytes = 8 * (n + 1) + 12 * arcs
+    index_bytes = 0.20 * graph_bytes  # MAX_SHARE: the cap bound on both measured graphs
+    weights = 8 * arcs // 2
+    web = large["http"]
+    measured_rest = web["rss_ready"]["VmRSS"] - large["in_process"]["graph_bytes"] - large["in_process"]["index_bytes"]
+    per_vertex = measured_rest / large["in_process"]["n"]  # vertex tables, interpreter, libraries
+    workspaces = (os.cpu_count() or 1) * 64 * n
+    total = graph_bytes + index_bytes + weights + per_vertex * n + workspaces
+    gib = 2**30
+    build, _ = extrapolate(small["index"]["build_seconds"], large["index"]["build_seconds"])
+    stage, _ = extrapolate(small["index"]["graph_stage_seconds"], large["index"]["graph_stage_seconds"])
+    lines += [
+        "",
+        f"Index build (both graphs) by the same fit: {build:.0f} s against a graph stage of {stage:.0f} s "
+        f"({build / stage:.1%}); its size is capped at 20 % of graph.bp.",
+        "",
+        f"Service memory by the formula of `services/api/settings.py`: graph {graph_bytes / gib:.1f} GiB + index "
+        f"(20 % cap) {index_bytes / gib:.1f} GiB + weights {weights / gib:.1f} GiB + vertex tables and the rest at "
+        f"{per_vertex:.0f} B a vertex (measured at {large['in_process']['n']:,} vertices) {per_vertex * n / gib:.1f} "
+        f"GiB + {os.cpu_count()} workspaces x 64 B x n {workspaces / gib:.1f} GiB = **{total / gib:.1f} GiB**.",
+    ]
+    with out.open("a") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results-dir", required=True, help="results folder holding builds/<build_id>")
-    parser.add_argument("--build", required=True, help="build id whose full graph is on demand")
+    parser.add_argument("--results-dir", help="results folder holding builds/<build_id>")
+    parser.add_argument("--build", help="build id whose full graph is on demand")
     parser.add_argument("--label", default="", help="what the corpus is, for the table (e.g. 30M predications)")
     parser.add_argument("--pairs", type=int, default=500, help="random pairs of each kind")
     parser.add_argument("--peer-pairs", type=int, default=4, help="pairs of each kind the scipy peer answers")
@@ -220,7 +283,13 @@ def main() -> None:
     parser.add_argument("--rebuild-index", action="store_true", help="build the index again even when present")
     parser.add_argument("--no-http", action="store_true", help="in process only")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "path_index.md"))
+    parser.add_argument("--project", action="store_true",
+                        help="only append the projection to a full release from the recorded runs (.json)")  # fmt: skip
     args = parser.parse_args()
+    if args.project:
+        out = Path(args.out)
+        projection(json.loads(out.with_suffix(".json").read_text()), out)
+        return
 
     import pyarrow.parquet as pq
 
