@@ -44,7 +44,7 @@ class Settings(BaseSettings):
     request_timeout_s: float = Field(
         10.0, gt=0, description="Per-request deadline, seconds: 504 past it, and on-demand searches stop at it"
     )
-    # Memory of the pools below (the formula is measured in bench/results/on_demand_paths.md).
+    # Memory of the pools below.
     # On-demand searches run in workspaces that the library keeps between requests and shares
     # between the threads (pipeline/query/sssp.py): at most search_workspaces of them, each up to
     # 48 bytes a vertex of the largest graph searched (two searches of 8-byte distance, parent and
@@ -52,10 +52,13 @@ class Settings(BaseSettings):
     # vertices and touches a few pages of it, a search that explores a whole component all of it.
     # So, at n vertices, the service holds
     #     the graphs (12 bytes an arc, 8 a vertex) + their path indexes (8 bytes an indexed arc)
-    #     + 8 bytes an edge (the float64 weights) + the vertex tables (keys and names)
-    #     + search_workspaces x 64 B x n
+    #     + 8 bytes an edge (the float64 weights) + the vertex tables (keys and names: about
+    #     350 bytes a vertex) + search_workspaces x 64 B x n
     # and `litpath serve --workers N` multiplies everything. search_workspaces defaults to the
     # CPUs (searches beyond them only queue for the cores), at most the threads that search.
+    # Measured on the 30M-predication graph (6.0M vertices, 168M arcs, and its co-occurrence
+    # graph): 5.3 GiB once ready, 6.1 GiB at peak under wrk with 4 connections at the defaults
+    # (bench/results/path_index.md).
     compute_threads: int = Field(
         8, ge=1, le=256, description="Worker threads for path, distance, search and report work"
     )

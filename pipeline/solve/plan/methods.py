@@ -43,6 +43,10 @@ MEMORY_HEADROOM = 0.9  # plan to use at most this share of the memory available
 # Without a calibrated Dijkstra model: seconds per (arc + vertex) of one search, a cautious
 # figure for a large graph that no longer fits in cache (measured 10-40 ns on x86 servers).
 UNCALIBRATED_SECONDS_PER_UNIT = 40e-9
+# The path service's memory a vertex besides the graph's arrays: keys, names and their lookups,
+# measured at 6.0M vertices (bench/results/path_index.md: 5.3 GiB at ready, less the CSR, weights
+# and index of both graphs, over the full graph's vertices: about 350 bytes).
+SERVICE_BYTES_PER_VERTEX = 360
 
 
 def rows_workspace_bytes(n: int, arcs: int, rows: int, threads: int) -> int:
@@ -306,8 +310,8 @@ def plan_graph(
         }
     index_bytes = int(path_index["bytes"]) if path_index else 0
     on_demand = {
-        # CSR, the path index, and the service's vertex keys and lookups.
-        "memory_bytes": int(csr + index_bytes + n * 120),
+        # CSR, the path index, the float64 weights (8 bytes an edge) and the vertex tables.
+        "memory_bytes": int(csr + index_bytes + 4 * arcs + n * SERVICE_BYTES_PER_VERTEX),
         # Each search workspace the service keeps (services/api/settings.py has the whole formula).
         "workspace_bytes": int(64 * n),
         "worst_query_seconds": search,
