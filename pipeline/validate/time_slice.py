@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -78,6 +79,22 @@ def concept_edges(graph_dir: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
     )
 
 
+def _concept_adjacency(n: int, src: np.ndarray, dst: np.ndarray):
+    """The concept-concept edges as a symmetric boolean CSR matrix (row u: u's co-occurring concepts)."""
+    from scipy.sparse import csr_matrix
+
+    rows, cols = np.concatenate([src, dst]), np.concatenate([dst, src])
+    matrix = csr_matrix((np.ones(len(rows), dtype=bool), (rows, cols)), shape=(n, n))
+    matrix.sort_indices()
+    return matrix
+
+
+def _adjacent(matrix, u: int, others: np.ndarray) -> np.ndarray:
+    """True for each of ``others`` (sorted) adjacent to ``u`` in ``matrix``."""
+    row = matrix.indices[matrix.indptr[u] : matrix.indptr[u + 1]]
+    return np.isin(others, row, assume_unique=True)
+
+
 def candidate_pairs(build: Build, scope: str, sources: int, seed: int) -> Candidates:
     """Step 1: the pairs of the slice's concepts that are not adjacent at Y."""
     graph = build.graph(scope)
@@ -87,23 +104,25 @@ def candidate_pairs(build: Build, scope: str, sources: int, seed: int) -> Candid
     else:
         chosen = concepts
     _, src, dst = concept_edges(BuildLayout(build.build_dir).graph(scope).graph_dir)
-    adjacent = set(zip(src.tolist(), dst.tolist(), strict=True))
-    first, second, already = [], [], 0
+    adjacency = _concept_adjacency(graph.n, src, dst)
     is_source = np.zeros(graph.n, dtype=bool)
     is_source[chosen] = True
+    first, second, already = [], [], 0
     for s in chosen.tolist():
-        for c in concepts.tolist():
-            # each unordered pair once: a pair of two sources is taken from its smaller end
-            if c == s or (is_source[c] and c < s):
-                continue
-            pair = (s, c) if s < c else (c, s)
-            if pair in adjacent:
-                already += 1
-                continue
-            first.append(pair[0])
-            second.append(pair[1])
+        # each unordered pair once: a pair of two sources is taken from its smaller end
+        others = concepts[(concepts != s) & ~(is_source[concepts] & (concepts < s))]
+        adjacent = _adjacent(adjacency, s, others)
+        already += int(adjacent.sum())
+        others = others[~adjacent]
+        first.append(np.minimum(others, s))
+        second.append(np.maximum(others, s))
+    empty = np.zeros(0, np.int64)
     return Candidates(
-        np.asarray(first, np.int64), np.asarray(second, np.int64), chosen, len(concepts), already
+        np.concatenate(first) if first else empty,
+        np.concatenate(second) if second else empty,
+        chosen,
+        len(concepts),
+        already,
     )
 
 
@@ -112,22 +131,19 @@ def became_adjacent(
 ) -> np.ndarray:
     """Step 2: True for each candidate whose concepts are adjacent in the later build."""
     later_keys, src, dst = concept_edges(BuildLayout(later_build_dir).graph(scope).graph_dir)
-    later = {
-        (a, b) if a < b else (b, a)
-        for a, b in zip(
-            (later_keys[i] for i in src.tolist()), (later_keys[i] for i in dst.tolist()), strict=True
-        )
-    }
-    return np.fromiter(
-        (
-            (slice_keys[a], slice_keys[b]) in later
-            if slice_keys[a] < slice_keys[b]
-            else (slice_keys[b], slice_keys[a]) in later
-            for a, b in zip(candidates.first.tolist(), candidates.second.tolist(), strict=True)
-        ),
-        dtype=bool,
-        count=len(candidates.first),
-    )
+    adjacency = _concept_adjacency(len(later_keys), src, dst)
+    # each slice vertex's id in the later graph (-1: not a vertex of it, so adjacent to nothing)
+    where = pc.index_in(pa.array(slice_keys, pa.string()), value_set=pa.array(later_keys, pa.string()))
+    later_vid = pc.fill_null(where, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    a, b = later_vid[candidates.first], later_vid[candidates.second]
+    positive = np.zeros(len(a), dtype=bool)
+    known = (a >= 0) & (b >= 0)
+    order = np.flatnonzero(known)
+    # one row of the later adjacency per distinct first end
+    for u in np.unique(a[order]).tolist():
+        at = order[a[order] == u]
+        positive[at] = np.isin(b[at], adjacency.indices[adjacency.indptr[u] : adjacency.indptr[u + 1]])
+    return positive
 
 
 def slice_distances(build: Build, scope: str, candidates: Candidates) -> np.ndarray:
@@ -136,14 +152,16 @@ def slice_distances(build: Build, scope: str, candidates: Candidates) -> np.ndar
     from scipy.sparse.csgraph import dijkstra
 
     graph = build.graph(scope)
-    matrix = graph.adjacency.to_scipy()
-    position = {s: i for i, s in enumerate(candidates.sources.tolist())}
-    rows = dijkstra(matrix, directed=True, indices=candidates.sources) if len(candidates.sources) else None
-    cost = np.empty(len(candidates.first), dtype=np.float64)
-    for i, (a, b) in enumerate(zip(candidates.first.tolist(), candidates.second.tolist(), strict=True)):
-        # one of the two ends is a source (undirected graph: d(a, b) = d(b, a))
-        cost[i] = rows[position[a], b] if a in position else rows[position[b], a]
-    return cost
+    if not len(candidates.first):
+        return np.zeros(0)
+    rows = dijkstra(graph.adjacency.to_scipy(), directed=True, indices=candidates.sources)
+    position = np.full(graph.n, -1, dtype=np.int64)
+    position[candidates.sources] = np.arange(len(candidates.sources))
+    # one of the two ends is a source (undirected graph: d(a, b) = d(b, a))
+    from_first = position[candidates.first] >= 0
+    source = np.where(from_first, candidates.first, candidates.second)
+    target = np.where(from_first, candidates.second, candidates.first)
+    return rows[position[source], target]
 
 
 def roc_auc(cost: np.ndarray, positive: np.ndarray) -> float | None:
@@ -153,26 +171,25 @@ def roc_auc(cost: np.ndarray, positive: np.ndarray) -> float | None:
     n_neg = len(positive) - n_pos
     if n_pos == 0 or n_neg == 0:
         return None
-    score = -cost  # a shorter path is a higher score; -inf for the unreachable (all tied)
-    order = np.argsort(score, kind="mergesort")
-    ranks = np.empty(len(score), dtype=np.float64)
-    sorted_scores = score[order]
-    # average rank of each run of equal scores (1-based)
-    starts = np.flatnonzero(np.r_[True, sorted_scores[1:] != sorted_scores[:-1]])
-    ends = np.r_[starts[1:], len(score)]
-    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-        ranks[order[start:end]] = (start + 1 + end) / 2
+    from scipy.stats import rankdata
+
+    # a shorter path is a higher score; -inf for the unreachable, which all tie; equal scores
+    # share their average rank
+    ranks = rankdata(-cost, method="average")
     u = ranks[positive].sum() - n_pos * (n_pos + 1) / 2
     return float(u / (n_pos * n_neg))
 
 
-def precision_at_k(
-    cost: np.ndarray, positive: np.ndarray, tie_key: list[tuple[str, str]], ks
-) -> dict[int, float]:
-    """Step 4: the share of positives among the k candidates of smallest cost, ties broken by
-    the pair's keys; only the ks not beyond the number of candidates."""
-    order = sorted(range(len(cost)), key=lambda i: (cost[i], tie_key[i]))
-    hits = np.cumsum(positive[order]) if len(order) else np.zeros(0)
+def ranking(cost: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The candidates' order by cost, ties by the pair's keys: concepts' vertex ids follow their
+    CUIs (vertices are numbered concepts first, by CUI), so by (first, second) vertex id."""
+    return np.lexsort((second, first, cost))
+
+
+def precision_at_k(order: np.ndarray, positive: np.ndarray, ks) -> dict[int, float]:
+    """Step 4: the share of positives among the first k candidates of ``order``
+    (:func:`ranking`); only the ks not beyond the number of candidates."""
+    hits = np.cumsum(positive[order])
     return {k: float(hits[k - 1] / k) for k in ks if k <= len(order)}
 
 
@@ -193,13 +210,11 @@ def validate_slice(
         candidates = candidate_pairs(build, scope, sources, seed)
         positive = became_adjacent(candidates, graph.keys, Path(later_build_dir), scope)
         cost = slice_distances(build, scope, candidates)
-        tie_key = [
-            (graph.keys[a], graph.keys[b]) for a, b in zip(candidates.first, candidates.second, strict=True)
-        ]
         reachable = np.isfinite(cost)
         auc = roc_auc(cost, positive)
-        precision = precision_at_k(cost, positive, tie_key, ks)
-        top = sorted(range(len(cost)), key=lambda i: (cost[i], tie_key[i]))[:10]
+        order = ranking(cost, candidates.first, candidates.second)
+        precision = precision_at_k(order, positive, ks)
+        top = order[:10].tolist()
         return {
             "until_year": until_year,
             "slice_build": build.build_id,
@@ -285,6 +300,6 @@ def _until_year_of(build_dir: Path) -> int | None:
 
 
 __all__ = [
-    "Candidates", "became_adjacent", "candidate_pairs", "concept_edges", "precision_at_k", "roc_auc",
+    "Candidates", "became_adjacent", "candidate_pairs", "concept_edges", "precision_at_k", "ranking", "roc_auc",
     "slice_distances", "validate_slice",
 ]  # fmt: skip

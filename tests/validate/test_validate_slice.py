@@ -16,7 +16,7 @@ from support.corpus_build import sample_build
 
 from pipeline.builds.layout import BuildLayout
 from pipeline.cli import cli
-from pipeline.validate.time_slice import precision_at_k, roc_auc, validate_slice
+from pipeline.validate.time_slice import precision_at_k, ranking, roc_auc, validate_slice
 
 
 def _brute_auc(cost, positive):
@@ -52,12 +52,14 @@ def test_roc_auc_extremes():
     assert roc_auc(np.array([1.0, 1.0, 1.0, 1.0]), positive) == 0.5
 
 
-def test_precision_at_k_breaks_ties_by_keys():
+def test_precision_at_k_breaks_ties_by_the_pairs_ends():
     cost = np.array([2.0, 1.0, 1.0, math.inf])
     positive = np.array([True, False, True, True])
-    keys = [("a", "d"), ("b", "c"), ("a", "c"), ("a", "b")]
-    # order: (1.0, a-c: pos), (1.0, b-c: neg), (2.0: pos), (inf: pos)
-    assert precision_at_k(cost, positive, keys, (1, 2, 3, 4, 5)) == {1: 1.0, 2: 0.5, 3: 2 / 3, 4: 0.75}
+    first, second = np.array([0, 1, 0, 0]), np.array([3, 2, 2, 1])
+    # order: (1.0, 0-2: pos), (1.0, 1-2: neg), (2.0: pos), (inf: pos)
+    order = ranking(cost, first, second)
+    assert order.tolist() == [2, 1, 0, 3]
+    assert precision_at_k(order, positive, (1, 2, 3, 4, 5)) == {1: 1.0, 2: 0.5, 3: 2 / 3, 4: 0.75}
 
 
 @pytest.fixture(scope="module")
