@@ -18,8 +18,13 @@ namespace {
 std::int64_t degree(const CsrGraph& graph, std::int64_t u) { return graph.row_ptr[u + 1] - graph.row_ptr[u]; }
 
 // Costs are finite and >= 0, so their bit patterns order like the floats, and
-// (cost bits, column) packed into 64 bits sorts by (cost, column).
+// (cost bits, column) packed into 64 bits sorts by (cost, column) -- once -0.0,
+// which is >= 0 but whose sign bit would sort it after every other cost, is
+// made +0.0 (adding +0.0 does that and changes nothing else; d + 0.0 and
+// d + -0.0 are the same distance for every d >= +0.0, so the index may hold
+// +0.0 where the graph holds -0.0).
 std::uint64_t sort_key(float cost, std::int64_t column) {
+    cost += 0.0f;
     std::uint32_t bits;
     std::memcpy(&bits, &cost, sizeof bits);
     return (static_cast<std::uint64_t>(bits) << 32) | static_cast<std::uint64_t>(column);

@@ -158,6 +158,26 @@ TEST(HubRows, AnEdgeBetweenTwoHubsIsFoundWhenBothEndsDeferIt) {
     EXPECT_EQ(back.vertices, (std::vector<std::int64_t>{3, 2, 1, 0}));
 }
 
+TEST(HubRows, NegativeZeroCostsAreOrderedAsZero) {
+    // -0.0 passes the graph's check (it is >= 0). Hub 0's row: -0.0 to 1, 1.0 to
+    // 2, 2.0 to 3; the path 0 - 1 - 4 (0 + 0.5) beats 0 - 2 - 4 (1 + 1) only if
+    // the -0.0 arc is relaxed first, as its cost says.
+    const auto symmetric = sorted_by_column(
+        symmetrised({{0, 1, -0.0f}, {0, 2, 1.0f}, {0, 3, 2.0f}, {1, 4, 0.5f}, {2, 4, 1.0f}, {3, 4, 0.25f}}));
+    const OwnedCsr csr(5, symmetric);
+    const OwnedHubRows index(csr.view(), {0, 4});
+    EXPECT_EQ(index.col[0], 1u);  // first in the row: its cost is zero
+    EXPECT_FALSE(std::signbit(index.cost[0]));
+    const HubRows hubs = index.view();
+    PathSpaces spaces(5);
+    for (std::int64_t t = 1; t < 5; ++t) {
+        const auto plain = shortest_path(csr.view(), nullptr, 0, t, spaces);
+        const auto indexed = shortest_path(csr.view(), nullptr, 0, t, spaces, {}, &hubs);
+        EXPECT_EQ(indexed.distance, plain.distance) << "0 -> " << t;
+    }
+    EXPECT_EQ(shortest_path(csr.view(), nullptr, 0, 4, spaces, {}, &hubs).distance, 0.5);
+}
+
 namespace {
 
 // A literature-like graph: `concepts` hubs of power-law degree joined to
