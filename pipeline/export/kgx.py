@@ -25,8 +25,10 @@ edges
       citation predicate between publications that we could confirm, so the most general one);
       source ``infores:pubmed``.
 
-    Every edge has ``knowledge_level: statistical_association`` (a weight from counts, not an
-    assertion of the papers) and ``agent_type: text_mining_agent`` (SemRep's output), and
+    Knowledge level and agent type (Biolink 4's enumerations): ``text_co_occurrence`` by a
+    ``text_mining_agent`` for concept-concept edges (SemRep's output counted by litpath);
+    ``observation`` for a mention (``text_mining_agent``) and a citation (``not_provided``:
+    the reference lists' makers are not recorded). Every edge has
     ``aggregator_knowledge_source: infores:litpath`` (litpath is not a registered information
     resource: the id names the aggregator, and is not in the infores registry).
 
@@ -89,14 +91,17 @@ EDGE_COLUMNS = (
     "n_predications", "n_papers", "n_mentions",
 )  # fmt: skip
 AGGREGATOR = "infores:litpath"
-# Edge kind -> (predicate, primary knowledge source); concept_abstract edges are written paper first.
-EDGE_KINDS: dict[str, tuple[str, str]] = {
-    "concept_concept": ("biolink:occurs_together_in_literature_with", "infores:semmeddb"),
-    "concept_abstract": ("biolink:mentions", "infores:semmeddb"),
-    "abstract_abstract": ("biolink:related_to", "infores:pubmed"),
-}
-KNOWLEDGE_LEVEL = "statistical_association"
-AGENT_TYPE = "text_mining_agent"
+# Edge kind -> (predicate, knowledge level, agent type, primary knowledge source); concept_abstract
+# edges are written paper first. Knowledge levels (Biolink's KnowledgeLevelEnum): two concepts
+# whose mentions occur together in papers are "text_co_occurrence"; that a paper mentions a
+# concept (SemRep's reading of it) or cites another is an "observation" of the record.
+EDGE_KINDS: dict[str, tuple[str, str, str, str]] = {
+    "concept_concept": (
+        "biolink:occurs_together_in_literature_with", "text_co_occurrence", "text_mining_agent", "infores:semmeddb",
+    ),
+    "concept_abstract": ("biolink:mentions", "observation", "text_mining_agent", "infores:semmeddb"),
+    "abstract_abstract": ("biolink:related_to", "observation", "not_provided", "infores:pubmed"),
+}  # fmt: skip
 BATCH_ROWS = 1 << 18
 
 
@@ -162,7 +167,7 @@ def _edge_rows(edges: Path, keys: list[str], pair_counts, mention_counts) -> Ite
     columns = ["src", "dst", "kind", "weight", "cost"]
     for batch in pq.ParquetFile(edges).iter_batches(BATCH_ROWS, columns=columns):
         for src, dst, kind, weight, cost in zip(*(batch.column(c).to_pylist() for c in columns), strict=True):
-            predicate, source = EDGE_KINDS[kind]
+            predicate, knowledge_level, agent_type, source = EDGE_KINDS[kind]
             a, b = keys[src], keys[dst]
             n_predications = n_papers = n_mentions = ""
             if kind == "concept_concept":
@@ -173,8 +178,8 @@ def _edge_rows(edges: Path, keys: list[str], pair_counts, mention_counts) -> Ite
                 n_mentions = mention_counts.get((a, b), "")
             writer_id = f"litpath:{kind}/{src}-{dst}"
             yield (
-                writer_id, node_id(a), predicate, node_id(b), "biolink:Association", KNOWLEDGE_LEVEL,
-                AGENT_TYPE, source, AGGREGATOR, repr(float(weight)), repr(float(cost)),
+                writer_id, node_id(a), predicate, node_id(b), "biolink:Association", knowledge_level,
+                agent_type, source, AGGREGATOR, repr(float(weight)), repr(float(cost)),
                 n_predications, n_papers, n_mentions,
             )  # fmt: skip
 

@@ -1,7 +1,8 @@
 """``litpath export``: KGX TSV of the sample's graphs and SSSOM TSV of a hand-made mapping, checked
 against the build's own tables, the SSSOM file by the ``sssom`` library itself, the KGX files
 against the format's specification (the ``kgx`` library cannot be installed beside this
-project's pins: kgx 2.6 needs numpy < 2 and pyarrow 15; docs/design.md §6.8)."""
+project's pins: kgx 2.6 needs numpy < 2 and pyarrow 15; docs/design.md §6.8), i.e. against the
+Biolink model's published schema (the biolink-model package)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,37 @@ from pipeline.cli import cli
 from pipeline.export.kgx import SEMTYPE_CATEGORIES
 from pipeline.spoke.mapping.build import MAPPING
 
-# Biolink 4.x enumerations every association carries (KnowledgeLevelEnum, AgentTypeEnum).
-KNOWLEDGE_LEVELS = {"knowledge_assertion", "logical_entailment", "prediction", "statistical_association",
-                    "observation", "not_provided"}  # fmt: skip
-AGENT_TYPES = {"manual_agent", "automated_agent", "data_analysis_pipeline", "computational_model",
-               "text_mining_agent", "image_processing_agent", "manual_validation_of_automated_agent",
-               "not_provided"}  # fmt: skip
+
+def _biolink_model() -> dict:
+    """The Biolink model's published schema (the biolink-model package's biolink_model.yaml)."""
+    from importlib.resources import files
+
+    return yaml.safe_load((files("biolink_model") / "schema" / "biolink_model.yaml").read_text())
+
+
+BIOLINK = _biolink_model()
+
+
+def _element(curie: str) -> str:
+    """A Biolink CURIE's element name in the schema: biolink:PhenotypicFeature -> phenotypic feature,
+    biolink:occurs_together_in_literature_with -> occurs together in literature with."""
+    local = curie.removeprefix("biolink:")
+    if "_" in local or local.islower():
+        return local.replace("_", " ")
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", local).lower()
+
+
+def _ancestors(name: str, kind: str) -> list[str]:
+    chain = [name]
+    while BIOLINK[kind][chain[-1]].get("is_a"):
+        chain.append(BIOLINK[kind][chain[-1]]["is_a"])
+    return chain
+
+
+def _enum(name: str) -> set[str]:
+    return set(BIOLINK["enums"][name]["permissible_values"])
+
+
 # KGX TSV: the columns a nodes and an edges file must have (kgx's TSV source and Biolink 4).
 NODE_REQUIRED = {"id", "category"}
 EDGE_REQUIRED = {
@@ -98,6 +124,23 @@ def _tsv(path) -> list[dict[str, str]]:
         return list(csv.DictReader((line for line in handle if not line.startswith("#")), delimiter="\t"))
 
 
+def test_every_category_and_predicate_litpath_writes_is_in_the_biolink_model():
+    from pipeline.export.kgx import EDGE_KINDS, NAMED_THING, PUBLICATION
+
+    for category in {*SEMTYPE_CATEGORIES.values(), NAMED_THING, PUBLICATION}:
+        assert _element(category) in BIOLINK["classes"], category
+    for predicate, knowledge_level, agent_type, _ in EDGE_KINDS.values():
+        assert _element(predicate) in BIOLINK["slots"], predicate
+        assert knowledge_level in _enum("KnowledgeLevelEnum") and agent_type in _enum("AgentTypeEnum")
+
+
+def test_biolink_names_are_read_as_the_schema_spells_them():
+    assert _element("biolink:PhenotypicFeature") == "phenotypic feature"
+    assert _element("biolink:occurs_together_in_literature_with") == "occurs together in literature with"
+    assert "named thing" in _ancestors("disease", "classes")
+    assert "related to" not in _ancestors("publications", "slots")  # an association slot, not a predicate
+
+
 @pytest.mark.parametrize("scope", ["full", "cooccurrence"])
 def test_kgx_files_follow_the_format(exported, scope):
     _, folder, _ = exported
@@ -112,11 +155,13 @@ def test_kgx_files_follow_the_format(exported, scope):
         )
         assert node["category"] and set(node["category"].split("|")) <= known, node
     node_ids = set(ids)
+    knowledge_levels, agent_types = _enum("KnowledgeLevelEnum"), _enum("AgentTypeEnum")
     for edge in edges:
         assert edge["subject"] in node_ids and edge["object"] in node_ids, edge
-        assert edge["predicate"] in {"biolink:occurs_together_in_literature_with", "biolink:mentions",
-                                     "biolink:related_to"}  # fmt: skip
-        assert edge["knowledge_level"] in KNOWLEDGE_LEVELS and edge["agent_type"] in AGENT_TYPES
+        # a Biolink predicate: a slot below "related to"
+        assert "related to" in _ancestors(_element(edge["predicate"]), "slots"), edge
+        assert "association" in _ancestors(_element(edge["category"]), "classes"), edge
+        assert edge["knowledge_level"] in knowledge_levels and edge["agent_type"] in agent_types, edge
         assert edge["primary_knowledge_source"].startswith("infores:")
         assert edge["aggregator_knowledge_source"].startswith("infores:")
 
