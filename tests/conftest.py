@@ -7,7 +7,9 @@ stopped when the session ends. Tests using them carry ``@pytest.mark.servers``. 
 password, as everywhere: ``mongo_uri`` carries it; Neo4j's is ``neo4j_auth`` (the driver's
 ``auth=``), and ``neo4j_env`` gives the ``LITPATH_NEO4J_*`` variables a litpath command reads. ``slurm_cluster``
 starts a real single-node Slurm cluster (services/local/slurm.py); it skips, saying how to install
-Slurm, only where its daemons are missing.
+Slurm, only where its daemons are missing. ``sample_results`` is a results folder holding the
+bundled sample built by the real stages (``support.corpus_build``), once per session: read it,
+never write into it (copy the build first).
 """
 
 from __future__ import annotations
@@ -22,6 +24,15 @@ from services.local.servers import MongoServer, Neo4jServer
 from services.local.slurm import SlurmCluster, missing_daemons
 
 SERVER_START_TIMEOUT_S = 180.0
+
+
+@pytest.fixture(scope="session")
+def sample_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from support.corpus_build import sample_build
+
+    results = tmp_path_factory.mktemp("sample-results")
+    sample_build(results)
+    return results
 
 
 @pytest.fixture(scope="session")

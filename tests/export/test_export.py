@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import re
+import shutil
 
 import pandas as pd
 import pyarrow as pa
@@ -17,7 +18,6 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from click.testing import CliRunner
-from support.corpus_build import sample_build
 
 from pipeline.builds.layout import BuildLayout, ExportFolder
 from pipeline.cli import cli
@@ -77,9 +77,10 @@ CURIE = re.compile(r"^[A-Za-z][A-Za-z0-9_.]*:[^\s|]+$")
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    results = tmp_path_factory.mktemp("results")
-    build_dir = sample_build(results)
+def exported(tmp_path_factory, sample_results):
+    # a copy of the session's sample build, which gets a mapping of our own
+    build_dir = tmp_path_factory.mktemp("results") / "build"
+    shutil.copytree((sample_results / "latest").resolve(), build_dir)
     _hand_made_mapping(build_dir)
     out = tmp_path_factory.mktemp("export")
     result = CliRunner().invoke(cli, ["export", "--build-dir", str(build_dir), "--out", str(out)])
@@ -259,8 +260,9 @@ def test_export_record_counts_what_was_written(exported):
     assert record["sssom"] == {"mappings": len(MAPPING_CASES)}
 
 
-def test_export_without_a_mapping_writes_no_sssom(tmp_path):
-    build_dir = sample_build(tmp_path / "results")
+def test_export_without_a_mapping_writes_no_sssom(tmp_path, sample_results):
+    build_dir = tmp_path / "build"
+    shutil.copytree((sample_results / "latest").resolve(), build_dir)
     result = CliRunner().invoke(cli, ["export", "--build-dir", str(build_dir), "--graph", "cooccurrence"])
     assert result.exit_code == 0, result.output
     folder = BuildLayout(build_dir).export

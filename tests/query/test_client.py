@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
-from support.corpus_build import REPO, sample_build
+from support.corpus_build import REPO
 
 from pipeline.builds.layout import BuildLayout
 from pipeline.query import open_paths
@@ -23,10 +23,8 @@ from pipeline.query.graph import UnknownVertex
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory) -> Path:
-    results = tmp_path_factory.mktemp("results")
-    sample_build(results)
-    return results
+def sample(sample_results) -> Path:
+    return sample_results
 
 
 def _reference(build_dir: Path, scope: str):

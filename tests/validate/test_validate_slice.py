@@ -63,8 +63,8 @@ def test_precision_at_k_breaks_ties_by_the_pairs_ends():
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory):
-    whole = sample_build(tmp_path_factory.mktemp("whole"))
+def builds(tmp_path_factory, sample_results):
+    whole = (sample_results / "latest").resolve()
     cut = sample_build(tmp_path_factory.mktemp("cut"), ingest={"until_year": 2010})
     return cut, whole
 
