@@ -4,7 +4,8 @@
 
 rule export:
     input:
-        graphs=[LAYOUT.graph(scope).vertices for scope in ("full", "cooccurrence")],
+        # the graph build's records, written with each graph's vertices and edges
+        graphs=[LAYOUT.graph(scope).counts for scope in ("full", "cooccurrence")],
         mapping=[LAYOUT.mapping.table] if config["spoke"]["enabled"] else [],
     output:
         LAYOUT.export.record,
