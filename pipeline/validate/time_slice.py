@@ -19,7 +19,9 @@ reading of that test, step by step (the functions below are named after the step
    every other concept.
 2. :func:`became_adjacent` -- a candidate is *positive* when the later build (the same inputs
    and settings without the cut, or a later cut) has a concept-concept edge between the two:
-   a paper after Y joined them. Every other candidate is negative.
+   a paper after Y joined them. Every other candidate is negative. The later build must be cut
+   after Y (or not at all) and have the same graph settings (:func:`check_comparable`): with
+   another ``min_support``, say, "adjacent" would mean something else in the two builds.
 3. :func:`slice_distances` -- each candidate's score is its shortest-path cost in the slice's
    graph (exact, Dijkstra from each source; unreachable = infinite): a shorter path is a
    stronger prediction.
@@ -36,7 +38,6 @@ comparison uses; the full graph (concepts, papers, citations) may be asked for.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.builds.layout import BuildLayout
+from pipeline.builds.layout import BuildLayout, GraphFolder
 from pipeline.query.build import Build, open_build
+from pipeline.query.graph import build_config
 
 PRECISION_KS = (10, 100, 1000)
 DEFAULT_SOURCES = 500
@@ -66,8 +68,6 @@ class Candidates:
 
 def concept_edges(graph_dir: Path) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(vertex keys by vid, src, dst) of the concept-concept edges of a graph folder."""
-    from pipeline.builds.layout import GraphFolder
-
     folder = GraphFolder(graph_dir)
     keys = pq.read_table(folder.vertices, columns=["key"]).column("key").to_pylist()
     edges = pq.read_table(folder.edges, columns=["src", "dst", "kind"])
@@ -206,6 +206,7 @@ def validate_slice(
     build = open_build(slice_build_dir, on_mismatch="mark_stale", scopes=(scope,))
     try:
         until_year = _until_year(build)
+        check_comparable(Path(slice_build_dir), Path(later_build_dir), until_year)
         graph = build.graph(scope)
         candidates = candidate_pairs(build, scope, sources, seed)
         positive = became_adjacent(candidates, graph.keys, Path(later_build_dir), scope)
@@ -293,10 +294,25 @@ def _until_year(build: Build) -> int:
 
 
 def _until_year_of(build_dir: Path) -> int | None:
-    from pipeline.query.graph import build_config
-
     year = (build_config(build_dir).get("ingest") or {}).get("until_year")
-    return None if year is None or (isinstance(year, float) and math.isnan(year)) else int(year)
+    return None if year is None else int(year)
+
+
+def check_comparable(slice_build_dir: Path, later_build_dir: Path, until_year: int) -> None:
+    """ValueError unless the later build holds later literature built the same way: a cut after
+    the slice's (or none), and the same graph settings (else adjacency means another thing)."""
+    later_year = _until_year_of(later_build_dir)
+    if later_year is not None and later_year <= until_year:
+        raise ValueError(
+            f"{later_build_dir}: the later build is cut at {later_year}, not after the slice's {until_year}"
+        )
+    mine, theirs = (build_config(folder).get("graph") or {} for folder in (slice_build_dir, later_build_dir))
+    differ = sorted(key for key in {*mine, *theirs} if mine.get(key) != theirs.get(key))
+    if differ:
+        raise ValueError(
+            f"{later_build_dir}: its graph settings differ from the slice's ({', '.join(f'graph.{k}' for k in differ)}); "
+            "build both with the same settings"
+        )
 
 
 __all__ = [

@@ -134,3 +134,21 @@ def test_validate_slice_refuses_a_build_without_a_cut(builds):
         cli, ["validate-slice", "--build-dir", str(whole), "--later-build-dir", str(whole)]
     )
     assert result.exit_code != 0 and "not a time slice" in result.output
+
+
+def test_validate_slice_refuses_a_later_build_that_is_not_later(builds, tmp_path_factory):
+    cut, _ = builds
+    earlier = sample_build(tmp_path_factory.mktemp("earlier"), ingest={"until_year": 2005})
+    result = CliRunner().invoke(
+        cli, ["validate-slice", "--build-dir", str(cut), "--later-build-dir", str(earlier)]
+    )
+    assert result.exit_code != 0 and "cut at 2005, not after the slice's 2010" in result.output
+
+
+def test_validate_slice_refuses_a_later_build_with_other_graph_settings(builds, tmp_path_factory):
+    cut, _ = builds
+    other = sample_build(tmp_path_factory.mktemp("other"), graph={"min_support": 2})
+    result = CliRunner().invoke(
+        cli, ["validate-slice", "--build-dir", str(cut), "--later-build-dir", str(other)]
+    )
+    assert result.exit_code != 0 and "graph.min_support" in result.output
