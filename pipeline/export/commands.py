@@ -31,8 +31,11 @@ from pipeline.runtime.files import write_atomically
 def export_command(build_dir: Path, out_dir: Path | None, scopes: tuple[str, ...]) -> None:
     """Write the build's graphs as KGX TSV (<graph>_nodes.tsv, <graph>_edges.tsv) and its CUI -> SPOKE
     mapping as SSSOM TSV (cui_spoke_mapping.sssom.tsv, when the build has a mapping)."""
+    import pyarrow.parquet as pq
+
     from pipeline.export.kgx import write_kgx
     from pipeline.export.sssom import write_sssom
+    from pipeline.runtime.progress import Progress
 
     build = BuildLayout(build_dir.resolve())
     folder = ExportFolder(out_dir or build.export.path)
@@ -43,7 +46,15 @@ def export_command(build_dir: Path, out_dir: Path | None, scopes: tuple[str, ...
     for scope in chosen:
         if not build.graph(scope).vertices.exists():
             raise click.ClickException(f"{build_dir}: the build has no {scope} graph")
-        record["kgx"][scope] = write_kgx(build.root, scope, folder)
+    # the rows to write, from the Parquet metadata: an ETA on a graph of hundreds of millions of edges
+    total = sum(
+        pq.ParquetFile(path).metadata.num_rows
+        for scope in chosen
+        for path in (build.graph(scope).vertices, build.graph(scope).folder.edges)
+    )
+    progress = Progress("litpath export", total, "rows")
+    for scope in chosen:
+        record["kgx"][scope] = write_kgx(build.root, scope, folder, progress)
         click.echo(
             f"litpath export: {scope} graph: {record['kgx'][scope]['nodes']:,} nodes, "
             f"{record['kgx'][scope]['edges']:,} edges in {folder.kgx_nodes(scope).parent}"
@@ -53,4 +64,5 @@ def export_command(build_dir: Path, out_dir: Path | None, scopes: tuple[str, ...
         click.echo(f"litpath export: {record['sssom']['mappings']:,} mappings in {folder.sssom}")
     else:
         click.echo("litpath export: no CUI mapping in this build (litpath build-mapping), so no SSSOM file")
+    progress.finish(f"{len(chosen)} graph(s)")
     write_atomically(folder.record, json.dumps(record, indent=2) + "\n")

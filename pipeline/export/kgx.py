@@ -49,6 +49,7 @@ import pyarrow.parquet as pq
 
 from pipeline.builds.layout import BuildLayout, ExportFolder
 from pipeline.builds.tables import table_path
+from pipeline.runtime.progress import Progress
 
 # UMLS semantic type (SemMedDB's abbreviations) -> Biolink class. A concept takes the classes of
 # all its semantic types; the order here is the order they are written in.
@@ -131,7 +132,7 @@ def _clean(text: str | None) -> str:
     return "" if text is None else " ".join(str(text).split())
 
 
-def write_nodes(build_dir: Path, scope: str, path: Path) -> int:
+def write_nodes(build_dir: Path, scope: str, path: Path, progress: Progress | None = None) -> int:
     """The graph's vertices as KGX nodes; the number written."""
     files = BuildLayout(build_dir).graph(scope)
     semtypes = _semtypes(build_dir)
@@ -145,10 +146,12 @@ def write_nodes(build_dir: Path, scope: str, path: Path) -> int:
                 category = categories(semtypes.get(key)) if kind == "concept" else PUBLICATION
                 writer.writerow((node_id(key), category, _clean(name), AGGREGATOR))
                 written += 1
+            if progress is not None:
+                progress.advance(batch.num_rows)
     return written
 
 
-def write_edges(build_dir: Path, scope: str, path: Path) -> int:
+def write_edges(build_dir: Path, scope: str, path: Path, progress: Progress | None = None) -> int:
     """The graph's edges as KGX edges, with their counts; the number written."""
     files = BuildLayout(build_dir).graph(scope)
     keys = pq.read_table(files.vertices, columns=["key"]).column("key").to_pylist()
@@ -157,15 +160,19 @@ def write_edges(build_dir: Path, scope: str, path: Path) -> int:
     handle, writer = _writer(path, EDGE_COLUMNS)
     written = 0
     with handle:
-        for row in _edge_rows(files.folder.edges, keys, pair_counts, mention_counts):
-            writer.writerow(row)
-            written += 1
+        for rows in _edge_rows(files.folder.edges, keys, pair_counts, mention_counts):
+            writer.writerows(rows)
+            written += len(rows)
+            if progress is not None:
+                progress.advance(len(rows))
     return written
 
 
-def _edge_rows(edges: Path, keys: list[str], pair_counts, mention_counts) -> Iterator[tuple[Any, ...]]:
+def _edge_rows(edges: Path, keys: list[str], pair_counts, mention_counts) -> Iterator[list[tuple[Any, ...]]]:
+    """The KGX rows of the edges, a Parquet batch at a time."""
     columns = ["src", "dst", "kind", "weight", "cost"]
     for batch in pq.ParquetFile(edges).iter_batches(BATCH_ROWS, columns=columns):
+        rows = []
         for src, dst, kind, weight, cost in zip(*(batch.column(c).to_pylist() for c in columns), strict=True):
             predicate, knowledge_level, agent_type, source = EDGE_KINDS[kind]
             a, b = keys[src], keys[dst]
@@ -176,12 +183,14 @@ def _edge_rows(edges: Path, keys: list[str], pair_counts, mention_counts) -> Ite
                 # vertices are concepts first, so src is the concept: the paper mentions it
                 a, b = b, a
                 n_mentions = mention_counts.get((a, b), "")
-            writer_id = f"litpath:{kind}/{src}-{dst}"
-            yield (
-                writer_id, node_id(a), predicate, node_id(b), "biolink:Association", knowledge_level,
-                agent_type, source, AGGREGATOR, repr(float(weight)), repr(float(cost)),
-                n_predications, n_papers, n_mentions,
+            rows.append(
+                (
+                    f"litpath:{kind}/{src}-{dst}", node_id(a), predicate, node_id(b), "biolink:Association",
+                    knowledge_level, agent_type, source, AGGREGATOR, repr(float(weight)), repr(float(cost)),
+                    n_predications, n_papers, n_mentions,
+                )
             )  # fmt: skip
+        yield rows
 
 
 def _semtypes(build_dir: Path) -> dict[str, list[str]]:
@@ -233,11 +242,17 @@ def _mention_counts(build_dir: Path) -> dict[tuple[str, str], int]:
     }
 
 
-def write_kgx(build_dir: Path, scope: str, folder: ExportFolder) -> dict[str, int]:
+def write_kgx(
+    build_dir: Path, scope: str, folder: ExportFolder, progress: Progress | None = None
+) -> dict[str, int]:
     """``<scope>_nodes.tsv`` and ``<scope>_edges.tsv`` of one graph; their row counts."""
     Path(folder.path).mkdir(parents=True, exist_ok=True)
-    nodes = write_nodes(build_dir, scope, folder.kgx_nodes(scope))
-    edges = write_edges(build_dir, scope, folder.kgx_edges(scope))
+    if progress is not None:
+        progress.stage(f"{scope} nodes")
+    nodes = write_nodes(build_dir, scope, folder.kgx_nodes(scope), progress)
+    if progress is not None:
+        progress.stage(f"{scope} edges")
+    edges = write_edges(build_dir, scope, folder.kgx_edges(scope), progress)
     return {"nodes": nodes, "edges": edges}
 
 
