@@ -48,11 +48,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.builds.layout import BuildLayout, GraphFolder
+from pipeline.config import validate_config
 from pipeline.query.build import Build, open_build
 from pipeline.query.graph import build_config
+from pipeline.runtime.progress import Progress
 
 PRECISION_KS = (10, 100, 1000)
 DEFAULT_SOURCES = 500
+# Memory for the rows of distances held at once in step 3 (sources searched together).
+DISTANCE_ROWS_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -146,22 +150,36 @@ def became_adjacent(
     return positive
 
 
-def slice_distances(build: Build, scope: str, candidates: Candidates) -> np.ndarray:
+def slice_distances(
+    build: Build, scope: str, candidates: Candidates, progress: Progress | None = None
+) -> np.ndarray:
     """Step 3: each candidate's shortest-path cost in the slice's graph (inf when unreachable),
-    by Dijkstra from each source over the graph's own costs."""
+    by Dijkstra from each source over the graph's own costs, a few sources at a time: a row of
+    distances is 8 bytes a vertex, and the full graph of a real dump has tens of millions."""
     from scipy.sparse.csgraph import dijkstra
 
     graph = build.graph(scope)
-    if not len(candidates.first):
-        return np.zeros(0)
-    rows = dijkstra(graph.adjacency.to_scipy(), directed=True, indices=candidates.sources)
+    cost = np.full(len(candidates.first), np.inf)
+    if not len(cost):
+        return cost
+    matrix = graph.adjacency.to_scipy()
     position = np.full(graph.n, -1, dtype=np.int64)
     position[candidates.sources] = np.arange(len(candidates.sources))
     # one of the two ends is a source (undirected graph: d(a, b) = d(b, a))
     from_first = position[candidates.first] >= 0
-    source = np.where(from_first, candidates.first, candidates.second)
+    row = position[np.where(from_first, candidates.first, candidates.second)]
     target = np.where(from_first, candidates.second, candidates.first)
-    return rows[position[source], target]
+    by_row = np.argsort(row, kind="stable")
+    bounds = np.searchsorted(row[by_row], np.arange(len(candidates.sources) + 1))
+    chunk = max(1, min(64, DISTANCE_ROWS_BYTES // (8 * graph.n)))
+    for start in range(0, len(candidates.sources), chunk):
+        stop = min(start + chunk, len(candidates.sources))
+        rows = dijkstra(matrix, directed=True, indices=candidates.sources[start:stop])
+        chosen = by_row[bounds[start] : bounds[stop]]
+        cost[chosen] = rows[row[chosen] - start, target[chosen]]
+        if progress is not None:
+            progress.advance(stop - start)
+    return cost
 
 
 def roc_auc(cost: np.ndarray, positive: np.ndarray) -> float | None:
@@ -210,7 +228,10 @@ def validate_slice(
         graph = build.graph(scope)
         candidates = candidate_pairs(build, scope, sources, seed)
         positive = became_adjacent(candidates, graph.keys, Path(later_build_dir), scope)
-        cost = slice_distances(build, scope, candidates)
+        progress = Progress("litpath validate-slice", len(candidates.sources), "sources")
+        progress.stage(f"shortest paths in the {scope} graph of {until_year}")
+        cost = slice_distances(build, scope, candidates, progress)
+        progress.finish(f"{len(cost):,} candidate pairs")
         reachable = np.isfinite(cost)
         auc = roc_auc(cost, positive)
         order = ranking(cost, candidates.first, candidates.second)
@@ -306,7 +327,11 @@ def check_comparable(slice_build_dir: Path, later_build_dir: Path, until_year: i
         raise ValueError(
             f"{later_build_dir}: the later build is cut at {later_year}, not after the slice's {until_year}"
         )
-    mine, theirs = (build_config(folder).get("graph") or {} for folder in (slice_build_dir, later_build_dir))
+    # completed from the schema's defaults: a build recorded before a graph key existed has its default
+    mine, theirs = (
+        validate_config({"graph": build_config(folder).get("graph") or {}})["graph"]
+        for folder in (slice_build_dir, later_build_dir)
+    )
     differ = sorted(key for key in {*mine, *theirs} if mine.get(key) != theirs.get(key))
     if differ:
         raise ValueError(

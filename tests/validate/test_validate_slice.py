@@ -152,3 +152,12 @@ def test_validate_slice_refuses_a_later_build_with_other_graph_settings(builds, 
         cli, ["validate-slice", "--build-dir", str(cut), "--later-build-dir", str(other)]
     )
     assert result.exit_code != 0 and "graph.min_support" in result.output
+
+
+def test_distances_searched_one_source_at_a_time_are_the_same(builds, monkeypatch):
+    from pipeline.validate import time_slice
+
+    cut, whole = builds
+    together = validate_slice(cut, whole)
+    monkeypatch.setattr(time_slice, "DISTANCE_ROWS_BYTES", 1)  # one source per search
+    assert validate_slice(cut, whole) == together
