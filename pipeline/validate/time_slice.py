@@ -135,19 +135,16 @@ def became_adjacent(
 ) -> np.ndarray:
     """Step 2: True for each candidate whose concepts are adjacent in the later build."""
     later_keys, src, dst = concept_edges(BuildLayout(later_build_dir).graph(scope).graph_dir)
-    adjacency = _concept_adjacency(len(later_keys), src, dst)
     # each slice vertex's id in the later graph (-1: not a vertex of it, so adjacent to nothing)
     where = pc.index_in(pa.array(slice_keys, pa.string()), value_set=pa.array(later_keys, pa.string()))
     later_vid = pc.fill_null(where, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     a, b = later_vid[candidates.first], later_vid[candidates.second]
-    positive = np.zeros(len(a), dtype=bool)
     known = (a >= 0) & (b >= 0)
-    order = np.flatnonzero(known)
-    # one row of the later adjacency per distinct first end
-    for u in np.unique(a[order]).tolist():
-        at = order[a[order] == u]
-        positive[at] = np.isin(b[at], adjacency.indices[adjacency.indptr[u] : adjacency.indptr[u + 1]])
-    return positive
+    # a pair of later vertex ids as one number, smaller id first: membership by one sorted search
+    n = max(len(later_keys), 1)
+    edge_codes = np.minimum(src, dst) * n + np.maximum(src, dst)
+    pair_codes = np.minimum(a, b) * n + np.maximum(a, b)
+    return known & np.isin(pair_codes, edge_codes)
 
 
 def slice_distances(
