@@ -43,6 +43,7 @@ from pipeline.graph.edges import (
     concept_concept_edges,
 )
 from pipeline.graph.inputs import load_concepts, row_count
+from pipeline.graph.paper_figures import paper_scaled, predication_rows
 from pipeline.graph.path_index import index_graph, sample_queries
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
@@ -198,6 +199,8 @@ def build_graph(
     lap("path_index_sample")
     record = _graph_record("full", cfg, counts, digest, timings, peak_rss_mib)
     record["path_index"] = path_index
+    # the build beside the paper's graph, scaled to its predications (science review S5)
+    record["paper_scaled"] = paper_scaled(counts, predication_rows(tables_dir))
     if cooccurrence_record is not None:
         record["cooccurrence"] = {
             "dir": str(cooccurrence_dir),

@@ -210,26 +210,21 @@ def test_both_after_a_deletion(ingested, tmp_path):
     assert merge["predication_argument_slots"] == 8
 
 
-def test_auto_takes_entities_when_entity_files_are_given(ingested, tmp_path):
+def test_auto_takes_predications_even_with_entity_files(ingested, tmp_path):
+    """The default reproduces the paper's paper-concept count (tests/graph/test_paper_figures.py)."""
     mentions, result = _merge(ingested, tmp_path, ALL)  # no mention_source: the default
-    assert mentions == ENTITIES
-    assert result["mention_source_requested"] == "auto" and result["mention_source"] == "entities"
-    assert "1 SemMedDB ENTITY file(s) and 1 SENTENCE file(s)" in result["mention_source_reason"]
+    assert mentions == PREDICATIONS
+    assert result["mention_source_requested"] == "auto" and result["mention_source"] == "predications"
+    assert "196M paper-concept relations" in result["mention_source_reason"]
+    assert "1 SemMedDB ENTITY file(s) are not read" in result["mention_source_reason"]
+    assert "entity_mentions_unresolved" not in result["merge"]  # entities are not read at all
 
 
 def test_auto_takes_predications_without_entity_files(ingested, tmp_path):
     mentions, result = _merge(ingested, tmp_path, ["sentence", "predication"], "auto")
     assert mentions == PREDICATIONS
     assert result["mention_source"] == "predications"
-    assert "no SemMedDB ENTITY file" in result["mention_source_reason"]
-
-
-def test_auto_needs_sentences_to_place_entities(ingested, tmp_path):
-    mentions, result = _merge(ingested, tmp_path, ["predication", "entity"], "auto")
-    assert mentions == PREDICATIONS
-    assert result["mention_source"] == "predications"
-    assert "no SENTENCE file" in result["mention_source_reason"]
-    assert "entity_mentions_unresolved" not in result["merge"]  # entities are not read at all
+    assert "not read" not in result["mention_source_reason"]
 
 
 def test_mention_source_for_refuses_unknown_values():
