@@ -233,15 +233,14 @@ def test_unreachable_neo4j_is_a_cli_error(results_dir, tmp_path):
 
 def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mongo_uri, tmp_path):
     from pymongo import MongoClient
+    from support.evidence_store import store_evidence
 
     client = MongoClient(mongo_uri)
+    client.drop_database("litpath_compare_test")
     db = client["litpath_compare_test"]
-    db.evidence.delete_many({})
-    # Evidence counts only from a build the store has loaded completely (else it is unknown).
-    db.builds.replace_one({"_id": "cmp0001"}, {"status": "complete"}, upsert=True)
-    db.evidence.insert_one(
-        {"_id": f"cmp0001:{C1}|C0000003", "documents": ["PMID:11", "PMID:12"], "n_predications": 3}
-    )
+    # Evidence counts only from a build the store has loaded completely (store_evidence marks it).
+    store_evidence(db, "cmp0001", [{"cui_a": C1, "cui_b": "C0000003", "documents": ["PMID:11", "PMID:12"],
+                                    "n_predications": 3}])  # fmt: skip
     queries = tmp_path / "q.txt"
     queries.write_text(f"{C1}\n{C4}\n")
     result = CliRunner().invoke(
@@ -268,10 +267,9 @@ def test_evidence_store_off_wins_over_the_environment(spoke_driver, results_dir,
 
     client = MongoClient(mongo_uri)
     db = client["litpath_compare_off"]
-    db.builds.replace_one({"_id": "cmp0001"}, {"status": "complete"}, upsert=True)
-    db.evidence.replace_one(
-        {"_id": f"cmp0001:{C1}|C0000003"}, {"documents": ["PMID:11"], "n_predications": 1}, upsert=True
-    )
+    from support.evidence_store import store_evidence
+
+    store_evidence(db, "cmp0001", [{"cui_a": C1, "cui_b": "C0000003", "documents": ["PMID:11"], "n_predications": 1}])
     client.close()
     queries = tmp_path / "q.txt"
     queries.write_text(f"{C1}\n{C4}\n")
