@@ -19,7 +19,8 @@ A corpus of ``scale`` predications is drawn as if it were the papers of a ``scal
 The two sources are not the same release (the paper's SemMedDB is older), so the model takes
 the paper's graph as what a release of the issue's size would give; the docs say so.
 
-The model (its parameters, :data:`MODEL`, were fitted by :func:`fit_summary` at the full size):
+The model (its parameters, :data:`MODEL`, checked by :func:`fit_summary` at the full size; the
+result is in docs/design.md §3):
 
 * concepts: a universe of ``concept_universe`` concepts with Zipf popularity (exponent 1);
 * concept pairs: a universe of ``pair_universe`` ranked pairs with Zipf popularity (exponent 1);
@@ -95,8 +96,9 @@ class ReleaseModel:
     citation_update_share: float = 0.05
 
 
-# Fitted at the full size (126,268,045 predications) by fit_summary(); the result is recorded in
-# docs/design.md §15 with the statistics a sample of each scale gives.
+# At the full size (126,268,045 predications) fit_summary() gives 299,997 concepts (paper: 290k),
+# 196.1M paper-concept relations (196M) and 9.56M concept pairs (14M: 68 %, the one figure not
+# met; AMD EPYC, 249 s). docs/design.md §3 records it.
 MODEL = ReleaseModel(concept_universe=300_000, pair_universe=100_000_000, repeat=0.217)
 
 
