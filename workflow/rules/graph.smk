@@ -28,6 +28,9 @@ rule build_graph:
         # The co-occurrence graph (concepts and concept-concept edges only) for the comparison.
         cooccurrence=directory(LAYOUT.graph("cooccurrence").graph_bp),
         cooccurrence_counts=LAYOUT.graph("cooccurrence").counts,
+        # Each graph's path index (pipeline.graph.path_index), which the service loads beside it.
+        path_index=directory(LAYOUT.graph("full").path_index),
+        cooccurrence_path_index=directory(LAYOUT.graph("cooccurrence").path_index),
     log:
         RESULTS_LAYOUT.rule_log(BUILD, "build_graph"),
     benchmark:
