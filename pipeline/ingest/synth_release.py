@@ -19,8 +19,8 @@ A corpus of ``scale`` predications is drawn as if it were the papers of a ``scal
 The two sources are not the same release (the paper's SemMedDB is older), so the model takes
 the paper's graph as what a release of the issue's size would give; the docs say so.
 
-The model (its parameters, :data:`MODEL`, checked by :func:`fit_summary` at the full size; the
-result is in docs/design.md §3):
+The model (its parameters, :data:`MODEL`, were fitted by :func:`fit_summary` at the full size;
+the result is in docs/design.md §3):
 
 * concepts: a universe of ``concept_universe`` concepts with Zipf popularity (exponent 1);
 * concept pairs: a universe of ``pair_universe`` ranked pairs with Zipf popularity (exponent 1);
@@ -96,10 +96,10 @@ class ReleaseModel:
     citation_update_share: float = 0.05
 
 
-# At the full size (126,268,045 predications) fit_summary() gives 299,997 concepts (paper: 290k),
-# 196.1M paper-concept relations (196M) and 9.56M concept pairs (14M: 68 %, the one figure not
-# met; AMD EPYC, 249 s). docs/design.md §3 records it.
-MODEL = ReleaseModel(concept_universe=300_000, pair_universe=100_000_000, repeat=0.217)
+# Fitted at the full size (126,268,045 predications) by fit_summary(), 270 s on AMD EPYC: 290,000
+# concepts (the paper: 290k), 196.3M paper-concept relations (196M), 13.98M concept pairs (14M).
+# A pair universe of 100M gave 9.56M pairs, 800M gave 13.33M; docs/design.md §3 records the fit.
+MODEL = ReleaseModel(concept_universe=290_000, pair_universe=1_200_000_000, repeat=0.217)
 
 
 # --- the pair universe ------------------------------------------------------------------------

@@ -82,7 +82,7 @@ def mention_source_for(requested: str, file_counts: list[dict[str, Any]]) -> tup
     SemMedDB, 1.55 per predication at a release's 126M: what predication arguments can give (two
     per predication, fewer where a paper restates a pair), and ENTITY rows (15 per predication)
     only if each (paper, concept) repeated about ten times. On the calibrated synthetic corpus,
-    fitted to both figures, predications give the paper's scaled count within 3 % and entities 8.1
+    fitted to both figures, predications give the paper's scaled count within 3 % and entities about 8
     times it (graph_counts.json's ``paper_scaled``). ENTITY rows stay available as ``entities`` or
     ``both``.
     """
