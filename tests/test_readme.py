@@ -321,7 +321,8 @@ def check_exports(checkout: Checkout) -> None:
     outputs = run_section(checkout, "Exports: KGX and SSSOM")
     export, head = outputs.values()
     assert "cooccurrence graph:" in export and "mappings in" in export, export
-    assert head.splitlines()[0].startswith("id\tsubject\tpredicate\tobject")
+    # each command's output starts after the newline that ends its marker line
+    assert head.strip().splitlines()[0].startswith("id\tsubject\tpredicate\tobject"), head
     assert "biolink:occurs_together_in_literature_with" in head
 
 
