@@ -127,6 +127,21 @@ def _mapping(mapping_path: str):
         raise click.BadParameter(str(exc), param_hint="--mapping") from None
 
 
+def _spoke_graph(driver, neo4j, relationships, obsolete_property):
+    """SPOKE as the comparison reads it: the Neo4j settings, the relationship filter and the
+    property that marks obsolete nodes (both commands that walk SPOKE build it the same way)."""
+    from pipeline.compare.spoke import SpokeGraph
+
+    return SpokeGraph(
+        driver,
+        database=neo4j.database,
+        naming=neo4j.naming,
+        where=neo4j.describe(),
+        relationships=relationships,
+        obsolete_property=obsolete_property or None,
+    )
+
+
 def resolve_query_set(
     queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit, mapping, spoke, seed_cutoffs=()
 ):
@@ -173,20 +188,12 @@ def query_set_command(
 ) -> None:  # fmt: skip
     """Resolve the comparison's query set to CUIs: query_set.json and query_concepts.txt."""
     from pipeline.compare.run import write_query_set
-    from pipeline.compare.spoke import SpokeGraph
 
     mapping = _mapping(mapping_path)
     if seed:
         try:
             with open_driver(neo4j) as driver:
-                spoke = SpokeGraph(
-                    driver,
-                    database=neo4j.database,
-                    naming=neo4j.naming,
-                    where=neo4j.describe(),
-                    relationships=relationships,
-                    obsolete_property=obsolete_property or None,
-                )
+                spoke = _spoke_graph(driver, neo4j, relationships, obsolete_property)
                 query = resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit,
                                           mapping, spoke, seed_cutoffs)  # fmt: skip
         except Neo4jUnavailable as exc:
@@ -275,7 +282,6 @@ def compare(
     from pipeline.compare.classify import Comparator
     from pipeline.compare.report import no_mapped_concepts, write_report
     from pipeline.compare.run import RELEASES, build_inputs, provenance_path, releases_of, run_comparison
-    from pipeline.compare.spoke import SpokeGraph
     from pipeline.query.build import open_build
 
     stated = {}
@@ -303,14 +309,7 @@ def compare(
         mongo_client = connect(mongo_uri, timeout_ms=3000, socket_timeout_ms=30_000, app="litpath-compare")
     try:
         with open_driver(neo4j) as driver:
-            spoke = SpokeGraph(
-                driver,
-                database=neo4j.database,
-                naming=neo4j.naming,
-                where=neo4j.describe(),
-                relationships=relationships,
-                obsolete_property=obsolete_property or None,
-            )
+            spoke = _spoke_graph(driver, neo4j, relationships, obsolete_property)
             query = resolve_query_set(queries_path, seed, seed_label, seed_hops, seed_labels, seed_limit,
                                       mapping, spoke, seed_cutoffs)  # fmt: skip
             comparator = Comparator(mapping, spoke, hops=hops, scenario4_max_hops=scenario4_max_hops)
