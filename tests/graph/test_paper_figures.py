@@ -34,6 +34,8 @@ def calibrated(tmp_path_factory):
     return root, ingested(root, scale=40_000, seed=6, profile="calibrated")
 
 
+# slow: a calibrated corpus ingested, merged and built twice (about 10 s), beyond the fast tier
+@pytest.mark.slow
 @pytest.mark.parametrize(("mention_source", "low", "high"), [(None, 0.95, 1.05), ("entities", 3.0, None)])
 def test_default_mentions_reproduce_the_papers_paper_concept_relations(calibrated, mention_source, low, high):
     root, folders = calibrated

@@ -46,7 +46,8 @@ def test_fixtures_same_tables(tmp_path, kind, name, block_bytes):
     assert record["counts"]["rows_quarantined"] >= 1  # each fixture has a bad row
 
 
-@pytest.mark.parametrize("profile", ["compact", "calibrated"])
+# the calibrated corpus (about 8 s) runs in the full suite only
+@pytest.mark.parametrize("profile", ["compact", pytest.param("calibrated", marks=pytest.mark.slow)])
 def test_synthetic_corpora_same_tables(tmp_path, profile):
     manifest = generate_corpus(tmp_path / "corpus", 20_000, seed=3, profile=profile)
     for kind, name in (("semmeddb_sentence", "SENTENCE.csv.gz"), ("semmeddb_citations", "CITATIONS.csv"),

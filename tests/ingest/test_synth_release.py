@@ -46,6 +46,7 @@ def _close(value: float, target: float, tolerance: float) -> bool:
     return abs(value - target) <= tolerance * target
 
 
+@pytest.mark.slow  # a calibrated corpus written and read (about 6 s): the full suite only
 @pytest.mark.parametrize(
     ("table", "file", "per_predication"),
     [
@@ -65,6 +66,7 @@ def test_rows_and_row_sizes_follow_a_release(corpus, table, file, per_predicatio
     assert per_predication == pytest.approx(RELEASE_ROWS[table] / RELEASE_ROWS["PREDICATION"])
 
 
+@pytest.mark.slow  # a calibrated corpus written and read (about 6 s): the full suite only
 def test_papers_and_concept_graph_follow_the_model(corpus, tmp_path):
     folder, manifest = corpus
     stats = manifest["stats"]
