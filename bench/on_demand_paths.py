@@ -199,15 +199,22 @@ def main() -> None:
             f"Under load (wrk, {args.connections} connections, {args.duration} s): {load.get('rps', 0):.0f} req/s, "
             f"p50 {load.get('p50_ms', float('nan')):.2f} ms, p99 {load.get('p99_ms', float('nan')):.2f} ms."
         )
+    append_run(out, "# Exact paths on demand (`GET /v1/path`, no stored distances) vs a per-query scipy Dijkstra", lines,
+               result)  # fmt: skip
+    print("\n".join(lines))
+
+
+def append_run(out: Path, title: str, lines: list[str], record: dict) -> None:
+    """One run's Markdown lines appended to ``out`` (started with ``title``) and its record to the
+    JSON history beside it (``out`` with .json), so every run stays next to the earlier ones."""
     if not out.exists():
-        out.write_text("# Exact paths on demand (`GET /v1/path`, no stored distances) vs a per-query scipy Dijkstra\n")
+        out.write_text(title + "\n")
     with out.open("a") as handle:
         handle.write("\n".join(lines) + "\n")
     history = out.with_suffix(".json")
     records = json.loads(history.read_text()) if history.exists() else []
-    records.append(result)
+    records.append(record)
     history.write_text(json.dumps(records, indent=1) + "\n")
-    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from on_demand_paths import cpu_model, start_service  # noqa: E402
+from on_demand_paths import append_run, cpu_model, start_service  # noqa: E402
 from path_service import percentiles, run_wrk  # noqa: E402
 
 KINDS = ("concept-concept", "abstract-abstract", "mixed")
@@ -361,14 +361,7 @@ def write_report(out: Path, r: dict) -> None:
             f"{w.get('errors')}, non-2xx {w.get('non2xx')}; RSS after {web['rss_after_load']['VmRSS'] / gib:.2f} GiB, "
             f"peak {web['rss_after_load']['VmHWM'] / gib:.2f} GiB."
         )
-    if not out.exists():
-        out.write_text("# On-demand exact paths with the path index (hub rows by cost) vs without, and scipy\n")
-    with out.open("a") as handle:
-        handle.write("\n".join(lines) + "\n")
-    history = out.with_suffix(".json")
-    records = json.loads(history.read_text()) if history.exists() else []
-    records.append(r)
-    history.write_text(json.dumps(records, indent=1) + "\n")
+    append_run(out, "# On-demand exact paths with the path index (hub rows by cost) vs without, and scipy", lines, r)
     print("\n".join(lines))
 
 
