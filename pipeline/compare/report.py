@@ -314,6 +314,40 @@ def releases_sentence(prov: dict[str, Any]) -> str:
     )
 
 
+# paper_scaled's keys -> how the sentence names them
+SCALED_NAMES = {
+    "abstract_vertices": "abstracts",
+    "edges_concept_abstract": "paper–concept relations",
+    "edges_abstract_abstract": "citation relations",
+    "concept_vertices": "concepts",
+    "edges_concept_concept": "concept–concept relations",
+}
+
+
+def scale_sentence(prov: dict[str, Any]) -> str:
+    """The full graph beside the COAST paper's figures, scaled to this build's share of a release
+    (empty for a build without ``paper_scaled``): a ratio far from 1 says the build counts
+    something else than the paper did (science review S5)."""
+    scaled = prov.get("paper_scaled") or {}
+    if not scaled.get("predication_rows"):
+        return ""
+    parts = []
+    for key, name in SCALED_NAMES.items():
+        row = scaled.get(key)
+        if not row:
+            continue
+        if "paper_scaled" in row:
+            ratio = f", ratio {row['ratio']:.2f}" if row.get("ratio") is not None else ""
+            parts.append(f"{name} {row['build']:,} (paper, scaled: {row['paper_scaled']:,}{ratio})")
+        else:
+            parts.append(f"{name} {row['build']:,} (paper, whole release: {row['paper_full_release']:,})")
+    return (
+        f"Size beside the COAST paper: this build read {scaled['predication_rows']:,} PREDICATION rows, "
+        f"{100 * scaled['share_of_release']:.1f} % of a release; the paper's counts that grow with the corpus "
+        f"are scaled by that share, the saturating ones given for the whole release: " + "; ".join(parts) + "."
+    )
+
+
 def query_sentence(prov: dict[str, Any]) -> str:
     hood = prov.get("query_neighbourhood")
     text = f"Query set: {prov.get('query_file')}"
@@ -381,6 +415,7 @@ code{font-size:0.9em}
 <p id="readings">{{ readings_text }}</p>
 <p id="ties">{{ ties_text }}</p>
 {% if releases_text %}<p id="releases">{{ releases_text }}</p>{% endif %}
+{% if scale_text %}<p id="paper-scaled">{{ scale_text }}</p>{% endif %}
 {% for w in warnings %}<p class="note warning">Warning: {{ w }}</p>{% endfor %}
 {% if no_mapped %}<p class="note" id="no-mapped">No concept of the query set maps to a SPOKE node present in Neo4j: every pair is scenario 3c, 4 or none only by construction. Check the mapping file and the query identifiers.</p>{% endif %}
 <h2>Scenarios</h2>
@@ -443,6 +478,8 @@ def markdown(run: CompareRun, names: dict[str, str | None], example_rows, no_map
     lines += [readings_sentence(), "", ties_sentence(run), ""]
     if releases_sentence(prov):
         lines += [releases_sentence(prov), ""]
+    if scale_sentence(prov):
+        lines += [scale_sentence(prov), ""]
     lines += [f"> **Warning:** {w}" for w in prov.get("warnings", [])]
     if prov.get("warnings"):
         lines.append("")
@@ -533,7 +570,7 @@ def write_report(run: CompareRun, out_dir: str | Path, names: dict[str, str | No
         coverage=run.coverage, round_trips=run.round_trips, timings=run.timings, no_mapped=no_mapped,
         graph_text=graph_sentence(prov), settings_text=settings_sentence(prov), query_text=query_sentence(prov),
         routes=mapping_routes(run), count_rows=count_rows(run), readings_text=readings_sentence(),
-        ties_text=ties_sentence(run), releases_text=releases_sentence(prov), warnings=prov.get("warnings", []),
+        ties_text=ties_sentence(run), releases_text=releases_sentence(prov), scale_text=scale_sentence(prov), warnings=prov.get("warnings", []),
     )  # fmt: skip
     # Through a temporary file and a rename: the path service serves this file, never half of it.
     partial = paths["html"].with_name(f".{paths['html'].name}.{os.getpid()}.partial")

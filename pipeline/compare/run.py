@@ -316,6 +316,7 @@ def run_comparison(
         "graph_vertices": graph.n,
         "graph_digest": graph.graph_digest,
         "graph_distances": graph.method,
+        **paper_scaled_counts(graph.build_dir),
         "paths_from": dict(finder.distances_used),
         "graph_config": graph_config,
         "query_file": provenance_path(query.path, graph.build_dir),
@@ -404,6 +405,17 @@ def releases_of(
         releases["spoke"] = " ".join(part for part in (spoke, f"({source})" if source else None) if part)
     releases.update({key: value for key, value in stated.items() if value})
     return {key: releases.get(key) or "not recorded" for key in RELEASES}
+
+
+def paper_scaled_counts(build_dir: Path) -> dict[str, Any]:
+    """``{"paper_scaled": ...}``: the full graph's counts beside the COAST paper's, scaled to the
+    build (graph_counts.json, :mod:`pipeline.graph.paper_figures`); empty for a build made before
+    those counts were recorded."""
+    counts_file = BuildLayout(build_dir).graph("full").counts
+    if not counts_file.exists():
+        return {}
+    scaled = json.loads(counts_file.read_text()).get("paper_scaled")
+    return {"paper_scaled": scaled} if scaled else {}
 
 
 def run_warnings(comparator: Comparator, query: QuerySet | None = None) -> list[str]:

@@ -240,6 +240,12 @@ def test_the_comparison_counts_both_readings_each_cause_and_the_releases(finishe
     for line in expected_lines:
         assert line in report, line
     assert f"Releases: SPOKE {sample['spoke']}; UMLS {sample['umls']}; SemMedDB VER43_R " in report
+    # The graph beside the paper's counts, scaled (issue 27, item 2): as graph_counts.json has them.
+    scaled = json.loads(((workdir / "results" / "latest").resolve() / "graph" / "graph_counts.json").read_text())
+    scaled = scaled["paper_scaled"]
+    assert record["provenance"]["paper_scaled"] == scaled
+    row = scaled["edges_concept_abstract"]
+    assert f"paper–concept relations {row['build']:,} (paper, scaled: {row['paper_scaled']:,}" in report
 
 
 def test_how_the_solve_runs_rebuilds_nothing(finished_build) -> None:
