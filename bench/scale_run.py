@@ -91,6 +91,25 @@ def rule_peaks(build: Path) -> dict[str, float]:
     return peaks
 
 
+def sampled_rss_sentence(sampled: dict, budget_gib: float) -> str:
+    """One line on bench/process_rss.py's samples: the largest workflow process and local server,
+    and every process over the budget."""
+    rows = sampled["processes"]
+    over = [r for r in rows if r["peak_mib"] > budget_gib * 1024]
+    workflow = [r for r in rows if not r["server"]]
+    servers = [r for r in rows if r["server"]]
+
+    def named(row: dict) -> str:
+        return f"{row['peak_mib']:,.0f} MiB (`{row['command'][:90]}`)"
+
+    text = (f"\nEvery process sampled every {sampled['interval_s']} s (bench/process_rss.py): {len(rows)} "
+            f"processes; the largest workflow process {named(workflow[0]) if workflow else '--'}; the largest local "
+            f"server {named(servers[0]) if servers else '-- (none sampled)'}; ")  # fmt: skip
+    if over:
+        return text + f"**{len(over)} over the {budget_gib:g} GiB budget**: " + "; ".join(named(r) for r in over) + "."
+    return text + f"none over the {budget_gib:g} GiB budget."
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--log", action="append", required=True, help="Snakemake log (repeatable)")
@@ -98,6 +117,8 @@ def main() -> None:
     parser.add_argument("--label", required=True)
     parser.add_argument("--time", action="append", default=[], help="/usr/bin/time -v output (repeatable)")
     parser.add_argument("--note", default="", help="a sentence on the conditions of the run")
+    parser.add_argument("--sampled", help="bench/process_rss.py's JSON: each process's peak RSS")
+    parser.add_argument("--budget-gib", type=float, default=8.0, help="the memory budget to check against")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "scale_runs.md"))
     args = parser.parse_args()
 
@@ -161,6 +182,10 @@ def main() -> None:
                 f"\n`/usr/bin/time -v` of run {i + 1}: wall {report.get('wall_s', 0) / 60:.1f} min, "
                 f"largest process peak RSS {report.get('peak_rss_mib', 0):,.0f} MiB."
             )
+    if args.sampled:
+        sampled = json.loads(Path(args.sampled).read_text())
+        record["sampled_rss"] = sampled
+        lines.append(sampled_rss_sentence(sampled, args.budget_gib))
     out = Path(args.out)
     if not out.exists():
         out.write_text("# Whole-workflow runs at scale (`make run CONFIG=...` on synth corpora)\n")
