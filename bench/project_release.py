@@ -1,0 +1,168 @@
+"""Fit the stage times of whole-workflow runs at several sizes and project them to a full release.
+
+    .venv/bin/python bench/project_release.py \\
+        --run "synth 1M calibrated (issue 27), first build=1000000" \\
+        --run "synth 10M calibrated (issue 27), first build=10000000" \\
+        --run "synth 30M calibrated (issue 27), first build=30000000"
+
+Reads the named records of ``bench/results/scale_runs.json`` (written by ``bench/scale_run.py``),
+each with the PREDICATION rows its corpus holds, and fits each stage's time as ``a * n**b`` (least
+squares in log-log over every run given, and separately the slope between the two largest runs,
+which sees the growth nearest the target; stages under 5 s in every run are taken as they are). A stage's wall time is its job seconds divided by the
+jobs that ran at once (``ingest_file``: ``--cores``; every other stage is one job). The projection
+to ``--target`` predications (a SemMedDB release's 126,268,045 PREDICATION rows by default) takes,
+per stage, the larger of the two fits -- the conservative reading -- and the sum is the projected
+wall time on this machine. Appends a table to ``bench/results/scale_runs.md`` and draws
+``bench/results/scale_projection.png`` (stage times against predications, log-log, with the fits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RELEASE_PREDICATIONS = 126_268_045  # a recent SemMedDB release's PREDICATION rows (issue 27)
+PARALLEL_RULES = {"ingest_file"}  # rules whose jobs run --cores at a time
+RESOLUTION_S = 5.0  # stages under this in every run are not fitted (the log stamps whole seconds)
+
+
+def power_fit(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """(a, b) of t = a * n**b by least squares on (log n, log t); points with t <= 0 are left out
+    (a stage under the log's one-second resolution)."""
+    usable = [(math.log(n), math.log(t)) for n, t in points if t > 0]
+    if not usable:
+        return 0.0, 1.0
+    if len(usable) == 1:  # one point: linear growth through it
+        return math.exp(usable[0][1] - usable[0][0]), 1.0
+    mean_x = sum(x for x, _ in usable) / len(usable)
+    mean_y = sum(y for _, y in usable) / len(usable)
+    sxx = sum((x - mean_x) ** 2 for x, _ in usable)
+    b = sum((x - mean_x) * (y - mean_y) for x, y in usable) / sxx if sxx else 1.0
+    return math.exp(mean_y - b * mean_x), b
+
+
+def stage_walls(record: dict, cores: int) -> dict[str, float]:
+    """Each stage's wall seconds in one run: job seconds, divided by ``cores`` for parallel rules."""
+    return {
+        rule: seconds / (min(cores, record["jobs_count"][rule]) if rule in PARALLEL_RULES else 1)
+        for rule, seconds in record["jobs_seconds"].items()
+        if rule != "all"
+    }
+
+
+def project(runs: list[tuple[int, dict]], cores: int, target: int) -> dict:
+    runs = sorted(runs, key=lambda run: run[0])
+    walls = [(n, stage_walls(record, cores)) for n, record in runs]
+    rules = sorted({rule for _, stage in walls for rule in stage})
+    rows = []
+    for rule in rules:
+        points = [(n, stage.get(rule, 0.0)) for n, stage in walls]
+        if max(t for _, t in points) < RESOLUTION_S:
+            # under the Snakemake log's one-second stamps everywhere: no growth to fit, taken as is
+            rows.append({"rule": rule, "seconds": [t for _, t in points], "exponent_all": None,
+                         "exponent_largest_two": None, "projected_s": max(t for _, t in points)})  # fmt: skip
+            continue
+        a, b = power_fit(points)
+        all_runs = a * target**b
+        (n1, t1), (n2, t2) = points[-2], points[-1]
+        if t1 > 0 and t2 > 0:
+            slope = math.log(t2 / t1) / math.log(n2 / n1)
+            largest_two = t2 * (target / n2) ** slope
+        else:
+            slope, largest_two = None, all_runs
+        rows.append({"rule": rule, "seconds": [t for _, t in points], "exponent_all": round(b, 3),
+                     "exponent_largest_two": None if slope is None else round(slope, 3),
+                     "projected_all_s": round(all_runs, 1), "projected_largest_two_s": round(largest_two, 1),
+                     # a stage is taken never to get faster with size (a fit through noise can fall)
+                     "projected_s": round(max(all_runs, largest_two, points[-1][1]), 1)})  # fmt: skip
+    spans = [(n, record["span_s"]) for n, record in runs]
+    return {"target": target, "cores": cores, "sizes": [n for n, _ in runs], "stages": rows,
+            "measured_span_s": [t for _, t in spans],
+            "projected_total_s": round(sum(row["projected_s"] for row in rows), 1)}  # fmt: skip
+
+
+def draw(result: dict, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = result["sizes"]
+    figure, axes = plt.subplots(figsize=(8, 5.5))
+    top = [
+        row
+        for row in sorted(result["stages"], key=lambda row: -row["projected_s"])
+        if row["exponent_all"] is not None
+    ][:6]
+    for row in top:
+        line = axes.loglog(sizes, [max(t, 0.5) for t in row["seconds"]], "o-", label=row["rule"])[0]
+        axes.loglog([sizes[-1], result["target"]], [max(row["seconds"][-1], 0.5), row["projected_s"]], "--",
+                    color=line.get_color())  # fmt: skip
+    axes.axvline(result["target"], color="grey", lw=0.8)
+    axes.set_xlabel("PREDICATION rows")
+    axes.set_ylabel("stage wall seconds (ingest: job seconds / cores)")
+    axes.set_title(f"Stage times measured (dots) and projected to a release (dashes): "
+                   f"{result['projected_total_s'] / 3600:.2f} h in all", fontsize=10)  # fmt: skip
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(out, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", action="append", required=True, help="LABEL=PREDICATIONS (repeatable)")
+    parser.add_argument("--cores", type=int, default=2, help="the cores the runs used (--cores of snakemake)")
+    parser.add_argument("--target", type=int, default=RELEASE_PREDICATIONS)
+    parser.add_argument("--note", default="")
+    parser.add_argument("--results", default=str(REPO / "bench" / "results" / "scale_runs.md"))
+    args = parser.parse_args()
+    out = Path(args.results)
+    records = {record["label"]: record for record in json.loads(out.with_suffix(".json").read_text())}
+    runs = []
+    for spec in args.run:
+        label, _, predications = spec.rpartition("=")
+        if label not in records:
+            sys.exit(f"project_release: no run labelled {label!r} in {out.with_suffix('.json')}")
+        runs.append((int(predications), records[label]))
+    result = project(runs, args.cores, args.target)
+    figure = out.with_name("scale_projection.png")
+    draw(result, figure)
+    sizes = ", ".join(f"{n / 1e6:g}M" for n in result["sizes"])
+    lines = [
+        f"\n## {datetime.now(UTC).isoformat(timespec='seconds')} -- projection to a full release "
+        f"({args.target:,} predications) from the runs at {sizes} (`bench/project_release.py`)\n",
+        "Each stage fitted as a·n^b over all runs and between the two largest; the projection takes the larger "
+        f"of the two. Wall seconds per stage (ingest: job seconds / {args.cores} cores). "
+        + (args.note + " " if args.note else "")
+        + f"Plot: `{figure.name}`.",
+        "",
+        "| stage | "
+        + " | ".join(f"{n / 1e6:g}M (s)" for n in result["sizes"])
+        + " | b (all runs) | b (largest two) | projected (s) |",
+        "|---|" + "---:|" * (len(result["sizes"]) + 3),
+    ]
+    for row in sorted(result["stages"], key=lambda row: -row["projected_s"]):
+        seconds = " | ".join(f"{t:,.0f}" for t in row["seconds"])
+        fitted = "--" if row["exponent_all"] is None else f"{row['exponent_all']:.2f}"
+        two = "--" if row["exponent_largest_two"] is None else f"{row['exponent_largest_two']:.2f}"
+        lines.append(f"| {row['rule']} | {seconds} | {fitted} | {two} | {row['projected_s']:,.0f} |")
+    spans = " / ".join(f"{t / 60:.1f}" for t in result["measured_span_s"])
+    lines += ["", f"Measured first job to last: {spans} min. **Projected wall at {args.target:,} predications: "
+              f"{result['projected_total_s'] / 3600:.2f} h** (sum of the stages; Snakemake's own overhead between "
+              "jobs is not in it)."]  # fmt: skip
+    with out.open("a") as handle:
+        handle.write("\n".join(lines) + "\n")
+    history = out.with_name("scale_projection.json")
+    entries = json.loads(history.read_text()) if history.exists() else []
+    entries.append({"date": datetime.now(UTC).isoformat(timespec="seconds"), **result})
+    history.write_text(json.dumps(entries, indent=1) + "\n")
+    print("\n".join(lines), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
