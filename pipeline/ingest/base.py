@@ -41,14 +41,16 @@ from pipeline.runtime.progress import Progress
 
 BATCH_ROWS = 100_000
 
-# Ingest-internal tables (not build-level tables): SemMedDB SENTENCE gives sentence -> paper,
-# ENTITY gives concept mentions per sentence; the merge step joins the two into MENTIONS.
+# Ingest-internal tables (not build-level tables): SemMedDB SENTENCE gives sentence -> paper
+# and the sentence's text (kept whole here; the merge's sentences table caps it), ENTITY gives
+# concept mentions per sentence; the merge step joins the two into MENTIONS.
 SENTENCES = pa.schema(
     [
         pa.field("sentence_id", pa.int64(), nullable=False),
         pa.field("doc_id", pa.string(), nullable=False),
         pa.field("type", pa.string()),  # ti | ab
         pa.field("number", pa.int32()),
+        pa.field("text", pa.string()),  # SENTENCE; null for \N
     ]
 )
 ENTITY_MENTIONS = pa.schema(

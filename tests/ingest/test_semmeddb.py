@@ -134,12 +134,16 @@ def test_citations_sentence_entity(tmp_path):
 
     result = ingest_file("semmeddb_sentence", DATA / "semmeddb" / "SENTENCE.csv", tmp_path / "s")
     assert (result.rows_accepted, result.rows_quarantined) == (3, 1)
-    assert rows(tmp_path / "s", "sentences")[0] == {
+    sentences = rows(tmp_path / "s", "sentences")
+    assert sentences[0] == {
         "sentence_id": 501,
         "doc_id": "PMID:12345678",
         "type": "ti",
         "number": 1,
+        # latin-1 decoded, the dump's backslash escapes undone
+        "text": 'Sj\u00f6gren\'s syndrome treated with drug "X", a study.',
     }
+    assert [row["text"] for row in sentences[1:]] == ["SLC3A2 stimulates Sjogren.", "IFI27 and PSMD9 coexist."]
 
     result = ingest_file("semmeddb_entity", DATA / "semmeddb" / "ENTITY.csv", tmp_path / "e")
     assert (result.rows_accepted, result.rows_quarantined) == (4, 1)

@@ -146,3 +146,22 @@ def test_gene_only_entity_reads_its_gene_id_and_a_literal_n_is_quarantined(tmp_p
     assert [(r["sentence_id"], r["cui"]) for r in block["entity_mentions"]] == [(10, "GENE:6520"), (11, "C0000123")]
     assert [(q["line"], q["field"]) for q in block["quarantine"]] == [(2, "CUI")]
     assert {c["cui"]: c["name"] for c in block["concepts"]} == {"GENE:6520": "SLC3A2", "C0000123": "Drug X"}
+
+
+def test_sentence_text_nulls_and_escapes_same_on_both_paths(tmp_path):
+    # The text is kept for the hops' evidence: \N is NULL, a quoted "N" is the letter N (Arrow
+    # reads both as N, so the block path hands them to the record path), escapes are undone.
+    lines = [
+        b'"1","10","ti","1","0",\\N,"0",\\N,\\N\n',
+        b'"2","10","ab","2","0","N","1",\\N,\\N\n',
+        b'"3","10","ab","3","0","He said \\"no\\", \\\\ then left.","9",\\N,\\N\n',
+        b'"4","11","ab","1","0","","0",\\N,\\N\n',
+        b'"5","11","ab","2","0","Caf\xe9 au lait spots.","20",\\N,\\N\n',
+    ]
+    path = tmp_path / "SENTENCE.csv"
+    path.write_bytes(b"".join(lines))
+    record, block = _both_paths("semmeddb_sentence", path, tmp_path)
+    assert block == record
+    assert [row["text"] for row in record["sentences"]] == [
+        None, "N", 'He said "no", \\ then left.', "", "Caf\u00e9 au lait spots.",
+    ]

@@ -13,15 +13,15 @@ from pipeline.ingest.semmeddb.fields import parse_cui_field, reject_width, requi
 
 
 def sentence_row(fields: list[str | None], out: Any) -> None:
-    """One SENTENCE record -> a ``sentences`` row (sentence_id, doc_id, type, number), for the
-    merge's ENTITY mentions; RowError for a row the quarantine takes."""
+    """One SENTENCE record -> a ``sentences`` row (sentence_id, doc_id, type, number, text), for the
+    merge's ENTITY mentions and the hops' readable evidence; RowError for a row the quarantine takes."""
     reject_width(fields, (8, 9), "SENTENCE")
     sentence_id = required_int(fields[0], "SENTENCE_ID")
     pmid = required_int(fields[1], "PMID")
     number = parse_int(fields[3], INT32_MAX) if fields[3] is not None else None
     if fields[3] is not None and number is None:
         raise RowError("NUMBER", f"expected an integer up to {INT32_MAX}, got {fields[3]!r}")
-    out.add_values("sentences", (sentence_id, f"PMID:{pmid}", fields[2], number))
+    out.add_values("sentences", (sentence_id, f"PMID:{pmid}", fields[2], number, fields[5]))
 
 
 def citations_row(fields: list[str | None], out: Any, source_file: str) -> None:

@@ -139,12 +139,12 @@ class _TableBlocks(BlockReader):
 
 
 class SentenceBlocks(_TableBlocks):
-    """SENTENCE -> sentences (sentence_id, doc_id, type, number)."""
+    """SENTENCE -> sentences (sentence_id, doc_id, type, number, text)."""
 
     columns = SENTENCE_COLUMNS
     widths = (8, 9)
     id_fields = ("SENTENCE_ID", "PMID")
-    parsed = 4  # SENTENCE_ID, PMID, TYPE, NUMBER; the text is tokenised, never converted
+    parsed = 6  # SENTENCE_ID, PMID, TYPE, NUMBER, SENT_START_INDEX, SENTENCE (the text, kept)
     table = "sentences"
     thread_name = "sentence-parse"
 
@@ -161,6 +161,8 @@ class SentenceBlocks(_TableBlocks):
         number_indices, number_text = text_dictionary(table.column("NUMBER"))
         number_valid, number_value = _small_int(number_text)
         ok &= per_row(pa.array(number_valid), number_indices)
+        text_indices, text_text = text_dictionary(table.column("SENTENCE"))
+        ok &= per_row(pc.not_equal(text_text, "N"), text_indices)  # \N or N: the record path decides
         line_of_row = self.rows_of(invalid, n_lines)
         slow = self.slow_records(data, self.slow_lines(invalid, n_lines, line_of_row, ok))
         if slow is None:
@@ -173,6 +175,7 @@ class SentenceBlocks(_TableBlocks):
                 "doc_id": doc_ids(pc.filter(pmid, keep).to_numpy()),
                 "type": pc.take(type_text, pc.filter(type_indices, keep)),
                 "number": pc.cast(pc.take(number_value, pc.filter(number_indices, keep)), pa.int32()),
+                "text": pc.take(text_text, pc.filter(text_indices, keep)),
             }
         )
         return {"rows": rows, "slow_records": slow, "n_accepted": int(ok.sum())}
