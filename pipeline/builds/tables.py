@@ -71,6 +71,17 @@ CONCEPTS = pa.schema(
     ]
 )
 
+# The text of every sentence a predication names (the merge's rule 6, pipeline.merge.sentences):
+# what a hop's evidence quotes. Capped at 500 characters. (The per-file ingest table of the same
+# name, pipeline.ingest.base.SENTENCES, also has the sentence's type and number.)
+SENTENCES = pa.schema(
+    [
+        pa.field("sentence_id", pa.int64(), nullable=False),
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("text", pa.string()),
+    ]
+)
+
 # Deletions announced by PubMed update files (DeleteCitation), applied in file order.
 DELETIONS = pa.schema(
     [
@@ -116,6 +127,7 @@ ALL_TABLES: dict[str, pa.Schema] = {
     "predications": PREDICATIONS,
     "citations": CITATIONS,
     "concepts": CONCEPTS,
+    "sentences": SENTENCES,
     "deletions": DELETIONS,
     "vertices": VERTICES,
     "edges": EDGES,

@@ -35,6 +35,9 @@ The rules, applied in this order:
      about 8 times as many; README, "What a mention is").
 5. **Predications** streamed through (filtered and remapped), **citations** deduplicated,
    **concepts** deduplicated: first non-null name in file order, union of semantic types.
+6. **Sentences**: the SENTENCE rows the predications name, one per sentence_id (a later file
+   wins), text capped at 500 characters: what a hop's evidence quotes
+   (:mod:`pipeline.merge.sentences`).
 
 Memory follows ``resources.memory_gib``: the document records and the mentions are merged in
 memory when they fit it, else in doc_id-range partitions spilled to disk (the same tables,
@@ -65,6 +68,7 @@ from pipeline.merge.documents import PaperIds, write_documents
 from pipeline.merge.inputs import MergeInputs
 from pipeline.merge.mentions import write_mentions
 from pipeline.merge.predications import write_concepts, write_predications, write_quarantine
+from pipeline.merge.sentences import write_sentences
 from pipeline.merge.time_slice import cut_at_year
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
@@ -103,7 +107,7 @@ def merge_ingested(
 ) -> dict[str, Any]:
     """Merge per-file ingest outputs (in input order) into build-level tables in ``out_dir``.
 
-    Writes documents, mentions, predications, citations, concepts and quarantine Parquet
+    Writes documents, mentions, predications, citations, concepts, sentences and quarantine Parquet
     files plus ``counts.json``; returns that counts dictionary.
     """
     started = time.perf_counter()
@@ -126,6 +130,9 @@ def merge_ingested(
         ("citations", ("citations",), lambda path: write_citations(inputs, papers, path)),
         ("concepts", ("concepts",), lambda path: write_concepts(inputs, path)),
         ("predications", ("predications",), lambda path: write_predications(inputs, papers, path)),
+        # after predications: it keeps the sentences the merged predications name
+        ("sentences", ("sentences",),
+         lambda path: write_sentences(inputs, papers, TableFolder(out_dir).table("predications"), path)),
     )
     # Progress: the rows each step reads, from the per-file counts (ETA at step granularity).
     step_rows = {name: sum(inputs.table_rows(table) for table in reads) for name, reads, _ in steps}

@@ -33,6 +33,7 @@ PAPER_COLUMNS: dict[str, tuple[str, ...]] = {
     "documents": ("doc_id",),
     "mentions": ("doc_id",),
     "predications": ("doc_id",),
+    "sentences": ("doc_id",),
     "citations": ("citing", "cited"),
 }
 BATCH_ROWS = 1 << 20
