@@ -64,6 +64,7 @@ from pipeline.builds.layout import TableFolder
 from pipeline.config import check_setting, schema_of
 from pipeline.ingest.base import IngestError
 from pipeline.merge.citations import write_citations
+from pipeline.merge.delta import Delta
 from pipeline.merge.documents import PaperIds, write_documents
 from pipeline.merge.inputs import MergeInputs
 from pipeline.merge.mentions import write_mentions
@@ -103,12 +104,15 @@ def mention_source_for(requested: str, file_counts: list[dict[str, Any]]) -> tup
 
 
 def merge_ingested(
-    file_dirs: list[Path], out_dir: Path, config: dict[str, Any] | None = None
+    file_dirs: list[Path], out_dir: Path, config: dict[str, Any] | None = None, previous: Path | None = None
 ) -> dict[str, Any]:
     """Merge per-file ingest outputs (in input order) into build-level tables in ``out_dir``.
 
     Writes documents, mentions, predications, citations, concepts, sentences and quarantine Parquet
-    files plus ``counts.json``; returns that counts dictionary.
+    files plus ``counts.json``; returns that counts dictionary. ``previous``: the tables folder of
+    an earlier complete build of some of these files (same order, same settings), which the merge
+    brings up to date on the delta where :mod:`pipeline.merge.delta`'s rules allow (counts.json's
+    ``incremental`` says whether it did, and if not why).
     """
     started = time.perf_counter()
     config = config or {}
@@ -134,6 +138,12 @@ def merge_ingested(
         ("sentences", ("sentences",),
          lambda path: write_sentences(inputs, papers, TableFolder(out_dir).table("predications"), path)),
     )
+    incremental = None
+    if previous is not None:  # the earlier build's tables, with only what the new files change redone
+        delta = Delta(inputs, papers, Path(previous), config)
+        refusal = delta.refusal(requested, [name for name, _, _ in steps])
+        incremental = {"previous_tables": str(previous), "used": refusal is None, "reason": refusal}
+        steps = delta.steps(out_dir, steps) if refusal is None else steps
     # Progress: the rows each step reads, from the per-file counts (ETA at step granularity).
     step_rows = {name: sum(inputs.table_rows(table) for table in reads) for name, reads, _ in steps}
     progress = Progress("litpath merge", sum(step_rows.values()), "rows")
@@ -164,6 +174,7 @@ def merge_ingested(
         "mention_source_reason": mention_source_reason,
         "tables": written,
         **({"time_slice": time_slice} if time_slice is not None else {}),
+        **({"incremental": incremental} if incremental is not None else {}),
         "seconds": round(time.perf_counter() - started, 3),
     }
     write_atomically(TableFolder(out_dir).counts, json.dumps(counts, indent=2) + "\n")

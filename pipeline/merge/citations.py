@@ -32,7 +32,7 @@ def write_citations(inputs: MergeInputs, papers: PaperIds, path: Path) -> int:
     when the pairs fit half the budget; else the cleaned pairs are routed a batch at a time
     into ``citation_partitions`` citing-range files on disk
     (:class:`~pipeline.merge.partitions.RangePartitions`), each sorted and deduplicated alone
-    (:func:`_distinct_citations`) and appended in range order: both copies of a duplicate have
+    (:func:`distinct_citations`) and appended in range order: both copies of a duplicate have
     one citing value, so one range, and the ranges follow the sort, so the table and the counts
     are those of the in-memory merge. (The Open Citation Collection has hundreds of millions of
     pairs.)
@@ -59,7 +59,7 @@ def _distinct_by_range(inputs: MergeInputs, papers: PaperIds, partitions: int) -
         total: pa.Table | None = None
         for part in _citation_parts(inputs, papers):
             total = part if total is None else pa.concat_tables([total, part])
-            total = _distinct_citations(total).cast(_CITATION_PAIRS)
+            total = distinct_citations(total).cast(_CITATION_PAIRS)
         yield tables.CITATIONS.empty_table() if total is None else total.cast(tables.CITATIONS)
         return
     with inputs.spill() as folder:
@@ -70,7 +70,7 @@ def _distinct_by_range(inputs: MergeInputs, papers: PaperIds, partitions: int) -
         for k in range(spilled.k):
             pairs = spilled.read("citations", k)
             if pairs is not None and pairs.num_rows:
-                yield _distinct_citations(pairs)
+                yield distinct_citations(pairs)
 
 
 def _citation_parts(inputs: MergeInputs, papers: PaperIds, streamed: bool = False) -> Iterator[pa.Table]:
@@ -84,20 +84,28 @@ def _citation_parts(inputs: MergeInputs, papers: PaperIds, streamed: bool = Fals
         if not path.exists():
             continue
         for part in table_batches(path) if streamed else [pq.read_table(path)]:
-            if part.num_rows == 0:
-                continue
-            part = papers.clean(part, index, "citing", "citations").cast(_CITATION_PAIRS)
-            if papers.remap:
-                part = part.set_column(1, "cited", remapped(part.column("cited"), papers.remap))
-            if len(doomed_targets):
-                to_deleted = deleted_mask(part.column("cited"), doomed_targets)
-                inputs.bump("citations_to_deleted_removed", pc.sum(to_deleted).as_py() or 0)
-                part = part.filter(pc.invert(to_deleted))
-            inputs.bump("citation_records", part.num_rows)
-            yield part
+            if part.num_rows:
+                yield cleaned_citations(inputs, papers, part, index, doomed_targets)
 
 
-def _distinct_citations(pairs: pa.Table) -> pa.Table:
+def cleaned_citations(
+    inputs: MergeInputs, papers: PaperIds, part: pa.Table, index: int, doomed_targets: pa.Array
+) -> pa.Table:
+    """The (citing, cited) pairs of file ``index``, cleaned and counted: rules 1-2 on the citing
+    paper, the cited paper remapped by DOI match, citations to ``doomed_targets`` (the papers
+    deleted for good) dropped."""
+    part = papers.clean(part, index, "citing", "citations").cast(_CITATION_PAIRS)
+    if papers.remap:
+        part = part.set_column(1, "cited", remapped(part.column("cited"), papers.remap))
+    if len(doomed_targets):
+        to_deleted = deleted_mask(part.column("cited"), doomed_targets)
+        inputs.bump("citations_to_deleted_removed", pc.sum(to_deleted).as_py() or 0)
+        part = part.filter(pc.invert(to_deleted))
+    inputs.bump("citation_records", part.num_rows)
+    return part
+
+
+def distinct_citations(pairs: pa.Table) -> pa.Table:
     """The distinct (citing, cited) pairs, sorted by citing, then cited, in the citations schema.
 
     Sorted first, then each pair kept where it differs from the one before: half the memory of

@@ -142,7 +142,7 @@ def write_documents(inputs: MergeInputs, papers: PaperIds, path: Path) -> int:
     """The documents table (one row per paper, sorted by doc_id) written to ``path``; its rows.
 
     First the DOI match of CORD-19 papers to PubMed ids (:meth:`PaperIds.match_dois`, from the
-    key columns only); then each paper's records merged (:func:`_merged_documents`). When the
+    key columns only); then each paper's records merged (:func:`merged_documents`). When the
     records would not fit the memory budget (titles and abstracts held by pandas take about
     MERGE_BYTES_PER_DOCUMENT_BYTE times their size in Parquet), they are split by doc_id range
     into partitions on disk and merged one partition at a time, which gives the same table in
@@ -156,7 +156,7 @@ def write_documents(inputs: MergeInputs, papers: PaperIds, path: Path) -> int:
     written = 0
     with pq.ParquetWriter(path, tables.DOCUMENTS) as writer:
         for records in _records_by_range(inputs, papers, partitions):
-            merged = _merged_documents(records)
+            merged = merged_documents(records)
             inputs.bump("documents_deduplicated", records.num_rows - merged.num_rows)
             still_there |= pc.is_in(deleted, value_set=merged.column("doc_id")).to_numpy(zero_copy_only=False)
             if merged.num_rows:
@@ -195,14 +195,18 @@ def _document_records(inputs: MergeInputs, papers: PaperIds, streamed: bool = Fa
         path = TableFolder(file_dir).table("documents")
         if not path.exists():
             continue
-        doomed = papers.doomed(index)
         for docs in table_batches(path) if streamed else [pq.ParquetFile(path).read()]:
-            if docs.num_rows == 0:
-                continue
-            docs = docs.filter(pc.invert(deleted_mask(docs.column("doc_id"), doomed)))
-            docs = docs.select(tables.DOCUMENTS.names).cast(tables.DOCUMENTS)  # one schema for every file
-            docs = docs.set_column(0, "doc_id", remapped(docs.column("doc_id"), papers.remap))
-            yield docs.append_column("_file", pa.array(np.full(docs.num_rows, index, np.int64)))
+            if docs.num_rows:
+                yield cleaned_records(docs, index, papers)
+
+
+def cleaned_records(docs: pa.Table, index: int, papers: PaperIds) -> pa.Table:
+    """Document records of file ``index`` with rules 1-2 applied, in the documents schema, with
+    the file's position (``_file``) that :func:`merged_documents` ranks them by."""
+    docs = docs.filter(pc.invert(deleted_mask(docs.column("doc_id"), papers.doomed(index))))
+    docs = docs.select(tables.DOCUMENTS.names).cast(tables.DOCUMENTS)  # one schema for every file
+    docs = docs.set_column(0, "doc_id", remapped(docs.column("doc_id"), papers.remap))
+    return docs.append_column("_file", pa.array(np.full(docs.num_rows, index, np.int64)))
 
 
 def _document_splits(inputs: MergeInputs, papers: PaperIds, partitions: int) -> list[str]:
@@ -229,7 +233,7 @@ def _document_splits(inputs: MergeInputs, papers: PaperIds, partitions: int) -> 
     return sorted(set(doc_ids.take(pa.array(np.minimum(at, len(doc_ids) - 1))).to_pylist()))
 
 
-def _merged_documents(records: pa.Table) -> pa.Table:
+def merged_documents(records: pa.Table) -> pa.Table:
     """One row per doc_id from its records (``_file`` = the file's position): per column the
     first value that is not null, taking records by source rank (PubMed, CORD-19, SemMedDB)
     and then the latest file first; ``source`` and ``source_file`` from the top record itself;

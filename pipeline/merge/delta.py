@@ -1,0 +1,350 @@
+"""The merge on the delta: a build whose inputs are an earlier complete build's plus some new
+files (a PubMed update file, a citation file) starts from that build's tables and recomputes only
+the rows the new files can change. The tables it writes equal those of a full merge of the same
+inputs (tests/merge/test_merge_delta.py checks it table by table against the full merge).
+
+Why each table's rows outside the delta are unchanged, under :func:`refusal`'s conditions (the
+DOI matches of rule 2 are the same before and after, the new files carry only documents,
+deletions, citations, concepts and quarantine, every file with mentions or predications comes
+before every new file that deletes, and no DOI match targets a deleted paper):
+
+* **documents** (rule 3): a paper's row depends only on its own records and deletions, so the
+  papers the new files have records of or delete are merged again from every file's records of
+  them (read by row group, only where a file has one), the rest are the earlier rows.
+* **mentions**, **predications** (rules 1, 4, 5): the new files have none, so the only change is
+  rule 1: a paper a new file deletes loses every row of the files before it, which are all the
+  files with such rows. Those rows are dropped from the earlier tables; the file is copied when
+  there are none.
+* **citations** (rules 1, 5): a pair changes only if its citing paper is cited or deleted by a
+  new file, or its cited paper changed between deleted for good and not; those pairs are
+  recomputed from every file's pairs, the rest are the earlier ones.
+* **concepts**: merged whole again when a new file has concepts (the table is small), else copied.
+* **quarantine**: every file's quarantined rows in the new file order, then the merge's own rows,
+  which come from the ENTITY and SENTENCE files the new files lack, so they are the earlier build's.
+
+Anything else falls back to the full merge, and counts.json's ``incremental`` says why.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.builds import tables
+from pipeline.builds.layout import TableFolder
+from pipeline.ingest.base import DICTIONARY_COLUMNS
+from pipeline.merge.citations import cleaned_citations, distinct_citations
+from pipeline.merge.documents import PaperIds, cleaned_records, deleted_mask, merged_documents, remapped
+from pipeline.merge.inputs import MergeInputs
+from pipeline.merge.partitions import MERGE_STREAM_ROWS
+from pipeline.merge.predications import write_concepts
+
+# The per-file tables a new file may carry for the merge to work on the delta. A file with any
+# other (a SemMedDB dump's predications, mentions, entities, sentences) makes a full merge.
+DELTA_FILE_TABLES = frozenset({"documents", "deletions", "citations", "concepts", "quarantine"})
+# Bytes per predication row past which the sentences step works in sentence_id ranges (half the
+# memory budget; pipeline.merge.sentences.BYTES_PER_CITED_SENTENCE): its row order then follows
+# ranges sampled from the predications, which the delta cannot reproduce.
+BYTES_PER_CITED_SENTENCE = 9
+
+
+class Delta:
+    """The earlier build's tables (``previous``: its tables folder) and what the new files change.
+
+    ``inputs`` and ``papers`` are the full merge's (every file, the new order); ``old`` and
+    ``old_papers`` the same for the earlier build's files alone.
+    """
+
+    def __init__(self, inputs: MergeInputs, papers: PaperIds, previous: Path, config: dict[str, Any]) -> None:
+        self.inputs = inputs
+        self.papers = papers
+        self.previous = TableFolder(previous)
+        self.previous_counts = json.loads(self.previous.counts.read_text())
+        self.config = config
+        identity = [(c.get("kind"), c.get("sha256")) for c in inputs.file_counts]
+        earlier = [(c.get("kind"), c.get("sha256")) for c in self.previous_counts.get("files", [])]
+        self.old_indices = _subsequence(earlier, identity)
+        self.new_indices = [i for i in range(len(identity)) if i not in set(self.old_indices or ())]
+        self.old: MergeInputs | None = None
+        self.old_papers: PaperIds | None = None
+        self.deleted = pa.array([], pa.string())  # the papers the new files delete (D)
+
+    def refusal(self, requested: str, step_names: list[str]) -> str | None:
+        """Why this merge cannot work on the delta, or None when it can. Reads the key columns of
+        the documents to compare the DOI matches before and after (rule 2)."""
+        counts = self.previous_counts
+        if self.old_indices is None or not self.new_indices:
+            return "the earlier build's input files are not this build's minus some, in the same order"
+        missing = sorted(set(step_names) - set(counts.get("tables", {})))
+        if missing:
+            return f"the earlier build has no {', '.join(missing)} table"
+        if counts.get("mention_source_requested") != requested:
+            return "the earlier build read mentions from another mention_source"
+        if "time_slice" in counts or self.config.get("until_year") is not None:
+            return "a time slice (ingest.until_year) is cut from the merged tables"
+        for index in self.new_indices:
+            extra = sorted(set(self.inputs.file_counts[index].get("tables", {})) - DELTA_FILE_TABLES)
+            if extra:
+                name = self.inputs.file_counts[index].get("source_file", self.inputs.file_dirs[index].name)
+                return f"new file {name} has {', '.join(extra)} rows (only documents, deletions, citations and concepts merge on the delta)"
+        deleting = [i for i in self.new_indices if self.inputs.file_counts[i].get("tables", {}).get("deletions")]
+        row_files = [
+            i for i, c in enumerate(self.inputs.file_counts) if set(c.get("tables", {})) - DELTA_FILE_TABLES
+        ]
+        if deleting and row_files and max(row_files) > min(deleting):
+            return "a file with mentions or predications comes after a new file's deletions"
+        self.old = MergeInputs([self.inputs.file_dirs[i] for i in self.old_indices], self.previous.path, {})
+        self.old.load_counts()
+        self.old_papers = PaperIds(self.old)
+        self.old_papers.load_deletions()
+        self.old_papers.match_dois()
+        # matched on a copy of the inputs: the tallies a full merge keeps must not count it twice
+        now = MergeInputs(self.inputs.file_dirs, self.previous.path, {})
+        now.file_counts = self.inputs.file_counts
+        matched = PaperIds(now)
+        matched.last_deleted = self.papers.last_deleted
+        matched.match_dois()
+        if matched.remap != self.old_papers.remap:
+            changed = len(set(matched.remap.items()) ^ set(self.old_papers.remap.items()))
+            return f"the DOI matches changed ({changed} CORD-19 paper(s) matched differently): the remapped rows are everywhere"
+        deleted = sorted({doc for i in deleting for doc in self.inputs.read(self.inputs.file_dirs[i], "deletions").column("doc_id").to_pylist()})
+        self.deleted = pa.array(deleted, pa.string())
+        if (set(matched.remap.values()) | set(matched.remap)).intersection(deleted):
+            return "a new file deletes a paper a DOI match involves"
+        self.papers.remap = matched.remap
+        self.inputs.bump("cord_papers_matched_by_doi", len(matched.remap))
+        return None
+
+    def steps(self, out_dir: Path, full_steps: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The full merge's ``(table, per-file tables, writer)`` steps with each writer that has a
+        delta rule replaced by it; a step without one runs whole (its inputs, the deletions and
+        the DOI matches, are the full merge's). Also sets the merge's own quarantined rows to the
+        earlier build's (they come from ENTITY and SENTENCE files, which no new file has)."""
+        rules: dict[str, Callable[[Path], int]] = {
+            "documents": self.write_documents,
+            "mentions": lambda path: self.write_doc_rows("mentions", path, DICTIONARY_COLUMNS["mentions"]),
+            "citations": self.write_citations,
+            "concepts": self.write_concepts,
+            "predications": lambda path: self.write_doc_rows("predications", path),
+        }
+        predications = TableFolder(out_dir).table("predications")
+
+        def rule(name: str, whole: Callable[[Path], int]) -> Callable[[Path], int]:
+            if name == "sentences":
+                return lambda path: self.write_sentences(predications, path, whole)
+            return rules.get(name, whole)
+
+        self.inputs.quarantine = self._earlier_quarantine().to_pylist()
+        return tuple((name, reads, rule(name, write)) for name, reads, write in full_steps)
+
+    # -- the tables, each from the earlier one -------------------------------------------------
+
+    def write_documents(self, path: Path) -> int:
+        """Rule 3 again for the papers the new files have records of or delete (their records
+        from every file, row groups without one skipped); the other rows are the earlier ones."""
+        new_ids = [
+            remapped(table.column("doc_id"), self.papers.remap)
+            for i in self.new_indices
+            if (table := self.inputs.read(self.inputs.file_dirs[i], "documents")) is not None
+        ]
+        keys = pc.unique(pa.chunked_array([*new_ids, self.deleted], pa.string()).combine_chunks())
+        parts = []
+        for index, file_dir in enumerate(self.inputs.file_dirs):
+            source = TableFolder(file_dir).table("documents")
+            if source.exists():
+                records = _rows_where(source, "doc_id", lambda ids: _is_in(remapped(ids, self.papers.remap), keys))
+                if records is not None:
+                    parts.append(cleaned_records(records, index, self.papers))
+        merged = merged_documents(pa.concat_tables(parts)) if parts else tables.DOCUMENTS.empty_table()
+        self.inputs.bump("delta_documents_recomputed", len(keys))
+        written, _ = _splice(
+            self.previous.table("documents"), path, tables.DOCUMENTS, ["doc_id"],
+            drop=lambda t: _is_in(t.column("doc_id"), keys), added=merged,
+        )  # fmt: skip
+        present = pq.read_table(path, columns=["doc_id"]).column("doc_id")
+        deleted = pa.array(sorted(self.papers.last_deleted), pa.string())
+        self.papers.deleted_for_good = set(deleted.filter(pc.invert(_is_in(deleted, present))).to_pylist())
+        self.inputs.bump("documents_deleted_final", len(self.papers.deleted_for_good))
+        return written
+
+    def write_doc_rows(self, name: str, path: Path, dictionary: list[str] | bool = False) -> int:
+        """Mentions or predications: the earlier table without the rows of the papers the new
+        files delete (copied when it has none)."""
+        source = self.previous.table(name)
+        hit = _is_in(pq.read_table(source, columns=["doc_id"]).column("doc_id"), self.deleted)
+        if not pc.any(hit).as_py():
+            shutil.copyfile(source, path)
+            return pq.ParquetFile(path).metadata.num_rows
+        schema = tables.ALL_TABLES[name]
+        written, dropped = _splice(
+            source, path, schema, [], drop=lambda t: _is_in(t.column("doc_id"), self.deleted),
+            added=schema.empty_table(), use_dictionary=dictionary,
+        )  # fmt: skip
+        self.inputs.bump(f"{name}_removed_by_deletion", dropped)
+        return written
+
+    def write_citations(self, path: Path) -> int:
+        """The pairs whose citing paper a new file cites from or deletes, or whose cited paper
+        changed between deleted for good and not, recomputed from every file; the rest are the
+        earlier pairs. The citing side's DOI matches are those of the earlier build (checked)."""
+        assert self.old_papers is not None
+        old_deleted = pa.array(sorted(self.old_papers.last_deleted), pa.string())
+        old_present = pq.read_table(self.previous.table("documents"), columns=["doc_id"]).column("doc_id")
+        old_for_good = set(old_deleted.filter(pc.invert(_is_in(old_deleted, old_present))).to_pylist())
+        status_changed = pa.array(sorted(old_for_good ^ self.papers.deleted_for_good), pa.string())
+        citing = [
+            remapped(table.column("citing"), self.papers.remap)
+            for i in self.new_indices
+            if (table := self.inputs.read(self.inputs.file_dirs[i], "citations")) is not None
+        ]
+        keys = pc.unique(pa.chunked_array([*citing, self.deleted], pa.string()).combine_chunks())
+        doomed_targets = pa.array(sorted(self.papers.deleted_for_good), pa.string())
+
+        def affected(pairs: pa.Table) -> pa.Array:
+            return pc.or_(
+                _is_in(remapped(pairs.column("citing"), self.papers.remap), keys),
+                _is_in(remapped(pairs.column("cited"), self.papers.remap), status_changed),
+            )
+
+        earlier = pq.read_table(self.previous.table("citations"))
+        parts = [earlier.filter(pc.invert(affected(earlier)))]
+        for index, file_dir in enumerate(self.inputs.file_dirs):
+            pairs = self.inputs.read(file_dir, "citations")
+            if pairs is not None and pairs.num_rows:
+                pairs = pairs.filter(affected(pairs))
+                parts.append(cleaned_citations(self.inputs, self.papers, pairs, index, doomed_targets).cast(tables.CITATIONS))
+        self.inputs.bump("delta_citing_papers_recomputed", len(keys))
+        self.inputs.bump("delta_cited_papers_recomputed", len(status_changed))
+        table = distinct_citations(pa.concat_tables(parts))
+        pq.write_table(table, path)
+        return table.num_rows
+
+    def write_concepts(self, path: Path) -> int:
+        """Merged whole again when a new file has concepts, else the earlier table copied."""
+        if any(self.inputs.file_counts[i].get("tables", {}).get("concepts") is not None for i in self.new_indices):
+            return write_concepts(self.inputs, path)
+        shutil.copyfile(self.previous.table("concepts"), path)
+        return pq.ParquetFile(path).metadata.num_rows
+
+    def write_sentences(self, predications: Path, path: Path, whole: Callable[[Path], int]) -> int:
+        """The earlier sentences without those of deleted papers or no longer named by a
+        predication (the new files have no SENTENCE rows, so each kept row is the one the full
+        step would pick, in the order it would write it: the step writes in one sentence_id
+        range while its ids fit half the memory budget, and runs whole here otherwise)."""
+        source = self.previous.table("sentences")
+        cited_rows = pq.ParquetFile(predications).metadata.num_rows
+        if cited_rows * BYTES_PER_CITED_SENTENCE > 0.5 * self.inputs.budget_bytes:
+            return whole(path)
+        named = pc.unique(pq.read_table(predications, columns=["sentence_id"]).column("sentence_id").combine_chunks())
+        schema = pq.read_schema(source)
+        written, dropped = _splice(
+            source, path, schema, [], added=schema.empty_table(),
+            drop=lambda t: pc.or_(_is_in(t.column("doc_id"), self.deleted),
+                                  pc.invert(pc.is_in(t.column("sentence_id"), value_set=named))),
+        )  # fmt: skip
+        self.inputs.bump("sentences_removed_by_deletion", dropped)
+        return written
+
+    def _earlier_quarantine(self) -> pa.Table:
+        """The earlier build's own quarantined rows: those after its files' (ENTITY rows placed
+        in no paper, which the new files cannot change)."""
+        assert self.old is not None
+        earlier = pq.read_table(self.previous.table("quarantine"))
+        of_files = sum(c.get("tables", {}).get("quarantine", 0) or 0 for c in self.old.file_counts)
+        return earlier.slice(of_files)
+
+
+def _subsequence(earlier: list[tuple[Any, Any]], files: list[tuple[Any, Any]]) -> list[int] | None:
+    """The positions in ``files`` of the ``earlier`` files, if they appear there in that order."""
+    positions, at = [], 0
+    for ident in earlier:
+        while at < len(files) and files[at] != ident:
+            at += 1
+        if at == len(files) or None in ident:
+            return None
+        positions.append(at)
+        at += 1
+    return positions
+
+
+def _is_in(column: pa.ChunkedArray | pa.Array, keys: pa.Array) -> pa.Array:
+    """True where the value is among ``keys`` (never null)."""
+    if isinstance(column.type, pa.DictionaryType):
+        column = column.cast(pa.string())
+    return deleted_mask(column, keys)
+
+
+def _rows_where(path: Path, column: str, wanted: Callable[[pa.ChunkedArray], pa.Array]) -> pa.Table | None:
+    """The rows of a Parquet file where ``wanted`` (of its ``column``) is true, reading whole only
+    the row groups that have one; None when none has."""
+    parquet = pq.ParquetFile(path)
+    groups, masks = [], []
+    for group in range(parquet.metadata.num_row_groups):
+        mask = wanted(parquet.read_row_group(group, columns=[column]).column(column))
+        if pc.any(mask).as_py():
+            groups.append(group)
+            masks.append(mask)
+    if not groups:
+        return None
+    rows = parquet.read_row_groups(groups)
+    return rows.filter(pa.chunked_array(masks).combine_chunks())
+
+
+def _splice(
+    source: Path,
+    path: Path,
+    schema: pa.Schema,
+    sort_keys: list[str],
+    drop: Callable[[pa.Table], pa.Array],
+    added: pa.Table,
+    use_dictionary: list[str] | bool = False,
+) -> tuple[int, int]:
+    """``source`` (sorted by ``sort_keys``, or in file order when there are none and nothing is
+    ``added``) without the rows ``drop`` marks, with the ``added`` rows (sorted the same) put in
+    their places, written to ``path`` a batch at a time; (rows written, rows dropped).
+
+    The first sort key groups the rows: each written piece holds whole groups (the last group
+    of a batch is carried into the next piece), so sorting a piece with the added rows of its
+    groups orders it as a sort of the whole table would.
+    """
+    group_key = sort_keys[0] if sort_keys else None
+    added_keys = added.column(group_key).combine_chunks() if group_key else None
+    written = dropped = taken = 0
+    carry = schema.empty_table()
+    with pq.ParquetFile(source) as parquet, pq.ParquetWriter(path, schema, use_dictionary=use_dictionary) as writer:
+
+        def emit(piece: pa.Table, sort: bool) -> None:
+            nonlocal written
+            if sort and piece.num_rows:
+                piece = piece.take(pc.sort_indices(piece, [(k, "ascending") for k in sort_keys]))
+            if piece.num_rows:
+                writer.write_table(piece)
+                written += piece.num_rows
+
+        for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS):
+            rows = pa.Table.from_batches([batch]).cast(schema)
+            marked = drop(rows)
+            dropped += pc.sum(marked).as_py() or 0
+            rows = rows.filter(pc.invert(marked))
+            if rows.num_rows == 0:
+                continue
+            if group_key is None:
+                emit(rows, sort=False)
+                continue
+            last = rows.column(group_key)[-1]
+            tail = pc.equal(rows.column(group_key), last)
+            before = pc.sum(pc.less(added_keys.slice(taken), last)).as_py() or 0
+            piece = pa.concat_tables([carry, rows.filter(pc.invert(tail)), added.slice(taken, before).cast(schema)])
+            emit(piece, sort=before > 0)
+            taken += before
+            carry = rows.filter(tail)
+        rest = added.slice(taken).cast(schema)
+        emit(pa.concat_tables([carry, rest]), sort=rest.num_rows > 0)
+    return written, dropped

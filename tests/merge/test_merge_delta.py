@@ -1,0 +1,144 @@
+"""The merge on the delta (pipeline.merge.delta) against the full merge of the same inputs: an
+earlier build's tables plus new files must give the tables a merge of every file gives, row for
+row and in order, and a case its rules do not allow must fall back to the full merge and say why."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.builds.identity import INPUT_KINDS
+from pipeline.builds.layout import TableFolder
+from pipeline.ingest.run import ingest_file
+from pipeline.ingest.synth import generate_corpus
+from pipeline.merge import merge_ingested
+from pipeline.merge.documents import PaperIds
+from pipeline.merge.inputs import MergeInputs
+
+
+@pytest.fixture(scope="module", params=[5, 11])
+def corpus(request, tmp_path_factory):
+    """A synthetic corpus with two PubMed update files (the second re-adds a paper the first
+    deletes) and a second citation file, each file ingested; the folders in input order."""
+    root = tmp_path_factory.mktemp(f"delta{request.param}")
+    manifest = generate_corpus(root / "corpus", scale=3000, seed=request.param, n_update_files=2, n_citation_updates=1)
+    files = sorted(manifest["files"], key=lambda f: (INPUT_KINDS.index(f["kind"]), Path(f["path"]).name))
+    dirs = []
+    for i, entry in enumerate(files):
+        ingest_file(entry["kind"], root / "corpus" / entry["path"], root / f"{i:02d}")
+        dirs.append((entry["kind"], entry["path"], root / f"{i:02d}"))
+    return dirs
+
+
+def _tables(folder: Path) -> dict[str, pa.Table]:
+    return {p.stem: pq.read_table(p) for p in sorted(folder.glob("*.parquet"))}
+
+
+def assert_same_tables(delta: Path, full: Path) -> None:
+    got, want = _tables(delta), _tables(full)
+    assert sorted(got) == sorted(want)
+    for name, table in want.items():
+        assert got[name].schema.equals(table.schema), name
+        assert got[name].equals(table), name
+    counts = json.loads(TableFolder(delta).counts.read_text())
+    assert counts["tables"] == json.loads(TableFolder(full).counts.read_text())["tables"]
+
+
+def _on_delta(dirs, earlier, tmp_path, config):
+    previous = tmp_path / "previous"
+    merge_ingested(earlier, previous, dict(config))
+    counts = merge_ingested(dirs, tmp_path / "delta", dict(config), previous=previous)
+    merge_ingested(dirs, tmp_path / "full", dict(config))
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("mention_source", "memory_gib"),
+    # a budget of some KiB: the merges (and the earlier build's) work in partitions spilled to disk
+    [("auto", 0), ("both", 0), *(pytest.param(source, 2e-5, marks=pytest.mark.slow) for source in ("auto", "both"))],
+)
+def test_one_more_pubmed_update_file_equals_the_full_merge(corpus, tmp_path, mention_source, memory_gib):
+    dirs = [d for _, _, d in corpus]
+    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")
+    assert pq.read_table(TableFolder(dirs[last_update]).table("deletions")).num_rows  # it deletes, and re-adds
+    config = {"mention_source": mention_source, "resources": {"memory_gib": memory_gib, "spill_dir": str(tmp_path)}}
+    counts = _on_delta(dirs, dirs[:last_update] + dirs[last_update + 1 :], tmp_path, config)
+    assert counts["incremental"]["used"], counts["incremental"]
+    assert counts["merge"]["delta_documents_recomputed"] > 0
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+
+
+def test_both_update_files_at_once_equal_the_full_merge(corpus, tmp_path):
+    dirs = [d for _, _, d in corpus]
+    updates = [i for i, (kind, path, _) in enumerate(corpus) if kind == "pubmed_xml" and "updatefiles" in path]
+    assert len(updates) == 2
+    counts = _on_delta(dirs, [d for i, d in enumerate(dirs) if i not in updates], tmp_path, {})
+    # with some seeds an update deletes a paper a CORD-19 paper was matched to: the full merge then
+    assert counts["incremental"]["used"] or "DOI" in counts["incremental"]["reason"], counts["incremental"]
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+
+
+def test_one_more_citation_file_equals_the_full_merge(corpus, tmp_path):
+    dirs = [d for _, _, d in corpus]
+    citation_files = [i for i, (kind, _, _) in enumerate(corpus) if kind == "citations_table"]
+    assert len(citation_files) == 2 and citation_files[-1] == len(dirs) - 1
+    counts = _on_delta(dirs, dirs[:-1], tmp_path, {})
+    assert counts["incremental"]["used"], counts["incremental"]
+    assert counts["merge"]["delta_citing_papers_recomputed"] > 0
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+    # nothing of the citation file touches the papers: those tables are the earlier files, byte for byte
+    for name in ("mentions", "predications", "concepts"):
+        assert (tmp_path / "delta" / f"{name}.parquet").read_bytes() == (tmp_path / "previous" / f"{name}.parquet").read_bytes()
+
+
+def test_deleting_a_doi_matched_paper_falls_back_to_the_full_merge(corpus, tmp_path):
+    """A new file deletes the PubMed paper a CORD-19 paper was matched to by DOI: the match goes,
+    so the CORD-19 paper's rows change everywhere, and the merge is done whole."""
+    dirs = [d for _, _, d in corpus]
+    merge_ingested(dirs, tmp_path / "before", {})
+    papers = PaperIds(MergeInputs(dirs, tmp_path / "before", {}))
+    papers.load_deletions()
+    papers.match_dois()
+    assert papers.remap  # the corpus has CORD-19 papers matched by DOI
+    target = sorted(papers.remap.values())[0]
+    deleting = tmp_path / "deleting"
+    deleting.mkdir()
+    pq.write_table(pa.table({"doc_id": [target]}), TableFolder(deleting).table("deletions"))
+    TableFolder(deleting).counts.write_text(json.dumps({
+        "kind": "pubmed_xml", "source_file": "deleting.xml", "sha256": "f" * 64, "rows_read": 1,
+        "rows_accepted": 1, "rows_quarantined": 0, "tables": {"deletions": 1},
+    }))  # fmt: skip
+    cord = next(i for i, (kind, _, _) in enumerate(corpus) if kind == "cord19_metadata")
+    with_deletion = dirs[:cord] + [deleting] + dirs[cord:]
+    counts = merge_ingested(with_deletion, tmp_path / "delta", {}, previous=tmp_path / "before")
+    assert not counts["incremental"]["used"]
+    assert "DOI" in counts["incremental"]["reason"]
+    merge_ingested(with_deletion, tmp_path / "full", {})
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+
+
+def test_a_new_semmeddb_file_falls_back_to_the_full_merge(corpus, tmp_path):
+    dirs = [d for _, _, d in corpus]
+    predications = next(i for i, (kind, _, _) in enumerate(corpus) if kind == "semmeddb_predication")
+    merge_ingested([d for i, d in enumerate(dirs) if i != predications], tmp_path / "before", {})
+    counts = merge_ingested(dirs, tmp_path / "delta", {}, previous=tmp_path / "before")
+    assert not counts["incremental"]["used"] and "predications" in counts["incremental"]["reason"]
+    merge_ingested(dirs, tmp_path / "full", {})
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+
+
+def test_earlier_files_not_a_subsequence_fall_back(corpus, tmp_path):
+    dirs = [d for _, _, d in corpus]
+    merge_ingested(dirs[:-1], tmp_path / "before", {})
+    swapped = tmp_path / "swapped"
+    shutil.copytree(tmp_path / "before", swapped)
+    counts = json.loads(TableFolder(swapped).counts.read_text())
+    counts["files"] = counts["files"][::-1]
+    TableFolder(swapped).counts.write_text(json.dumps(counts))
+    result = merge_ingested(dirs, tmp_path / "delta", {}, previous=swapped)
+    assert not result["incremental"]["used"] and "minus some" in result["incremental"]["reason"]
