@@ -12,6 +12,11 @@ of a :class:`pipeline.query.paths.Adjacency`, distances accumulated in double:
     :func:`reverse_adjacency`) is given.
 ``nearest(adjacency, source, candidate_mask, k, *, deadline=None, hubs=None)``
     the k candidates nearest to ``source`` (ties by vertex id), with their distances.
+``k_shortest_paths(adjacency, source, target, k, *, allowed=None, deadline=None, hubs=None)``
+    the k shortest loopless paths, cheapest first (Yen's algorithm over the same search), with
+    an optional filter on the intermediate vertices.
+``count_shortest_paths(adjacency, source, target, *, allowed=None, deadline=None, hubs=None)``
+    how many distinct loopless paths share the shortest distance (saturating).
 ``symmetric_csr_arrays(n, src, dst, cost)``
     the graph stage's symmetric CSR of edges sorted by (src, dst), by one counting pass.
 
@@ -66,7 +71,7 @@ from pipeline.runtime.errors import LitpathError
 REPO = REPO_ROOT  # the checkout: the solver's sources and build, the shipped files
 LIBRARY_ENV = "LITPATH_SSSP_LIB"
 DEFAULT_LIBRARY = REPO / "solver" / "build" / "liblitpath_sssp.so"
-ABI_VERSION = 4  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h
+ABI_VERSION = 5  # LITPATH_SSSP_ABI_VERSION of solver/core/sssp_c_api.h
 
 # Status codes of the C ABI.
 _OK, _INVALID_ARGUMENT, _OUT_OF_MEMORY, _BUFFER_TOO_SMALL = 0, 1, 2, 3
@@ -158,6 +163,19 @@ _SIGNATURES = {
         ctypes.c_int,
         [*_CSR, _hubs_p, ctypes.c_int64, _u8p, ctypes.c_int64, _i64p, _f64p, _i64p, ctypes.c_double],
     ),
+    # ..., hubs, source, target, k, allowed, costs_out, offsets_out, vertices_out, capacity,
+    # vertices_needed_out, found_out, deadline
+    "litpath_sssp_k_shortest_paths": (
+        ctypes.c_int,
+        [*_CSR, _hubs_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, _u8p, _f64p, _i64p, _i64p,
+         ctypes.c_int64, _i64p, _i64p, ctypes.c_double],
+    ),  # fmt: skip
+    # ..., hubs, source, target, allowed, distance_out, paths_out, saturated_out, deadline
+    "litpath_sssp_count_shortest_paths": (
+        ctypes.c_int,
+        [*_CSR, _hubs_p, ctypes.c_int64, ctypes.c_int64, _u8p, _f64p, _i64p, ctypes.POINTER(ctypes.c_int),
+         ctypes.c_double],
+    ),  # fmt: skip
     # n, row_ptr, min_degree, max_arcs, vertex_out, capacity, rows_out
     "litpath_sssp_hub_rows_choose": (
         ctypes.c_int,
@@ -534,6 +552,100 @@ def nearest(
     )
     _raise_for(status, lib)
     return vertices[: found.value].copy(), distances[: found.value].copy()
+
+
+def _allowed_mask(allowed: np.ndarray | None, n: int):
+    """The library's ``allowed`` argument: n bytes (1: may be an intermediate vertex), or None."""
+    if allowed is None:
+        return None, None
+    mask = np.asarray(allowed)
+    if mask.shape != (n,):
+        raise ValueError(f"allowed has shape {mask.shape}, expected ({n},)")
+    mask = np.ascontiguousarray(mask.view(np.uint8) if mask.dtype == np.bool_ else mask != 0, dtype=np.uint8)
+    return mask, _pointer(mask, _u8p)
+
+
+def k_shortest_paths(
+    adjacency: Adjacency,
+    source: int,
+    target: int,
+    k: int,
+    *,
+    allowed: np.ndarray | None = None,
+    deadline: float | None = None,
+    hubs: HubRows | None = None,
+) -> list[tuple[float, list[int]]]:
+    """The k shortest loopless ``source`` -> ``target`` paths of a symmetric graph, cheapest
+    first: ``[(cost, [source, ..., target]), ...]``, fewer than k when fewer exist, ``[]`` when
+    unreachable. Yen's algorithm in compiled code (``solver/core/sssp_k_paths.hpp``); each cost is
+    the path's edge costs summed in double in path order, as :func:`shortest_path` sums.
+
+    ``allowed``: n booleans, False for a vertex that may not be an intermediate vertex of a path
+    (the two endpoints are never filtered); None: no filter. ``hubs``: this graph's path index.
+    :class:`DeadlineExceeded` past ``deadline`` or the scoped one.
+    """
+    until = _deadline(deadline)
+    csr = _prepared(adjacency)
+    s = _vertex(source, csr.n, "source")
+    t = _vertex(target, csr.n, "target")
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"k must be a non-negative integer, got {k!r}")
+    k = int(k)
+    _keep, allowed_argument = _allowed_mask(allowed, csr.n)
+    hub_argument = None if hubs is None else hubs.argument(csr.n)
+    costs = np.empty(max(k, 1), dtype=np.float64)
+    offsets = np.empty(k + 1, dtype=np.int64)
+    needed = ctypes.c_int64()
+    found = ctypes.c_int64()
+    capacity = min(k * 16, k * csr.n)
+    lib = library()
+    while True:
+        vertices = np.empty(max(capacity, 1), dtype=np.int64)
+        status = lib.litpath_sssp_k_shortest_paths(
+            *csr.arguments(), hub_argument, s, t, k, allowed_argument,
+            _pointer(costs, _f64p), _pointer(offsets, _i64p), _pointer(vertices, _i64p), capacity,
+            ctypes.byref(needed), ctypes.byref(found), until,
+        )  # fmt: skip
+        if status != _BUFFER_TOO_SMALL:
+            break
+        capacity = int(needed.value)
+    _raise_for(status, lib)
+    return [
+        (float(costs[i]), vertices[offsets[i] : offsets[i + 1]].tolist()) for i in range(int(found.value))
+    ]
+
+
+def count_shortest_paths(
+    adjacency: Adjacency,
+    source: int,
+    target: int,
+    *,
+    allowed: np.ndarray | None = None,
+    deadline: float | None = None,
+    hubs: HubRows | None = None,
+) -> tuple[float, int, bool]:
+    """``(distance, paths, saturated)``: how many distinct loopless shortest ``source`` ->
+    ``target`` paths there are (``(inf, 0, False)`` when unreachable). A path is counted when
+    each of its edges is tight in double (``dist(u) + cost == dist(v)``, summed as the search
+    sums); paths across zero-cost edges are enumerated. ``saturated``: the count is a lower
+    bound (it reached 2**63 - 1, or the zero-cost enumeration its work bound;
+    ``solver/core/sssp_k_paths.hpp``). ``allowed``, ``hubs`` and the deadline as for
+    :func:`k_shortest_paths`."""
+    until = _deadline(deadline)
+    csr = _prepared(adjacency)
+    s = _vertex(source, csr.n, "source")
+    t = _vertex(target, csr.n, "target")
+    _keep, allowed_argument = _allowed_mask(allowed, csr.n)
+    distance = ctypes.c_double()
+    paths = ctypes.c_int64()
+    saturated = ctypes.c_int()
+    lib = library()
+    status = lib.litpath_sssp_count_shortest_paths(
+        *csr.arguments(), None if hubs is None else hubs.argument(csr.n), s, t, allowed_argument,
+        ctypes.byref(distance), ctypes.byref(paths), ctypes.byref(saturated), until,
+    )  # fmt: skip
+    _raise_for(status, lib)
+    return float(distance.value), int(paths.value), bool(saturated.value)
 
 
 def reverse_adjacency(adjacency: Adjacency) -> Adjacency:

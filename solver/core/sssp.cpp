@@ -131,12 +131,20 @@ bool clean_top(SearchSpace& space) {
     return false;
 }
 
+// The mask of the searches that use every vertex and arc: compiled away.
+struct NoMask {
+    static constexpr bool allows(std::int64_t, std::int64_t) { return true; }
+    static constexpr bool allows_edge(std::int64_t, std::int64_t) { return true; }
+};
+
 // Relaxes the arc u -> v of cost c from the settled vertex u (distance du): if
-// v is reached more cheaply through u it gets the new distance (and parent), is
-// pushed, and is passed to on_improved(v, new distance).
-template <bool kWithParents, typename OnImproved>
-inline void relax_arc(SearchSpace& space, std::int64_t u, double du, std::int64_t v, float c,
+// the mask allows the arc and v is reached more cheaply through u, v gets the
+// new distance (and parent), is pushed, and is passed to on_improved(v, new
+// distance).
+template <bool kWithParents, typename Mask, typename OnImproved>
+inline void relax_arc(SearchSpace& space, const Mask& mask, std::int64_t u, double du, std::int64_t v, float c,
                       OnImproved&& on_improved) {
+    if (!mask.allows(u, v)) return;
     double* distance = space.distance.data();
     const double through = du + static_cast<double>(c);
     if (through < distance[v]) {
@@ -149,12 +157,12 @@ inline void relax_arc(SearchSpace& space, std::int64_t u, double du, std::int64_
 }
 
 // Relaxes every edge of the settled vertex u (distance du).
-template <bool kWithParents, typename OnImproved>
+template <bool kWithParents, typename Mask = NoMask, typename OnImproved>
 inline void relax_edges(const CsrGraph& graph, SearchSpace& space, std::int64_t u, double du,
-                        OnImproved&& on_improved) {
+                        OnImproved&& on_improved, const Mask& mask = Mask{}) {
     const std::int64_t end = graph.row_ptr[u + 1];
     for (std::int64_t e = graph.row_ptr[u]; e < end; ++e)
-        relax_arc<kWithParents>(space, u, du, graph.col_idx[e], graph.cost[e], on_improved);
+        relax_arc<kWithParents>(space, mask, u, du, graph.col_idx[e], graph.cost[e], on_improved);
 }
 
 // Hub row r has just been settled at distance du: nothing is scanned; its
@@ -169,15 +177,16 @@ void queue_hub(const HubRows& hubs, SearchSpace& space, std::int64_t r, double d
 // Hub row r's cursor came up: relaxes its arcs of the cursor's cost (and at
 // least kHubBatch), in cost order, then queues the cursor at the next arc.
 // Returns the arcs relaxed.
-template <bool kWithParents, typename OnImproved>
-std::int64_t advance_hub(const HubRows& hubs, SearchSpace& space, std::int64_t r, OnImproved&& on_improved) {
+template <bool kWithParents, typename Mask = NoMask, typename OnImproved>
+std::int64_t advance_hub(const HubRows& hubs, SearchSpace& space, std::int64_t r, OnImproved&& on_improved,
+                         const Mask& mask = Mask{}) {
     const std::int64_t u = hubs.vertex[r];
     const double du = space.distance[static_cast<std::size_t>(u)];  // settled: final
     const std::int64_t first = space.hub_cursor[static_cast<std::size_t>(r)], end = hubs.start[r + 1];
     const float group = hubs.cost[first];
     std::int64_t e = first;
     for (; e < end && (hubs.cost[e] == group || e - first < kHubBatch); ++e)
-        relax_arc<kWithParents>(space, u, du, hubs.col[e], hubs.cost[e], on_improved);
+        relax_arc<kWithParents>(space, mask, u, du, hubs.col[e], hubs.cost[e], on_improved);
     space.hub_cursor[static_cast<std::size_t>(r)] = e;
     if (e < end) space.heap.push(du + static_cast<double>(hubs.cost[e]), kHubCursor | r);
     return e - first;
@@ -323,10 +332,11 @@ double cheapest_sorted_arc(const CsrGraph& graph, std::int64_t u, std::int64_t v
     return best;
 }
 
-}  // namespace
-
-PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source, std::int64_t target,
-                         PathSpaces& spaces, const Deadline& deadline, const HubRows* hubs) {
+// The bidirectional search of shortest_path, on the arcs `mask` allows.
+template <typename Mask>
+PathResult bidirectional_search(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source,
+                                std::int64_t target, PathSpaces& spaces, const Deadline& deadline,
+                                const HubRows* hubs, const Mask& mask) {
     const CsrGraph& backward_graph = reverse ? *reverse : forward;
     check_vertex(forward, source, "source");
     check_vertex(forward, target, "target");
@@ -377,13 +387,13 @@ PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::
         };
         const auto [du, u] = side.heap.pop();
         if (u & kHubCursor) {  // only with an index
-            meter.work(advance_hub<true>(*hubs, side, u & ~kHubCursor, on_improved));
+            meter.work(advance_hub<true>(*hubs, side, u & ~kHubCursor, on_improved, mask));
             continue;
         }
         const std::int64_t hub = hubs ? hubs->row_of(u) : -1;
         if (hub < 0) {
             meter.settled(graph, u);
-            relax_edges<true>(graph, side, u, du, on_improved);
+            relax_edges<true>(graph, side, u, du, on_improved, mask);
             continue;
         }
         meter.settled_hub();
@@ -398,6 +408,7 @@ PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::
             const std::int64_t y = hubs->vertex[other_hub];
             const double dy = other.distance[static_cast<std::size_t>(y)];
             if (du + dy + static_cast<double>(hubs->min_hub_cost[hub]) >= best) continue;
+            if (!mask.allows_edge(u, y)) continue;  // an edge a spur search may not use
             const double c = cheapest_sorted_arc(forward, u, y);
             if (!(du + c + dy < best)) continue;  // also when there is no such edge (NaN)
             best = du + c + dy;
@@ -428,6 +439,57 @@ PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::
     }
     result.distance = total;
     return result;
+}
+
+}  // namespace
+
+PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source, std::int64_t target,
+                         PathSpaces& spaces, const Deadline& deadline, const HubRows* hubs) {
+    return bidirectional_search(forward, reverse, source, target, spaces, deadline, hubs, NoMask{});
+}
+
+PathResult shortest_path(const CsrGraph& graph, std::int64_t source, std::int64_t target, const SearchMask& mask,
+                         PathSpaces& spaces, const Deadline& deadline, const HubRows* hubs) {
+    if (mask.cut_count > 0 && !mask.cut) throw std::invalid_argument("search mask: cut is null");
+    check_vertex(graph, target, "target");
+    if (source != target && ((mask.blocked && mask.blocked[target]) ||
+                             (mask.allowed && !mask.allowed[target] && target != mask.exempt)))
+        return PathResult{};  // the backward search would otherwise start from it
+    SearchMask own = mask;
+    own.exempt_source = source;  // the backward search may reach it, whatever the filter says
+    return bidirectional_search(graph, nullptr, source, target, spaces, deadline, hubs, own);
+}
+
+double settle_up_to_target(const CsrGraph& graph, std::int64_t source, std::int64_t target, const SearchMask& mask,
+                           SearchSpace& space, const Deadline& deadline, const HubRows* hubs) {
+    check_vertex(graph, source, "source");
+    check_vertex(graph, target, "target");
+    check_space(graph, space);
+    DeadlineMeter meter(deadline);
+    space.reset();
+    prepare_hubs(space, hubs);
+    start_search(space, source);
+    const auto ignore = [](std::int64_t, double) {};
+    const double* distance = space.distance.data();
+    while (clean_top(space)) {
+        // Everything at target's distance is settled, ties over zero-cost arcs
+        // included (and no hub arc not yet relaxed leads to anything at or below it).
+        if (space.heap.top().distance > distance[target]) break;
+        const auto [du, u] = space.heap.pop();
+        if (u & kHubCursor) {  // only with an index
+            meter.work(advance_hub<false>(*hubs, space, u & ~kHubCursor, ignore, mask));
+            continue;
+        }
+        const std::int64_t hub = hubs ? hubs->row_of(u) : -1;
+        if (hub >= 0) {
+            meter.settled_hub();
+            queue_hub(*hubs, space, hub, du);
+        } else {
+            meter.settled(graph, u);
+            relax_edges<false>(graph, space, u, du, ignore, mask);
+        }
+    }
+    return distance[target];
 }
 
 // ----------------------------------------------------------------- nearest --

@@ -214,8 +214,13 @@ struct PathResult {
 struct PathSpaces {
     explicit PathSpaces(std::int64_t n) : forward(n, true), backward(n, true) {}
     std::int64_t vertex_count() const { return forward.vertex_count(); }
-    std::int64_t bytes() const { return forward.bytes() + backward.bytes(); }
+    std::int64_t bytes() const {
+        return forward.bytes() + backward.bytes() + static_cast<std::int64_t>(root_marks.capacity());
+    }
     SearchSpace forward, backward;
+    // k_shortest_paths' marks of the root path's vertices (core/sssp_k_paths.cpp):
+    // n bytes, allocated on first use, all zero between calls.
+    std::vector<std::uint8_t> root_marks;
 };
 
 // A shortest source -> target path by bidirectional Dijkstra: forward from the
@@ -234,6 +239,61 @@ struct PathSpaces {
 PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::int64_t source,
                          std::int64_t target, PathSpaces& spaces, const Deadline& deadline = {},
                          const HubRows* hubs = nullptr);
+
+// What a masked search may not use (core/sssp_k_paths.hpp: Yen's spur searches
+// remove the vertices of the root path and some edges of the spur vertex; the
+// semantic-type filters remove vertices). Nothing is copied.
+struct SearchMask {
+    // n bytes; blocked[v] != 0: no arc into v is relaxed (null: none blocked).
+    // The search's own source is reached whatever it says.
+    const std::uint8_t* blocked = nullptr;
+    // n bytes; allowed[v] == 0: no arc into v is relaxed either, except into
+    // `exempt` and `exempt_source` (the query's target and the search's own
+    // source, which a filter on intermediate vertices never removes; the masked
+    // shortest_path sets exempt_source itself). Null: every vertex allowed.
+    const std::uint8_t* allowed = nullptr;
+    std::int64_t exempt = -1;
+    std::int64_t exempt_source = -1;
+    // The undirected edges between cut_vertex and each of cut[0 .. cut_count)
+    // are removed, both ways (every parallel edge of such a pair).
+    std::int64_t cut_vertex = -1;
+    const std::int64_t* cut = nullptr;
+    std::int64_t cut_count = 0;
+
+    bool allows(std::int64_t u, std::int64_t v) const {
+        if (blocked && blocked[v]) return false;
+        if (allowed && !allowed[v] && v != exempt && v != exempt_source) return false;
+        return allows_edge(u, v);
+    }
+    // Whether the edge u - v is not cut (whatever its ends' marks).
+    bool allows_edge(std::int64_t u, std::int64_t v) const {
+        if (cut_count == 0) return true;
+        if (u == cut_vertex) return !cuts(v);
+        if (v == cut_vertex) return !cuts(u);
+        return true;
+    }
+    bool cuts(std::int64_t w) const {
+        for (std::int64_t i = 0; i < cut_count; ++i)
+            if (cut[i] == w) return true;
+        return false;
+    }
+};
+
+// shortest_path on a symmetric graph without what `mask` removes: the same
+// search (hubs included), with every arc checked against the mask. A blocked
+// target is unreachable.
+PathResult shortest_path(const CsrGraph& graph, std::int64_t source, std::int64_t target, const SearchMask& mask,
+                         PathSpaces& spaces, const Deadline& deadline = {}, const HubRows* hubs = nullptr);
+
+// Dijkstra from `source` on the arcs `mask` allows, until every vertex at a
+// distance no greater than target's is settled (the zero-cost ties at that
+// distance included), or the reachable part is exhausted. Returns target's
+// distance (+inf: unreachable). The distances stay in space.distance for the
+// caller to read (final for every vertex at or below the returned distance;
+// space.touched lists the vertices reached); the next search's reset() clears
+// them. `hubs`: as for shortest_path. Throws DeadlineExceeded past `deadline`.
+double settle_up_to_target(const CsrGraph& graph, std::int64_t source, std::int64_t target, const SearchMask& mask,
+                           SearchSpace& space, const Deadline& deadline = {}, const HubRows* hubs = nullptr);
 
 struct Neighbour {
     std::int64_t vertex;

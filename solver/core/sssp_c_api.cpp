@@ -21,6 +21,7 @@
 
 #include "core/sssp.hpp"
 #include "core/sssp_hub_rows.hpp"
+#include "core/sssp_k_paths.hpp"
 
 #define LITPATH_SSSP_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -344,6 +345,67 @@ LITPATH_SSSP_EXPORT int litpath_sssp_nearest(int64_t n, const int64_t* row_ptr, 
             distances_out[i] = found[i].distance;
         }
         *found_out = static_cast<int64_t>(found.size());
+    });
+}
+
+LITPATH_SSSP_EXPORT int litpath_sssp_k_shortest_paths(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
+                                                      const float* cost, const litpath_sssp_hub_rows* hubs,
+                                                      int64_t source, int64_t target, int64_t k,
+                                                      const uint8_t* allowed, double* costs_out,
+                                                      int64_t* offsets_out, int64_t* vertices_out,
+                                                      int64_t vertices_capacity, int64_t* vertices_needed_out,
+                                                      int64_t* found_out, double deadline) {
+    return guarded([&] {
+        require(found_out && vertices_needed_out, "found_out and vertices_needed_out must not be null");
+        *found_out = 0;
+        *vertices_needed_out = 0;
+        const Deadline until = deadline_of(deadline);
+        const CsrGraph graph = graph_of(n, row_ptr, col_idx, cost, "CSR");
+        require(k >= 0, "k = " + std::to_string(k) + " is negative");
+        require(k == 0 || (costs_out && offsets_out), "costs_out and offsets_out must hold k and k + 1 entries");
+        require(vertices_capacity >= 0 && (vertices_capacity == 0 || vertices_out),
+                "vertices_out must hold vertices_capacity entries");
+        const litpath::sssp::HubRows index = hub_rows_of(hubs, true);
+        Lease spaces(n, until);
+        const auto paths = litpath::sssp::k_shortest_paths(graph, source, target, k, allowed, *spaces, until,
+                                                           hubs ? &index : nullptr);
+        std::int64_t needed = 0;
+        for (const auto& path : paths) needed += static_cast<std::int64_t>(path.vertices.size());
+        *vertices_needed_out = needed;
+        if (needed > vertices_capacity)
+            throw BufferTooSmall("the paths have " + std::to_string(needed) + " vertices, vertices_out holds " +
+                                 std::to_string(vertices_capacity));
+        std::int64_t at = 0;
+        for (std::size_t i = 0; i < paths.size(); ++i) {
+            costs_out[i] = paths[i].distance;
+            offsets_out[i] = at;
+            std::copy(paths[i].vertices.begin(), paths[i].vertices.end(), vertices_out + at);
+            at += static_cast<std::int64_t>(paths[i].vertices.size());
+        }
+        offsets_out[paths.size()] = at;
+        *found_out = static_cast<int64_t>(paths.size());
+    });
+}
+
+LITPATH_SSSP_EXPORT int litpath_sssp_count_shortest_paths(int64_t n, const int64_t* row_ptr, const int64_t* col_idx,
+                                                          const float* cost, const litpath_sssp_hub_rows* hubs,
+                                                          int64_t source, int64_t target, const uint8_t* allowed,
+                                                          double* distance_out, int64_t* paths_out,
+                                                          int* saturated_out, double deadline) {
+    return guarded([&] {
+        require(distance_out && paths_out && saturated_out,
+                "distance_out, paths_out and saturated_out must not be null");
+        *paths_out = 0;
+        *saturated_out = 0;
+        const Deadline until = deadline_of(deadline);
+        const CsrGraph graph = graph_of(n, row_ptr, col_idx, cost, "CSR");
+        const litpath::sssp::HubRows index = hub_rows_of(hubs, false);
+        Lease spaces(n, until);
+        const auto tie = litpath::sssp::count_shortest_paths(graph, source, target, allowed, (*spaces).forward, until,
+                                                             hubs ? &index : nullptr);
+        *distance_out = tie.distance;
+        *paths_out = tie.paths;
+        *saturated_out = tie.saturated ? 1 : 0;
     });
 }
 

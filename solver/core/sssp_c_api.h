@@ -45,7 +45,8 @@
 extern "C" {
 #endif
 
-#define LITPATH_SSSP_ABI_VERSION 4 /* 3: deadline arguments; 4: path index, shared workspaces */
+#define LITPATH_SSSP_ABI_VERSION 5 /* 3: deadline arguments; 4: path index, shared workspaces;
+                                      5: k_shortest_paths, count_shortest_paths */
 
 enum litpath_sssp_status {
     LITPATH_SSSP_OK = 0,
@@ -126,6 +127,33 @@ int litpath_sssp_shortest_path(int64_t n, const int64_t* row_ptr, const int64_t*
 int litpath_sssp_nearest(int64_t n, const int64_t* row_ptr, const int64_t* col_idx, const float* cost,
                          const litpath_sssp_hub_rows* hubs, int64_t source, const uint8_t* candidate_mask, int64_t k,
                          int64_t* vertices_out, double* distances_out, int64_t* found_out, double deadline);
+
+/* The k shortest loopless source -> target paths of a symmetric graph, cheapest
+ * first (Yen's algorithm, each spur search the bidirectional Dijkstra above;
+ * core/sssp_k_paths.hpp). allowed: n bytes, 0 = the vertex may not be an
+ * intermediate vertex of a path (the two endpoints are never filtered), or NULL
+ * for no filter. hubs: a path index of this graph, or NULL. On success
+ * *found_out paths (at most k) are written: path i is vertices_out[offsets_out[i]
+ * .. offsets_out[i + 1]) with cost costs_out[i] (the sum of its edge costs in
+ * double, in path order). costs_out holds k entries, offsets_out k + 1. When
+ * vertices_capacity is too small: LITPATH_SSSP_BUFFER_TOO_SMALL with
+ * *vertices_needed_out set to the number needed (call again with that many).
+ * deadline: see the conventions (INFINITY: none); past it *found_out is 0. */
+int litpath_sssp_k_shortest_paths(int64_t n, const int64_t* row_ptr, const int64_t* col_idx, const float* cost,
+                                  const litpath_sssp_hub_rows* hubs, int64_t source, int64_t target, int64_t k,
+                                  const uint8_t* allowed, double* costs_out, int64_t* offsets_out,
+                                  int64_t* vertices_out, int64_t vertices_capacity, int64_t* vertices_needed_out,
+                                  int64_t* found_out, double deadline);
+
+/* How many distinct loopless source -> target paths share the shortest distance
+ * (on the vertices `allowed` keeps, as above): *distance_out (+inf when
+ * unreachable, then *paths_out = 0) and *paths_out; *saturated_out = 1 when the
+ * count is a lower bound (it reached INT64_MAX, or the enumeration of paths
+ * across zero-cost edges reached its work bound; core/sssp_k_paths.hpp). */
+int litpath_sssp_count_shortest_paths(int64_t n, const int64_t* row_ptr, const int64_t* col_idx, const float* cost,
+                                      const litpath_sssp_hub_rows* hubs, int64_t source, int64_t target,
+                                      const uint8_t* allowed, double* distance_out, int64_t* paths_out,
+                                      int* saturated_out, double deadline);
 
 /* The hubs of a path index: the rows of at least min_degree arcs, largest
  * first (ties: smaller id first), as many as fit in max_arcs arcs in all,
