@@ -34,8 +34,9 @@ BUILD_SECTIONS = ("ingest", "graph", "solver")
 # two layouts can differ in the last bit, within the solver's --validate tolerance);
 # validate_rows only re-checks rows. Changing one keeps the build id, so nothing is rebuilt.
 HOW_SETTINGS: dict[str, tuple[str, ...]] = {
-    # The ceiling decides whether a build is made, not what it holds.
-    "ingest": ("max_quarantine_fraction",),
+    # The ceiling decides whether a build is made, not what it holds; a merge on the delta gives
+    # the tables a full merge gives.
+    "ingest": ("max_quarantine_fraction", "incremental"),
     "solver": (
         "ranks", "threads", "grid", "tile", "broadcast", "chunk_bytes", "lookahead", "backend",
         "validate_rows", "checkpoint_every", "reuse",

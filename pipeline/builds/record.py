@@ -13,7 +13,14 @@ from typing import Any
 
 import click
 
-from pipeline.builds.identity import RESULTS_FORMAT, InputFile, build_id, resolve_inputs, sha256_of_file
+from pipeline.builds.identity import (
+    RESULTS_FORMAT,
+    InputFile,
+    build_id,
+    build_settings,
+    resolve_inputs,
+    sha256_of_file,
+)
 from pipeline.builds.layout import BuildLayout, results_of
 from pipeline.cli.options import build_id_option, config_option, option
 from pipeline.config import ConfigError, load_config
@@ -51,6 +58,35 @@ def write_run_config(path: str | Path, config: dict[str, Any]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_atomically(path, yaml.safe_dump(redact_config(dict(config)), sort_keys=False))
+
+
+def earlier_build(build_dir: str | Path) -> Path | None:
+    """The complete build in the same results folder that ``build_dir`` can be merged on top of
+    (:mod:`pipeline.merge.delta`): made by a litpath of this results format, with the same build
+    settings, from some of this build's input files in the same order (by kind and checksum, from
+    each build's config.yaml). Of several, the one with the most inputs, then the latest; None if
+    there is none. Complete: its build.json, written last, is there."""
+    this = _read_yaml(BuildLayout(build_dir).config)
+    if not this:
+        return None
+    inputs = [(f["kind"], f["sha256"]) for f in this.get("resolved_inputs", [])]
+    best: tuple[tuple[int, float], Path] | None = None
+    for folder in sorted(results_of(build_dir).builds.iterdir()):
+        other = BuildLayout(folder)
+        if folder.resolve() == Path(build_dir).resolve() or not other.tables.counts.exists():
+            continue
+        record, config = _read_json(other.record), _read_yaml(other.config)
+        if not record or not config or record.get("litpath", {}).get("results_format") != RESULTS_FORMAT:
+            continue
+        theirs = [(f["kind"], f["sha256"]) for f in config.get("resolved_inputs", [])]
+        if build_settings(config) != build_settings(this) or len(theirs) >= len(inputs):
+            continue
+        remaining = iter(inputs)
+        if all(ident in remaining for ident in theirs):  # a subsequence: same order, some left out
+            rank = (len(theirs), other.record.stat().st_mtime)
+            if best is None or rank > best[0]:
+                best = (rank, folder)
+    return best[1] if best else None
 
 
 @click.command("write-build-config")

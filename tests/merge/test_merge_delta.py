@@ -142,3 +142,37 @@ def test_earlier_files_not_a_subsequence_fall_back(corpus, tmp_path):
     TableFolder(swapped).counts.write_text(json.dumps(counts))
     result = merge_ingested(dirs, tmp_path / "delta", {}, previous=swapped)
     assert not result["incremental"]["used"] and "minus some" in result["incremental"]["reason"]
+
+
+def test_the_merge_command_finds_the_earlier_build(corpus, tmp_path):
+    """``litpath merge --previous-build auto`` starts from the complete build beside its own whose
+    inputs are some of its files, unless ingest.incremental is false."""
+    from click.testing import CliRunner
+
+    from pipeline.builds.identity import RESULTS_FORMAT
+    from pipeline.builds.layout import ResultsLayout
+    from pipeline.builds.record import write_build_config
+    from pipeline.merge.commands import merge
+
+    dirs = [d for _, _, d in corpus]
+    results = ResultsLayout(tmp_path / "results")
+
+    def resolved(folders):
+        counts = [json.loads(TableFolder(d).counts.read_text()) for d in folders]
+        return [[c["kind"], c["source_file"], c["sha256"]] for c in counts]
+
+    earlier, later = results.build("earlier"), results.build("later")
+    write_build_config(earlier.config, {}, resolved(dirs[:-1]))
+    merge_ingested(dirs[:-1], earlier.tables.path, {})
+    earlier.record.write_text(json.dumps({"litpath": {"results_format": RESULTS_FORMAT}}))
+    write_build_config(later.config, {}, resolved(dirs))
+    settings = tmp_path / "run_config.yaml"
+    for incremental in (True, False):
+        settings.write_text(json.dumps({"ingest": {"incremental": incremental}}))
+        result = CliRunner().invoke(merge, ["--out", str(later.tables.path), "--config", str(settings),
+                                            "--previous-build", "auto", *map(str, dirs)])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        counts = json.loads(later.tables.counts.read_text())
+        assert counts.get("incremental", {}).get("used", False) == incremental
+    merge_ingested(dirs, tmp_path / "full", {})
+    assert_same_tables(later.tables.path, tmp_path / "full")

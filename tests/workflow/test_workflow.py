@@ -128,6 +128,7 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
     second_build = (tmp_path / "results" / "latest").resolve()
     assert second_build != first_build
     assert (first_build / "build.json").read_text() == first_record  # never overwritten
+    _assert_as_from_scratch(tmp_path, first_build, second_build)
 
     # Nothing left to do: a third run is a no-op.
     third = subprocess.run(
@@ -149,6 +150,32 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
         timeout=300,
     )
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
+
+
+def _assert_as_from_scratch(workdir: Path, first_build: Path, second_build: Path) -> None:
+    """The rerun merged on top of the first build (pipeline.merge.delta), and its tables and graph
+    digest are those of a merge and graph of every file from scratch."""
+    import pyarrow.parquet as pq
+
+    from pipeline.graph.build import build_graph
+    from pipeline.merge import merge_ingested
+
+    counts = json.loads((second_build / "tables" / "counts.json").read_text())
+    assert counts["incremental"]["previous_tables"] == str(first_build / "tables"), counts["incremental"]
+    # the corpus's second update file re-adds a paper and deletes others, none matched by DOI
+    assert counts["incremental"]["used"], counts["incremental"]
+    resolved = yaml.safe_load((second_build / "config.yaml").read_text())["resolved_inputs"]
+    ingested = [
+        next((workdir / "results" / "ingest" / f["kind"]).glob(f"{Path(f['path']).name}-{f['sha256'][:12]}"))
+        for f in resolved
+    ]
+    scratch = workdir / "scratch"
+    merge_ingested(ingested, scratch / "tables", {})
+    for table in sorted((scratch / "tables").glob("*.parquet")):
+        assert pq.read_table(second_build / "tables" / table.name).equals(pq.read_table(table)), table.name
+    build_graph(scratch / "tables", scratch / "graph", {})
+    digest = json.loads((scratch / "graph" / "graph_counts.json").read_text())["graph_digest"]
+    assert json.loads((second_build / "graph" / "graph_counts.json").read_text())["graph_digest"] == digest
 
 
 @pytest.fixture(scope="module")

@@ -39,6 +39,9 @@ rule merge_tables:
         out_dir=lambda wc, output: Path(output[0]).parent,
         ingested=lambda wc, input: [Path(f).parent for f in input.files],
         settings=RUN_CONFIG,
+    # --previous-build auto: on top of an earlier complete build of some of these files, the merge
+    # redoes only what the new files change (ingest.incremental, read from the run's settings, so
+    # turning it off or on reruns nothing; pipeline/merge/delta.py).
     shell:
-        "litpath merge --out {params.out_dir:q} --config {params.settings:q} "
+        "litpath merge --out {params.out_dir:q} --config {params.settings:q} --previous-build auto "
         "{params.ingested:q} 2>&1 | tee {log:q} >&2"
