@@ -123,6 +123,7 @@ def load_mongo_command(
             progress=_progress_printer(),
             budget_bytes=memory_budget_bytes(config),
             spill_dir=spill_parent(config, graph_dir.parent),
+            sentences_per_hop=((config or {}).get("evidence") or {}).get("sentences_per_hop"),
         )
         # The report is the workflow's record that the build is in the store: written only once
         # the store says so too. The services believe "complete" until they read it again

@@ -1,4 +1,4 @@
-"""Supporting documents of concept--concept hops, from the MongoDB evidence store.
+"""Supporting documents, predicates and sentences of concept--concept hops, from the MongoDB evidence store.
 
 The evidence of a build is its ``evidence`` record buckets (store format 2,
 :mod:`pipeline.store.store_format`): the build's listing says which bucket holds a pair (the
@@ -111,11 +111,14 @@ def _bucket_records(db, ids: set[str]) -> dict[str, dict[tuple[str, str], dict]]
     if missing:
         for doc in db[BUCKET_COLLECTIONS["evidence"]].find({"_id": {"$in": missing}}, {"arrow": 1}):
             table = decode(doc["arrow"])
+            # a bucket loaded before the readable evidence has neither column: unknown (None)
+            readable = [table[name].to_pylist() if name in table.column_names else [None] * table.num_rows
+                        for name in ("predicates", "sentences")]  # fmt: skip
             found[doc["_id"]] = {
-                (a, b): {"documents": documents, "n_predications": n}
-                for a, b, documents, n in zip(
+                (a, b): {"documents": documents, "n_predications": n, "predicates": predicates, "sentences": sentences}
+                for a, b, documents, n, predicates, sentences in zip(
                     table["cui_a"].to_pylist(), table["cui_b"].to_pylist(), table["documents"].to_pylist(),
-                    table["n_predications"].to_pylist(), strict=True,
+                    table["n_predications"].to_pylist(), *readable, strict=True,
                 )
             }  # fmt: skip
         with _loaded_lock:
@@ -128,11 +131,14 @@ def _bucket_records(db, ids: set[str]) -> dict[str, dict[tuple[str, str], dict]]
 
 
 def evidence_for_pairs(db, build_id: str, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], dict] | None:
-    """``{(a, b) sorted: {"documents": [...], "n_predications": int}}``, or None when the evidence
-    is unknown: the store fails, or it has not loaded this build completely.
+    """``{(a, b) sorted: {"documents": [...], "n_predications": int, "predicates": [...],
+    "sentences": [...]}}``, or None when the evidence is unknown: the store fails, or it has not
+    loaded this build completely. ``predicates`` are ``{predicate, count}``, ``sentences``
+    ``{sentence_id, pmid, year, predicate, subject, text}``
+    (:mod:`pipeline.store.evidence_rows`); both None for a build loaded before they were stored.
 
     A pair with no evidence record in a completely loaded build maps to
-    ``{"documents": [], "n_predications": 0}`` (known: none).
+    ``{"documents": [], "n_predications": 0, "predicates": [], "sentences": []}`` (known: none).
     """
     if db is None or not pairs:
         return {} if pairs == [] else None
@@ -149,8 +155,13 @@ def evidence_for_pairs(db, build_id: str, pairs: list[tuple[str, str]]) -> dict[
     out = {}
     for pair, bucket in where.items():
         record = records.get(bucket, {}).get(pair) if bucket is not None else None
+        if record is None:
+            out[pair] = {"documents": [], "n_predications": 0, "predicates": [], "sentences": []}
+            continue
         out[pair] = {
-            "documents": list((record or {}).get("documents") or []),
-            "n_predications": int((record or {}).get("n_predications") or 0),
+            "documents": list(record.get("documents") or []),
+            "n_predications": int(record.get("n_predications") or 0),
+            "predicates": record["predicates"],
+            "sentences": record["sentences"],
         }
     return out

@@ -1,6 +1,20 @@
 """The evidence of a build's concept--concept edges, grouped from its predications table: for each
 edge (cui_a < cui_b), the distinct documents and sentence ids of the predications that join the two
-concepts, and how many distinct predications that is (:func:`evidence_tables`).
+concepts, and how many distinct predications that is (:func:`evidence_tables`); and what a reader
+can judge the hop by: its predicates with their counts, and up to ``sentences_per_hop`` of the
+sentences they were read from, quoted (:func:`readable_evidence`).
+
+**Predicates.** Every predication joining the two concepts counts, in either direction (A TREATS B
+and B TREATS A both count for TREATS on the pair; each sentence entry says which concept was the
+subject), once per distinct PREDICATION_ID; ``NEG_TREATS`` is its own predicate, never folded into
+``TREATS``. Listed by count, most first, then by name.
+
+**Sentences.** One entry per distinct (sentence, predicate, subject) on the pair -- a sentence that
+states two predicates of the pair is quoted for each -- chosen deterministically: the most recent
+publication year first (papers without a year last), then the smallest PMID, then the smallest
+sentence id, predicate and subject. Each entry has the sentence id, PMID, year, predicate, subject
+and the text from the merged sentences table (capped at 500 characters there; null when the build
+has no text for it).
 
 The rows come in edge order -- the graph's (src, dst) order, which is (cui_a, cui_b) order since
 vertex ids follow the sorted keys -- which is the key order the store's buckets need
@@ -10,12 +24,16 @@ hub pair stays small; ``n_documents`` counts them all and ``truncated`` says whe
 Grouping holds about :data:`EVIDENCE_BYTES_PER_ROW` per predication row on an edge (6.3 GB at 30M
 predications in one piece), so beyond the memory budget the rows are spilled to Parquet
 partitions of contiguous edge ranges and grouped one partition at a time, which gives the same
-rows in the same order.
+rows in the same order. The readable evidence adds, per partition, a lookup of every paper's year
+(doc_id and year of the documents table, held once for the whole load: about 40 bytes a paper)
+and one scan of the sentences table for the text of the sentences chosen in that partition (at
+most ``sentences_per_hop`` per edge of it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,14 +44,34 @@ import pyarrow.parquet as pq
 
 from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import table_path
+from pipeline.config import default_of
 from pipeline.runtime.resources import SpillFolder
 
 # Memory the grouping holds per predication row of a concept--concept edge (the rows, Arrow's hash
 # grouping and its distinct lists): about 200 bytes, from the 30M-predication corpus, whose 30M
-# rows took the load to 6.3 GB in one piece.
-EVIDENCE_BYTES_PER_ROW = 200
+# rows took the load to 6.3 GB in one piece; 100 more for the readable evidence's columns
+# (predicate, subject) and its per-statement table (an estimate, not yet measured at 30M).
+EVIDENCE_BYTES_PER_ROW = 300
 EVIDENCE_ROWS = pa.schema(
-    [("edge", pa.int32()), ("doc_id", pa.string()), ("sentence_id", pa.int64()), ("predication_id", pa.int64())]
+    [
+        ("edge", pa.int32()),
+        ("doc_id", pa.string()),
+        ("sentence_id", pa.int64()),
+        ("predication_id", pa.int64()),
+        ("predicate", pa.string()),
+        ("subject_cui", pa.string()),
+    ]
+)
+PREDICATE_COUNT = pa.struct([("predicate", pa.string()), ("count", pa.int64())])
+SENTENCE = pa.struct(
+    [
+        ("sentence_id", pa.int64()),
+        ("pmid", pa.int64()),
+        ("year", pa.int32()),
+        ("predicate", pa.string()),
+        ("subject", pa.string()),
+        ("text", pa.string()),
+    ]
 )
 EVIDENCE = pa.schema(
     [
@@ -44,6 +82,8 @@ EVIDENCE = pa.schema(
         ("n_documents", pa.int64()),
         ("n_predications", pa.int64()),
         ("truncated", pa.bool_()),
+        ("predicates", pa.list_(PREDICATE_COUNT)),
+        ("sentences", pa.list_(SENTENCE)),
     ]
 )
 
@@ -71,7 +111,7 @@ def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch
     if path is None:
         raise FileNotFoundError(f"{tables_dir / 'predications.parquet'} not found (needed for evidence)")
     pair_keys = pc.binary_join_element_wise(edge_keys[0], edge_keys[1], "|")
-    columns = ["predication_id", "doc_id", "sentence_id", "subject_cui", "object_cui"]
+    columns = ["predication_id", "doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"]
     for batch in ds.dataset(str(path), format="parquet").to_batches(columns=columns, batch_size=batch_rows):
         s, o = batch.column("subject_cui"), batch.column("object_cui")
         first = pc.less(s, o)
@@ -84,6 +124,8 @@ def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch
                 pc.filter(batch.column("doc_id"), keep),
                 pc.filter(batch.column("sentence_id"), keep),
                 pc.filter(batch.column("predication_id"), keep),
+                pc.filter(batch.column("predicate"), keep).cast(pa.string()),
+                pc.filter(s, keep).cast(pa.string()),
             ],
             schema=EVIDENCE_ROWS,
         )
@@ -104,9 +146,100 @@ def _sorted_capped(lists: pa.ChunkedArray | pa.Array, cap: int) -> tuple[pa.Arra
     return pa.ListArray.from_arrays(pa.array(offsets), values), lengths
 
 
-def group_evidence(rows: pa.Table, edge_keys: tuple[pa.Array, pa.Array], max_evidence: int) -> pa.Table:
+@dataclass(frozen=True)
+class ReadableSources:
+    """What the readable evidence reads beside the predications: each paper's year (doc_id, year),
+    the merged sentences table (None when the build has none: texts null), and how many sentences
+    a hop keeps."""
+
+    years: pa.Table
+    sentences: Path | None
+    sentences_per_hop: int
+
+    @classmethod
+    def of_build(cls, tables_dir: Path, sentences_per_hop: int) -> ReadableSources:
+        documents = table_path(tables_dir, "documents")
+        years = (
+            ds.dataset(str(documents), format="parquet").to_table(columns=["doc_id", "year"])
+            if documents is not None
+            else pa.table({"doc_id": pa.array([], pa.string()), "year": pa.array([], pa.int32())})
+        )
+        return cls(years.cast(_YEARS), table_path(tables_dir, "sentences"), sentences_per_hop)
+
+
+_YEARS = pa.schema([("doc_id", pa.string()), ("year", pa.int32())])
+
+
+def _lists(values: pa.Table, owners: np.ndarray, n_owners: int, value_type: pa.DataType) -> pa.Array:
+    """``values`` (rows sorted by owner, owners in 0..n_owners-1) as one list per owner."""
+    counts = np.bincount(owners, minlength=n_owners)
+    offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
+    columns = [column.combine_chunks().cast(field.type) for column, field in zip(values.columns, value_type, strict=True)]
+    return pa.ListArray.from_arrays(offsets, pa.StructArray.from_arrays(columns, fields=list(value_type)))
+
+
+def _predicate_counts(rows: pa.Table, edges: pa.Array) -> pa.Array:
+    """Per edge of ``edges`` (ascending): [{predicate, count}] -- distinct predications per
+    predicate, both directions together -- most first, then by name."""
+    counts = rows.group_by(["edge", "predicate"], use_threads=False).aggregate([("predication_id", "count_distinct")])
+    counts = counts.sort_by([("edge", "ascending"), ("predication_id_count_distinct", "descending"),
+                             ("predicate", "ascending")])  # fmt: skip
+    owners = np.searchsorted(edges.to_numpy(), counts["edge"].to_numpy())
+    values = pa.table({"predicate": counts["predicate"], "count": counts["predication_id_count_distinct"].cast(pa.int64())})
+    return _lists(values, owners, len(edges), PREDICATE_COUNT)
+
+
+def _chosen_sentences(rows: pa.Table, edges: pa.Array, sources: ReadableSources) -> pa.Array:
+    """Per edge of ``edges`` (ascending): up to ``sentences_per_hop`` sentence entries, by the
+    rule of the module docstring (most recent year, then PMID, sentence id, predicate, subject)."""
+    statements = rows.group_by(["edge", "sentence_id", "predicate", "subject_cui", "doc_id"], use_threads=False).aggregate([])
+    statements = statements.join(sources.years, "doc_id", join_type="left outer", use_threads=False)
+    pmid = pc.cast(pc.if_else(pc.starts_with(statements["doc_id"], "PMID:"),
+                              pc.utf8_slice_codeunits(statements["doc_id"], 5), None), pa.int64())  # fmt: skip
+    statements = statements.append_column("pmid", pmid)
+    order = pc.sort_indices(
+        statements,
+        sort_keys=[("edge", "ascending"), ("year", "descending"), ("pmid", "ascending"), ("sentence_id", "ascending"),
+                   ("predicate", "ascending"), ("subject_cui", "ascending")],
+        null_placement="at_end",
+    )  # fmt: skip
+    statements = statements.take(order)
+    edge = statements["edge"].to_numpy()
+    first = np.r_[0, np.flatnonzero(np.diff(edge)) + 1] if len(edge) else np.zeros(0, np.int64)
+    rank = np.arange(len(edge)) - np.repeat(first, np.diff(np.r_[first, len(edge)]))
+    statements = statements.filter(pa.array(rank < sources.sentences_per_hop))
+    texts = _texts(sources.sentences, statements["sentence_id"])
+    position = pc.index_in(statements["sentence_id"], value_set=texts["sentence_id"])
+    values = pa.table(
+        {
+            "sentence_id": statements["sentence_id"],
+            "pmid": statements["pmid"],
+            "year": statements["year"],
+            "predicate": statements["predicate"],
+            "subject": statements["subject_cui"],
+            "text": pc.take(texts["text"], position),
+        }
+    )
+    owners = np.searchsorted(edges.to_numpy(), statements["edge"].to_numpy())
+    return _lists(values, owners, len(edges), SENTENCE)
+
+
+def _texts(sentences: Path | None, wanted: pa.ChunkedArray) -> pa.Table:
+    """sentence_id, text of the ``wanted`` sentences found in the sentences table (one scan)."""
+    wanted = pc.unique(wanted.combine_chunks() if isinstance(wanted, pa.ChunkedArray) else wanted)
+    if sentences is None or len(wanted) == 0:
+        return pa.table({"sentence_id": pa.array([], pa.int64()), "text": pa.array([], pa.string())})
+    dataset = ds.dataset(str(sentences), format="parquet")
+    found = dataset.to_table(columns=["sentence_id", "text"], filter=pc.field("sentence_id").isin(wanted))
+    return found.combine_chunks()
+
+
+def group_evidence(
+    rows: pa.Table, edge_keys: tuple[pa.Array, pa.Array], max_evidence: int, sources: ReadableSources | None = None
+) -> pa.Table:
     """Per edge of ``rows``, in edge order: distinct documents and sentence ids (sorted, capped at
-    ``max_evidence``), distinct predications counted."""
+    ``max_evidence``), distinct predications counted; with ``sources``, the readable evidence
+    (predicates and sentences), else those two null."""
     grouped = (
         rows.group_by("edge", use_threads=False)
         .aggregate([("doc_id", "distinct"), ("sentence_id", "distinct"), ("predication_id", "count_distinct")])
@@ -114,7 +247,12 @@ def group_evidence(rows: pa.Table, edge_keys: tuple[pa.Array, pa.Array], max_evi
     )
     documents, n_documents = _sorted_capped(grouped["doc_id_distinct"], max_evidence)
     sentences, n_sentences = _sorted_capped(grouped["sentence_id_distinct"], max_evidence)
-    edge = grouped["edge"]
+    edge = grouped["edge"].combine_chunks()
+    if sources is None:
+        predicates = pa.nulls(len(edge), EVIDENCE.field("predicates").type)
+        quoted = pa.nulls(len(edge), EVIDENCE.field("sentences").type)
+    else:
+        predicates, quoted = _predicate_counts(rows, edge), _chosen_sentences(rows, edge, sources)
     return pa.table(
         [
             pc.take(edge_keys[0], edge),
@@ -124,6 +262,8 @@ def group_evidence(rows: pa.Table, edge_keys: tuple[pa.Array, pa.Array], max_evi
             pa.array(n_documents, pa.int64()),
             grouped["predication_id_count_distinct"].cast(pa.int64()),
             pa.array((n_documents > max_evidence) | (n_sentences > max_evidence)),
+            predicates,
+            quoted,
         ],
         schema=EVIDENCE,
     )
@@ -136,14 +276,21 @@ def evidence_tables(
     partitions: int,
     spill_parent: Path,
     max_evidence: int = 1_000,
+    sentences_per_hop: int | None = None,
 ) -> Iterator[pa.Table]:
     """The evidence of every concept--concept edge (:func:`group_evidence`), in edge order, in
     ``partitions`` pieces: with more than one, the rows are first spilled to Parquet files under
     ``spill_parent``, one per contiguous range of edges, and grouped one file at a time, so the
-    memory held is a partition's, not the corpus's. Each edge is in exactly one piece."""
+    memory held is a partition's, not the corpus's. Each edge is in exactly one piece.
+    ``sentences_per_hop`` (default: the config schema's ``evidence.sentences_per_hop``) bounds the
+    sentences quoted per edge."""
+    if sentences_per_hop is None:
+        sentences_per_hop = int(default_of("evidence.sentences_per_hop"))
+    sources = ReadableSources.of_build(tables_dir, sentences_per_hop)
     if partitions <= 1:
         parts = list(_evidence_rows(tables_dir, edge_keys, batch_rows))
-        yield group_evidence(pa.concat_tables(parts) if parts else EVIDENCE_ROWS.empty_table(), edge_keys, max_evidence)
+        rows = pa.concat_tables(parts) if parts else EVIDENCE_ROWS.empty_table()
+        yield group_evidence(rows, edge_keys, max_evidence, sources)
         return
     per_partition = max(1, -(-len(edge_keys[0]) // partitions))
     with SpillFolder(spill_parent, ".evidence-spill-") as spill:
@@ -158,5 +305,5 @@ def evidence_tables(
             for writer in writers:
                 writer.close()
         for path in paths:
-            yield group_evidence(pq.read_table(path), edge_keys, max_evidence)
+            yield group_evidence(pq.read_table(path), edge_keys, max_evidence, sources)
             path.unlink()

@@ -357,6 +357,7 @@ def load_build(
     retry: RetryPolicy | None = None,
     budget_bytes: int | None = None,
     spill_dir: Path | None = None,
+    sentences_per_hop: int | None = None,
 ) -> dict:
     """Store one build in MongoDB; return its counts (rows and buckets in the build, written now).
 
@@ -368,7 +369,8 @@ def load_build(
 
     The evidence is grouped within ``budget_bytes`` (default: :func:`memory_budget_bytes`, the
     stages' budget): beyond it, in partitions spilled under ``spill_dir`` (default: the build
-    folder, ``graph_dir``'s parent); ``counts["evidence_partitions"]``.
+    folder, ``graph_dir``'s parent); ``counts["evidence_partitions"]``. Each edge quotes up to
+    ``sentences_per_hop`` sentences (default: the config schema's ``evidence.sentences_per_hop``).
     """
     policy = retry or RetryPolicy()
     budget = memory_budget_bytes(None) if budget_bytes is None else budget_bytes
@@ -404,7 +406,8 @@ def load_build(
         truncated = [0]
 
         def evidence_parts() -> Iterator[pa.Table]:
-            for part in evidence_tables(tables_dir, edge_keys, 1 << 18, partitions, spill_dir, max_evidence=max_evidence):
+            for part in evidence_tables(tables_dir, edge_keys, 1 << 18, partitions, spill_dir,
+                                        max_evidence=max_evidence, sentences_per_hop=sentences_per_hop):  # fmt: skip
                 truncated[0] += pc.sum(part.column("truncated")).as_py() or 0
                 yield part
 

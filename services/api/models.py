@@ -91,6 +91,21 @@ class DistanceOut(BaseModel):
     )
 
 
+class PredicateCountOut(BaseModel):
+    predicate: str = Field(description="SemMedDB predicate; negations (NEG_TREATS) are their own")
+    count: int = Field(description="Distinct predications with this predicate joining the hop's two concepts")
+
+
+class SentenceOut(BaseModel):
+    text: str | None = Field(description="The sentence, capped at 500 characters (an ellipsis marks a cut); "
+                             "null when the build kept no text for it")  # fmt: skip
+    pmid: int | None
+    year: int | None = Field(description="The paper's publication year; null when unknown")
+    predicate: str
+    subject: str = Field(description="The concept that is the predication's subject (which way the predicate reads)")
+    sentence_id: int = Field(description="SemMedDB SENTENCE_ID")
+
+
 class HopOut(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
@@ -105,6 +120,16 @@ class HopOut(BaseModel):
         "both papers for a citation hop"
     )
     n_predications: int | None = None
+    predicates: list[PredicateCountOut] | None = Field(
+        None,
+        description="A concept-concept hop's predicates (TREATS, NEG_TREATS, ...; both directions) with the "
+        "distinct predications of each, most first; null when the store is unavailable or the hop is of another kind",
+    )
+    sentences: list[SentenceOut] | None = Field(
+        None,
+        description="Up to evidence.sentences_per_hop sentences the hop's predications were read from, most "
+        "recent year first (then PMID, sentence id); null as for predicates",
+    )
 
 
 class PathOut(BaseModel):

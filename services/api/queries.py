@@ -91,6 +91,8 @@ def path(graph: Graph, source: str, target: str) -> dict:
                 "edge_kind": edge_kind(cu, cv),
                 "documents": documents,
                 "n_predications": None,
+                "predicates": None,
+                "sentences": None,
             }
         )
     return {
@@ -113,7 +115,7 @@ def needs_evidence(body: dict) -> bool:
 
 
 def attach_evidence(body: dict, mongo_db) -> dict:
-    """Fill the documents of concept-concept hops from the evidence store (blocking I/O).
+    """Fill the documents, predicates and sentences of concept-concept hops from the evidence store (blocking I/O).
 
     When the store fails, those hops keep ``documents: null`` (unknown), never ``[]`` (none).
     """
@@ -124,6 +126,7 @@ def attach_evidence(body: dict, mongo_db) -> dict:
     for hop in concept_hops:
         record = found[tuple(sorted((hop["from"], hop["to"])))]
         hop["documents"], hop["n_predications"] = record["documents"], record["n_predications"]
+        hop["predicates"], hop["sentences"] = record["predicates"], record["sentences"]
     return body
 
 

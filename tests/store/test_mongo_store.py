@@ -81,11 +81,13 @@ def test_load_build_is_idempotent(mongo_uri, built):
         assert (C, C) not in evidence  # self pair: no edge, no evidence
         # The reader finds a pair in either order, and knows that a pair without a record has none.
         found = evidence_for_pairs(db, build_id, [(B, A), (E, B), (C, C)])
-        assert found == {
-            (A, B): {"documents": ["PMID:1", "PMID:2"], "n_predications": 2},
-            (B, E): {"documents": ["PMID:3"], "n_predications": 1},
-            (C, C): {"documents": [], "n_predications": 0},  # the build is loaded: known to have none
+        assert {pair: (f["documents"], f["n_predications"]) for pair, f in found.items()} == {
+            (A, B): (["PMID:1", "PMID:2"], 2),
+            (B, E): (["PMID:3"], 1),
+            (C, C): ([], 0),  # the build is loaded: known to have none
         }
+        assert found[(C, C)]["predicates"] == found[(C, C)]["sentences"] == []
+        assert found[(B, E)]["predicates"] == [{"predicate": "INTERACTS_WITH", "count": 1}]
 
         build = db.builds.find_one({"_id": build_id})
         assert (build["status"], build["store_format"]) == ("complete", 2)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from pipeline.store.evidence_rows import EVIDENCE
 from pipeline.store.mongo import write_records
 from pipeline.store.store_format import STORE_FORMAT
 
 
 def store_evidence(db, build_id: str, records: list[dict], complete: bool = True) -> None:
-    """``records``: dicts with cui_a, cui_b (any order), documents and n_predications (sentence_ids
-    optional); the build's ``builds`` record is marked complete unless told otherwise."""
+    """``records``: dicts with cui_a, cui_b (any order), documents and n_predications (sentence_ids,
+    predicates and sentences optional: the readable evidence, as in
+    :data:`pipeline.store.evidence_rows.EVIDENCE`); the build's ``builds`` record is marked complete
+    unless told otherwise."""
     rows = sorted(
         (tuple(sorted((r["cui_a"], r["cui_b"]))), r) for r in records
     )
@@ -24,6 +27,8 @@ def store_evidence(db, build_id: str, records: list[dict], complete: bool = True
             "n_documents": [len(r["documents"]) for _, r in rows],
             "n_predications": [r["n_predications"] for _, r in rows],
             "truncated": [False for _ in rows],
+            "predicates": pa.array([r.get("predicates") for _, r in rows], EVIDENCE.field("predicates").type),
+            "sentences": pa.array([r.get("sentences") for _, r in rows], EVIDENCE.field("sentences").type),
         }
     )
     write_records(db, build_id, "evidence", [table])

@@ -25,7 +25,7 @@ async def get_path(
     source: Annotated[str, KeyQuery],
     target: Annotated[str, KeyQuery],
     evidence: Annotated[
-        bool, Query(description="Look up supporting documents of concept-concept hops")
+        bool, Query(description="Look up supporting documents, predicates and sentences of concept-concept hops")
     ] = True,
     graph: Annotated[GraphName, Query(description=GRAPH_DESCRIPTION)] = "full",
 ) -> dict:
