@@ -460,33 +460,72 @@ PathResult shortest_path(const CsrGraph& graph, std::int64_t source, std::int64_
     return bidirectional_search(graph, nullptr, source, target, spaces, deadline, hubs, own);
 }
 
-double settle_up_to_target(const CsrGraph& graph, std::int64_t source, std::int64_t target, const SearchMask& mask,
-                           SearchSpace& space, const Deadline& deadline, const HubRows* hubs) {
+double settle_shortest_path_region(const CsrGraph& graph, std::int64_t source, std::int64_t target,
+                                   const SearchMask& mask, PathSpaces& spaces, const Deadline& deadline,
+                                   const HubRows* hubs) {
     check_vertex(graph, source, "source");
     check_vertex(graph, target, "target");
-    check_space(graph, space);
+    check_space(graph, spaces.forward);
+    // 1. The distance D, by the pair search (cheap: two balls of about D / 2).
+    const PathResult first = shortest_path(graph, source, target, mask, spaces, deadline, hubs);
+    if (first.vertices.empty()) {
+        spaces.forward.reset();
+        return kUnreachable;
+    }
+    SearchMask own = mask;
+    own.exempt_source = source;
     DeadlineMeter meter(deadline);
-    space.reset();
-    prepare_hubs(space, hubs);
-    start_search(space, source);
     const auto ignore = [](std::int64_t, double) {};
-    const double* distance = space.distance.data();
-    while (clean_top(space)) {
-        // Everything at target's distance is settled, ties over zero-cost arcs
-        // included (and no hub arc not yet relaxed leads to anything at or below it).
-        if (space.heap.top().distance > distance[target]) break;
-        const auto [du, u] = space.heap.pop();
-        if (u & kHubCursor) {  // only with an index
-            meter.work(advance_hub<false>(*hubs, space, u & ~kHubCursor, ignore, mask));
+    // 2. Backward from the target, every vertex within half of D: afterwards
+    // min(dt[u], radius) is a lower bound of u's distance to the target.
+    SearchSpace& bwd = spaces.backward;
+    const double radius = first.distance / 2;
+    bwd.reset();
+    prepare_hubs(bwd, hubs);
+    start_search(bwd, target);
+    while (clean_top(bwd) && bwd.heap.top().distance <= radius) {
+        const auto [du, u] = bwd.heap.pop();
+        if (u & kHubCursor) {
+            meter.work(advance_hub<false>(*hubs, bwd, u & ~kHubCursor, ignore, own));
             continue;
         }
         const std::int64_t hub = hubs ? hubs->row_of(u) : -1;
         if (hub >= 0) {
             meter.settled_hub();
-            queue_hub(*hubs, space, hub, du);
+            queue_hub(*hubs, bwd, hub, du);
         } else {
             meter.settled(graph, u);
-            relax_edges<false>(graph, space, u, du, ignore, mask);
+            relax_edges<false>(graph, bwd, u, du, ignore, own);
+        }
+    }
+    // 3. Forward from the source up to the target's distance, expanding only
+    // the vertices that can lie on a shortest path: dist(u) + the lower bound
+    // <= D. The slack (1e-9 relative) only keeps more vertices than needed: it
+    // absorbs the rounding between the two directions' sums, which is ~1e-16.
+    const double* lower = bwd.distance.data();
+    const double bound = first.distance * (1 + 1e-9) + 1e-12;
+    SearchSpace& fwd = spaces.forward;
+    fwd.reset();
+    prepare_hubs(fwd, hubs);
+    start_search(fwd, source);
+    const double* distance = fwd.distance.data();
+    while (clean_top(fwd)) {
+        // Everything at the target's distance is settled, ties over zero-cost
+        // arcs included (and no hub arc not yet relaxed leads to anything at or below it).
+        if (fwd.heap.top().distance > distance[target]) break;
+        const auto [du, u] = fwd.heap.pop();
+        if (u & kHubCursor) {  // only with an index
+            meter.work(advance_hub<false>(*hubs, fwd, u & ~kHubCursor, ignore, own));
+            continue;
+        }
+        if (du + std::min(lower[u], radius) > bound) continue;  // on no shortest path: not expanded
+        const std::int64_t hub = hubs ? hubs->row_of(u) : -1;
+        if (hub >= 0) {
+            meter.settled_hub();
+            queue_hub(*hubs, fwd, hub, du);
+        } else {
+            meter.settled(graph, u);
+            relax_edges<false>(graph, fwd, u, du, ignore, own);
         }
     }
     return distance[target];

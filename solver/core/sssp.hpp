@@ -285,15 +285,22 @@ struct SearchMask {
 PathResult shortest_path(const CsrGraph& graph, std::int64_t source, std::int64_t target, const SearchMask& mask,
                          PathSpaces& spaces, const Deadline& deadline = {}, const HubRows* hubs = nullptr);
 
-// Dijkstra from `source` on the arcs `mask` allows, until every vertex at a
-// distance no greater than target's is settled (the zero-cost ties at that
-// distance included), or the reachable part is exhausted. Returns target's
-// distance (+inf: unreachable). The distances stay in space.distance for the
-// caller to read (final for every vertex at or below the returned distance;
-// space.touched lists the vertices reached); the next search's reset() clears
-// them. `hubs`: as for shortest_path. Throws DeadlineExceeded past `deadline`.
-double settle_up_to_target(const CsrGraph& graph, std::int64_t source, std::int64_t target, const SearchMask& mask,
-                           SearchSpace& space, const Deadline& deadline = {}, const HubRows* hubs = nullptr);
+// The shortest-path region of source -> target on the arcs `mask` allows, for
+// counting shortest paths (core/sssp_k_paths.hpp): afterwards
+// spaces.forward.distance holds the exact distance from the source of every
+// vertex on a shortest path (and of others, some of them overestimated: those
+// are on no shortest path). Returns the target's distance (+inf: unreachable).
+// How: the pair search gives the distance D; a backward search settles every
+// vertex within D / 2 of the target, so min(dt, D / 2) bounds any vertex's
+// distance to the target from below; the forward search then settles every
+// vertex up to the target's distance (zero-cost ties included) but expands only
+// those with dist + bound <= D (plus a 1e-9 relative slack for rounding), which
+// every vertex of a shortest path satisfies -- two balls of about D / 2 instead
+// of one of D. `hubs`: as for shortest_path. Throws DeadlineExceeded past
+// `deadline`; the next search's reset() clears the spaces.
+double settle_shortest_path_region(const CsrGraph& graph, std::int64_t source, std::int64_t target,
+                                   const SearchMask& mask, PathSpaces& spaces, const Deadline& deadline = {},
+                                   const HubRows* hubs = nullptr);
 
 struct Neighbour {
     std::int64_t vertex;

@@ -401,7 +401,7 @@ LITPATH_SSSP_EXPORT int litpath_sssp_count_shortest_paths(int64_t n, const int64
         const CsrGraph graph = graph_of(n, row_ptr, col_idx, cost, "CSR");
         const litpath::sssp::HubRows index = hub_rows_of(hubs, false);
         Lease spaces(n, until);
-        const auto tie = litpath::sssp::count_shortest_paths(graph, source, target, allowed, (*spaces).forward, until,
+        const auto tie = litpath::sssp::count_shortest_paths(graph, source, target, allowed, *spaces, until,
                                                              hubs ? &index : nullptr);
         *distance_out = tie.distance;
         *paths_out = tie.paths;

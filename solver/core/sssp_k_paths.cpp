@@ -160,7 +160,7 @@ std::vector<PathResult> k_shortest_paths(const CsrGraph& graph, std::int64_t sou
 
 // ------------------------------------------------------ shortest-path ties --
 TieCount count_shortest_paths(const CsrGraph& graph, std::int64_t source, std::int64_t target,
-                              const std::uint8_t* allowed, SearchSpace& space, const Deadline& deadline,
+                              const std::uint8_t* allowed, PathSpaces& spaces, const Deadline& deadline,
                               const HubRows* hubs) {
     check_vertex(graph, source, "source");
     check_vertex(graph, target, "target");
@@ -173,9 +173,9 @@ TieCount count_shortest_paths(const CsrGraph& graph, std::int64_t source, std::i
     SearchMask mask;
     mask.allowed = allowed;
     mask.exempt = target;
-    tie.distance = settle_up_to_target(graph, source, target, mask, space, deadline, hubs);
+    tie.distance = settle_shortest_path_region(graph, source, target, mask, spaces, deadline, hubs);
     if (!(tie.distance < kUnreachable)) return tie;
-    const double* dist = space.distance.data();
+    const double* dist = spaces.forward.distance.data();
     ClockCheck clock(deadline);
 
     // The vertices that reach the target over tight edges, found backwards from

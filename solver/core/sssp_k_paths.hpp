@@ -53,8 +53,8 @@ struct TieCount {
 inline constexpr std::int64_t kPlateauWork = std::int64_t{1} << 20;
 
 // How many distinct loopless source -> target paths have the shortest
-// distance. A Dijkstra from the source settles every vertex up to the
-// target's distance D (settle_up_to_target); an edge u -> v is *tight* when
+// distance. The searches of settle_shortest_path_region give the distance
+// from the source of every vertex of a shortest path; an edge u -> v is *tight* when
 // dist(u) + cost == dist(v) in double, exactly as the search sums, and the
 // paths counted are those made of tight edges (every prefix of such a path is
 // a shortest path to its end; this is the count networkx's
@@ -68,7 +68,7 @@ inline constexpr std::int64_t kPlateauWork = std::int64_t{1} << 20;
 // walks exceed the work bound stops being enumerated; either sets `saturated`
 // and `paths` is then a lower bound. Throws DeadlineExceeded past `deadline`.
 TieCount count_shortest_paths(const CsrGraph& graph, std::int64_t source, std::int64_t target,
-                              const std::uint8_t* allowed, SearchSpace& space, const Deadline& deadline = {},
+                              const std::uint8_t* allowed, PathSpaces& spaces, const Deadline& deadline = {},
                               const HubRows* hubs = nullptr);
 
 }  // namespace litpath::sssp

@@ -139,7 +139,7 @@ TEST(KPaths, HandCheckedDiamondWithATieAndAZeroCostRung) {
     for (int i = 0; i < 4; ++i) EXPECT_EQ(paths[i].distance, 2.0);
     EXPECT_EQ(paths[4].distance, 5.0);
     EXPECT_EQ(paths[4].vertices, (std::vector<std::int64_t>{0, 3}));
-    const TieCount tie = count_shortest_paths(csr.view(), 0, 3, nullptr, spaces.forward);
+    const TieCount tie = count_shortest_paths(csr.view(), 0, 3, nullptr, spaces);
     EXPECT_EQ(tie.distance, 2.0);
     EXPECT_EQ(tie.paths, 4);  // networkx's all_shortest_paths lists 3 here: one direction of the rung
     EXPECT_FALSE(tie.saturated);
@@ -150,7 +150,7 @@ TEST(KPaths, HandCheckedDiamondWithATieAndAZeroCostRung) {
     ASSERT_EQ(filtered.size(), 2u);
     EXPECT_EQ(filtered[0].vertices, (std::vector<std::int64_t>{0, 2, 3}));
     EXPECT_EQ(filtered[1].vertices, (std::vector<std::int64_t>{0, 3}));
-    EXPECT_EQ(count_shortest_paths(csr.view(), 0, 3, allowed.data(), spaces.forward).paths, 1);
+    EXPECT_EQ(count_shortest_paths(csr.view(), 0, 3, allowed.data(), spaces).paths, 1);
     // The endpoints are never filtered.
     const std::vector<std::uint8_t> no_ends{0, 1, 1, 0};
     EXPECT_EQ(k_shortest_paths(csr.view(), 0, 3, 10, no_ends.data(), spaces).size(), 5u);
@@ -165,10 +165,10 @@ TEST(KPaths, SameVertexDisconnectedAndZeroK) {
     const auto self = k_shortest_paths(csr.view(), 2, 2, 5, nullptr, spaces);
     ASSERT_EQ(self.size(), 1u);
     EXPECT_EQ(self[0].vertices, (std::vector<std::int64_t>{2}));
-    const TieCount none = count_shortest_paths(csr.view(), 0, 3, nullptr, spaces.forward);
+    const TieCount none = count_shortest_paths(csr.view(), 0, 3, nullptr, spaces);
     EXPECT_EQ(none.paths, 0);
     EXPECT_FALSE(none.distance < kUnreachable);
-    EXPECT_EQ(count_shortest_paths(csr.view(), 1, 1, nullptr, spaces.forward).paths, 1);
+    EXPECT_EQ(count_shortest_paths(csr.view(), 1, 1, nullptr, spaces).paths, 1);
     EXPECT_THROW(k_shortest_paths(csr.view(), 0, 4, 1, nullptr, spaces), std::invalid_argument);
     EXPECT_THROW(k_shortest_paths(csr.view(), 0, 1, -1, nullptr, spaces), std::invalid_argument);
 }
@@ -184,7 +184,7 @@ TEST(KPaths, ManyTiesSaturateNothingAndCountExactly) {
     const std::int64_t n = 3 * diamonds + 1;
     const OwnedCsr csr(n, sorted_by_column(symmetrised(arcs)));
     PathSpaces spaces(n);
-    const TieCount tie = count_shortest_paths(csr.view(), 0, n - 1, nullptr, spaces.forward);
+    const TieCount tie = count_shortest_paths(csr.view(), 0, n - 1, nullptr, spaces);
     EXPECT_EQ(tie.paths, std::int64_t{1} << diamonds);
     EXPECT_FALSE(tie.saturated);
     const auto paths = k_shortest_paths(csr.view(), 0, n - 1, 7, nullptr, spaces);
@@ -204,7 +204,7 @@ TEST(KPaths, AZeroCostCliqueReportsALowerBoundPastTheWorkBound) {
     }
     const OwnedCsr csr(clique + 2, sorted_by_column(symmetrised(arcs)));
     PathSpaces spaces(clique + 2);
-    const TieCount tie = count_shortest_paths(csr.view(), s, t, nullptr, spaces.forward);
+    const TieCount tie = count_shortest_paths(csr.view(), s, t, nullptr, spaces);
     EXPECT_TRUE(tie.saturated);
     EXPECT_GE(tie.paths, clique);
     EXPECT_EQ(tie.distance, 2.0);
@@ -219,7 +219,7 @@ TEST(KPaths, DeadlineStopsTheSpurSearchesAndLeavesTheWorkspaceClean) {
     PathSpaces spaces(12);
     const Deadline past{Deadline::Clock::now() - std::chrono::seconds(1)};
     EXPECT_THROW(k_shortest_paths(csr.view(), 0, 5, 5, nullptr, spaces, past), DeadlineExceeded);
-    EXPECT_THROW(count_shortest_paths(csr.view(), 0, 5, nullptr, spaces.forward, past), DeadlineExceeded);
+    EXPECT_THROW(count_shortest_paths(csr.view(), 0, 5, nullptr, spaces, past), DeadlineExceeded);
     for (const std::uint8_t mark : spaces.root_marks) EXPECT_EQ(mark, 0);
     expect_paths_match(arcs, 12, csr.view(), 0, 5, 5, {}, nullptr, spaces);
 }
@@ -253,7 +253,7 @@ TEST_P(RandomKPaths, CostsPathsAndTiesMatchTheEnumeration) {
         const std::uint8_t* filter = allowed.empty() ? nullptr : allowed.data();
         const std::int64_t expected = s == t ? 1 : reference_ties(arcs, n, s, t, allowed);
         for (const HubRows* h : {static_cast<const HubRows*>(nullptr), &hubs}) {
-            const TieCount tie = count_shortest_paths(graph, s, t, filter, spaces.forward, {}, h);
+            const TieCount tie = count_shortest_paths(graph, s, t, filter, spaces, {}, h);
             EXPECT_EQ(tie.paths, expected) << "s=" << s << " t=" << t;
             EXPECT_FALSE(tie.saturated);
         }

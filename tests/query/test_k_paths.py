@@ -197,3 +197,19 @@ def test_bad_arguments_and_a_past_deadline() -> None:
         sssp.count_shortest_paths(adjacency, 0, 5, deadline=time.monotonic() - 1)
     # The workspace is usable after a deadline.
     assert sssp.k_shortest_paths(adjacency, 3, 3, 4) == [(0.0, [3])]
+
+
+def test_tie_counts_on_a_literature_like_graph_with_its_index_equal_networkx() -> None:
+    # Real-valued costs (no zero): networkx's all_shortest_paths is then the exact reference.
+    adjacency, _ = literature_like(30, 400, FRESH, ties=False)
+    graph = as_networkx(adjacency)
+    hubs = sssp.build_hub_rows(adjacency, sssp.choose_hubs(adjacency.row_ptr, 16, 10**6))
+    rng = np.random.default_rng(FRESH + 3)
+    for _ in range(30):
+        s, t = (int(x) for x in rng.integers(0, adjacency.n, 2))
+        try:
+            expected = sum(1 for _ in nx.all_shortest_paths(graph, s, t, weight="weight"))
+        except nx.NetworkXNoPath:
+            expected = 0
+        for index in (None, hubs):
+            assert sssp.count_shortest_paths(adjacency, s, t, hubs=index)[1] == expected, f"seed {FRESH}, {s} -> {t}"
