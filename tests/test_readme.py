@@ -275,6 +275,12 @@ def check_path_service(checkout: Checkout) -> None:
     pair = json_in(outputs["curl 'http://127.0.0.1:8000/v1/compare/pair?source=C0010200&target=C1800706'"])
     assert pair.get("scenario") in {"1", "2a", "2b", "3a", "3b", "3c", "4", "none"}, pair
     assert pair["source"] == "C0010200" and pair["target"] == "C1800706"
+    # readable evidence: every concept-concept hop of the sample's path has predicates and quoted sentences
+    hops = json_in(outputs["curl 'http://127.0.0.1:8000/v1/path?source=C0010200&target=C1800706&graph=cooccurrence'"])["hops"]
+    assert hops and all(hop["edge_kind"] == "concept_concept" for hop in hops)
+    for hop in hops:
+        assert hop["predicates"] and all(p["count"] >= 1 for p in hop["predicates"]), hop
+        assert hop["sentences"] and all(s["text"] and s["pmid"] for s in hop["sentences"]), hop
 
 
 def check_comparison(checkout: Checkout) -> None:

@@ -2,7 +2,7 @@
 edge (cui_a < cui_b), the distinct documents and sentence ids of the predications that join the two
 concepts, and how many distinct predications that is (:func:`evidence_tables`); and what a reader
 can judge the hop by: its predicates with their counts, and up to ``sentences_per_hop`` of the
-sentences they were read from, quoted (:func:`readable_evidence`).
+sentences they were read from, quoted (:func:`group_evidence` given :class:`ReadableSources`).
 
 **Predicates.** Every predication joining the two concepts counts, in either direction (A TREATS B
 and B TREATS A both count for TREATS on the pair; each sentence entry says which concept was the
@@ -199,9 +199,9 @@ def _chosen_sentences(rows: pa.Table, edges: pa.Array, sources: ReadableSources)
     statements = statements.append_column("pmid", pmid)
     order = pc.sort_indices(
         statements,
-        sort_keys=[("edge", "ascending"), ("year", "descending"), ("pmid", "ascending"), ("sentence_id", "ascending"),
-                   ("predicate", "ascending"), ("subject_cui", "ascending")],
-        null_placement="at_end",
+        sort_keys=[(name, order, "at_end") for name, order in (
+            ("edge", "ascending"), ("year", "descending"), ("pmid", "ascending"), ("sentence_id", "ascending"),
+            ("predicate", "ascending"), ("subject_cui", "ascending"))],
     )  # fmt: skip
     statements = statements.take(order)
     edge = statements["edge"].to_numpy()
