@@ -14,6 +14,11 @@ dataclasses instead of JSON: a vertex is named by its key (a CUI, or a paper's d
 distances.bp) or computed ``on-demand`` (an exact Dijkstra). Answers are exact either way.
 The hop evidence (PMIDs of concept-concept hops) lives in MongoDB and is not read here; the
 service's ``/v1/path?evidence=true`` adds it.
+
+Alternatives: ``paths.alternatives(source, target, k=5, include_types=[...], exclude_types=[...])``
+gives the k shortest loopless paths, cheapest first, optionally only through concepts of (or not
+of) some semantic types (:mod:`pipeline.query.alternatives`). Every path answer carries ``ties``:
+how many distinct paths share the shortest cost.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.builds.layout import SCOPES
+from pipeline.query.alternatives import SemanticTypes, Ties, TypeFilter, alternative_paths, tie_count
 from pipeline.query.build import Build, open_build, resolve_build_dir
 from pipeline.query.graph import Graph
-from pipeline.query.paths import edge_kind
+from pipeline.query.paths import PathResult, edge_kind
 from pipeline.runtime.errors import LitpathError
 
 
@@ -63,6 +69,18 @@ class PathAnswer:
     vertices: list[Vertex]
     hops: list[Hop]
     distances: str  # "stored" | "on-demand"
+    ties: int | None = None  # distinct loopless paths of the shortest cost (0: unreachable)
+    ties_saturated: bool = False  # True: ties is a lower bound
+
+
+@dataclass(frozen=True)
+class AlternativesAnswer:
+    source: str
+    target: str
+    scope: str
+    paths: list[PathAnswer]  # the k shortest loopless paths, cheapest first ([] when unreachable)
+    ties: int  # distinct loopless paths of the shortest cost (on the filtered graph)
+    ties_saturated: bool
 
 
 class BuildPaths:
@@ -70,6 +88,7 @@ class BuildPaths:
 
     def __init__(self, build: Build) -> None:
         self.build = build
+        self._semantic_types: dict[str, SemanticTypes] = {}
 
     @property
     def build_id(self) -> str:
@@ -89,26 +108,44 @@ class BuildPaths:
                 f"build {self.build_id}, {scope} graph: the stored distance {result.stored_distance} and the "
                 f"path's cost {result.total_cost} of {source} -> {target} disagree"
             )
-        hops = [
-            Hop(
-                graph.keys[u],
-                graph.keys[v],
-                float(cost),
-                graph.adjacency.edge_weight(u, v),
-                edge_kind(bool(graph.is_concept[u]), bool(graph.is_concept[v])),
-            )  # fmt: skip
-            for u, v, cost in zip(result.vertices, result.vertices[1:], result.hop_costs, strict=False)
-        ]
-        return PathAnswer(
+        return _answer(graph, result, where, source, target, tie_count(graph, s, t))
+
+    def alternatives(
+        self,
+        source: str,
+        target: str,
+        k: int = 5,
+        *,
+        include_types: list[str] | tuple[str, ...] = (),
+        exclude_types: list[str] | tuple[str, ...] = (),
+        scope: str = "full",
+    ) -> AlternativesAnswer:
+        """The ``k`` shortest loopless paths from ``source`` to ``target``, cheapest first, whose
+        intermediate concepts carry one of ``include_types`` (when given) and none of
+        ``exclude_types`` (SemMedDB abbreviations such as ``dsyn``); the endpoints and abstracts
+        are never filtered. :class:`pipeline.query.alternatives.UnknownSemanticType` for a type no
+        concept of the build carries."""
+        graph = self.graph(scope)
+        s, t = graph.vid(source), graph.vid(target)
+        allowed = self.semantic_types(scope).allowed(TypeFilter.of(include_types, exclude_types))
+        found = alternative_paths(graph, s, t, k, allowed)
+        ties = tie_count(graph, s, t, allowed)
+        return AlternativesAnswer(
             source=source,
             target=target,
             scope=scope,
-            reachable=result.reachable,
-            cost=float(result.total_cost) if result.reachable else math.inf,
-            vertices=[_vertex(graph, v) for v in result.vertices],
-            hops=hops,
-            distances=where,
+            paths=[_answer(graph, result, "on-demand", source, target, ties) for result in found],
+            ties=ties.count,
+            ties_saturated=ties.saturated,
         )
+
+    def semantic_types(self, scope: str = "full") -> SemanticTypes:
+        """The concept vertices' semantic types of graph ``scope`` (read once)."""
+        if scope not in self._semantic_types:
+            table = self.build.concepts()
+            by_cui = table.semtypes_by_cui() if table is not None else {}
+            self._semantic_types[scope] = SemanticTypes(self.graph(scope), by_cui)
+        return self._semantic_types[scope]
 
     def distance(self, source: str, target: str, scope: str = "full") -> float:
         """The shortest distance (inf when unreachable)."""
@@ -132,6 +169,31 @@ class BuildPaths:
         self.close()
 
 
+def _answer(graph: Graph, result: PathResult, where: str, source: str, target: str, ties: Ties) -> PathAnswer:
+    hops = [
+        Hop(
+            graph.keys[u],
+            graph.keys[v],
+            float(cost),
+            graph.adjacency.edge_weight(u, v),
+            edge_kind(bool(graph.is_concept[u]), bool(graph.is_concept[v])),
+        )  # fmt: skip
+        for u, v, cost in zip(result.vertices, result.vertices[1:], result.hop_costs, strict=False)
+    ]
+    return PathAnswer(
+        source=source,
+        target=target,
+        scope=graph.scope,
+        reachable=result.reachable,
+        cost=float(result.total_cost) if result.reachable else math.inf,
+        vertices=[_vertex(graph, v) for v in result.vertices],
+        hops=hops,
+        distances=where,
+        ties=ties.count,
+        ties_saturated=ties.saturated,
+    )
+
+
 def _vertex(graph: Graph, vid: int) -> Vertex:
     return Vertex(graph.keys[vid], graph.names[vid], "concept" if graph.is_concept[vid] else "abstract")
 
@@ -147,4 +209,4 @@ def open_paths(
     return BuildPaths(open_build(folder, on_mismatch="raise", scopes=SCOPES, optional=("cooccurrence",)))
 
 
-__all__ = ["BuildPaths", "Hop", "InconsistentPath", "PathAnswer", "Vertex", "open_paths"]
+__all__ = ["AlternativesAnswer", "BuildPaths", "Hop", "InconsistentPath", "PathAnswer", "Vertex", "open_paths"]
