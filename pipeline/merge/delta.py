@@ -3,21 +3,24 @@ files (a PubMed update file, a citation file) starts from that build's tables an
 the rows the new files can change. The tables it writes equal those of a full merge of the same
 inputs (tests/merge/test_merge_delta.py checks it table by table against the full merge).
 
-Why each table's rows outside the delta are unchanged, under :func:`refusal`'s conditions (the
-DOI matches of rule 2 are the same before and after, the new files carry only documents,
-deletions, citations, concepts and quarantine, every file with mentions or predications comes
-before every new file that deletes, and no DOI match targets a deleted paper):
+What the new files change is a set of papers: those they have records of or cite from, those they
+delete (D), and those whose DOI match (rule 2) differs before and after -- a CORD-19 paper whose
+PubMed twin is deleted or newly added -- with the papers they were or are merged into. Why each
+table's other rows stay as they were, under :meth:`Delta.refusal`'s conditions (the new files carry
+only documents, deletions, citations, concepts and quarantine; every file with mentions,
+predications or sentences comes before every new file that deletes, and none names a CORD-19
+paper matched by DOI, so its rows are always their paper's own):
 
-* **documents** (rule 3): a paper's row depends only on its own records and deletions, so the
-  papers the new files have records of or delete are merged again from every file's records of
-  them (read by row group, only where a file has one), the rest are the earlier rows.
-* **mentions**, **predications** (rules 1, 4, 5): the new files have none, so the only change is
-  rule 1: a paper a new file deletes loses every row of the files before it, which are all the
-  files with such rows. Those rows are dropped from the earlier tables; the file is copied when
-  there are none.
-* **citations** (rules 1, 5): a pair changes only if its citing paper is cited or deleted by a
-  new file, or its cited paper changed between deleted for good and not; those pairs are
-  recomputed from every file's pairs, the rest are the earlier ones.
+* **documents** (rule 3): a paper's row depends only on its own records, its deletions and its
+  DOI match, so the papers above are merged again from every file's records of them (read by row
+  group, only where a file has one); the other rows are the earlier ones.
+* **mentions**, **predications**, **sentences** (rules 1, 4-6): the new files have none, so the
+  only change is rule 1: a paper a new file deletes loses every row of the files before it, which
+  are all the files with such rows. Those rows are dropped from the earlier tables (and sentences
+  no predication names any more); a table is copied when it has none.
+* **citations** (rules 1, 5): a pair changes only if its citing paper is one of the papers above,
+  or its cited paper is, or changed between deleted for good and not; those pairs are recomputed
+  from every file's pairs, the rest are the earlier ones.
 * **concepts**: merged whole again when a new file has concepts (the table is small), else copied.
 * **quarantine**: every file's quarantined rows in the new file order, then the merge's own rows,
   which come from the ENTITY and SENTENCE files the new files lack, so they are the earlier build's.
@@ -75,10 +78,12 @@ class Delta:
         self.old: MergeInputs | None = None
         self.old_papers: PaperIds | None = None
         self.deleted = pa.array([], pa.string())  # the papers the new files delete (D)
+        self.rematched = pa.array([], pa.string())  # papers whose DOI match changed, and their targets
 
     def refusal(self, requested: str, step_names: list[str]) -> str | None:
-        """Why this merge cannot work on the delta, or None when it can. Reads the key columns of
-        the documents to compare the DOI matches before and after (rule 2)."""
+        """Why this merge cannot work on the delta, or None when it can. Matches DOIs before and
+        after (rule 2, from the documents' key columns) and reads the doc_id dictionaries of the
+        files with mentions, predications or sentences."""
         counts = self.previous_counts
         if self.old_indices is None or not self.new_indices:
             return "the earlier build's input files are not this build's minus some, in the same order"
@@ -111,15 +116,37 @@ class Delta:
         matched = PaperIds(now)
         matched.last_deleted = self.papers.last_deleted
         matched.match_dois()
-        if matched.remap != self.old_papers.remap:
-            changed = len(set(matched.remap.items()) ^ set(self.old_papers.remap.items()))
-            return f"the DOI matches changed ({changed} CORD-19 paper(s) matched differently): the remapped rows are everywhere"
         deleted = sorted({doc for i in deleting for doc in self.inputs.read(self.inputs.file_dirs[i], "deletions").column("doc_id").to_pylist()})
         self.deleted = pa.array(deleted, pa.string())
-        if (set(matched.remap.values()) | set(matched.remap)).intersection(deleted):
-            return "a new file deletes a paper a DOI match involves"
+        before, after = self.old_papers.remap, matched.remap
+        changed = {c for c in before.keys() | after.keys() if before.get(c) != after.get(c)}
+        # a paper matched otherwise, and the papers it was or is merged into, are redone wherever
+        # they are a key (documents, citations); the other tables must not name it at all
+        self.rematched = pa.array(sorted(changed | {before[c] for c in changed if c in before}
+                                         | {after[c] for c in changed if c in after}), pa.string())  # fmt: skip
+        named = self._row_files_naming(before.keys() | after.keys(), row_files)
+        if named:
+            return f"{named} names a CORD-19 paper matched by DOI (its rows are not the paper's own)"
         self.papers.remap = matched.remap
         self.inputs.bump("cord_papers_matched_by_doi", len(matched.remap))
+        return None
+
+    def _row_files_naming(self, cord_ids: set[str], row_files: list[int]) -> str | None:
+        """The first table of a file with mentions, predications or sentences whose doc_id names
+        one of ``cord_ids`` (read as dictionaries: the distinct values of each row group), or None."""
+        if not cord_ids:
+            return None
+        wanted = pa.array(sorted(cord_ids), pa.string())
+        for index in row_files:
+            for name in sorted(set(self.inputs.file_counts[index].get("tables", {})) - DELTA_FILE_TABLES):
+                path = TableFolder(self.inputs.file_dirs[index]).table(name)
+                if not path.exists() or "doc_id" not in pq.read_schema(path).names:
+                    continue
+                column = pq.read_table(path, columns=["doc_id"], read_dictionary=["doc_id"]).column("doc_id")
+                for chunk in column.chunks:
+                    values = chunk.dictionary if isinstance(chunk, pa.DictionaryArray) else chunk
+                    if pc.any(_is_in(values, wanted)).as_py():
+                        return str(path)
         return None
 
     def steps(self, out_dir: Path, full_steps: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -154,7 +181,7 @@ class Delta:
             for i in self.new_indices
             if (table := self.inputs.read(self.inputs.file_dirs[i], "documents")) is not None
         ]
-        keys = pc.unique(pa.chunked_array([*new_ids, self.deleted], pa.string()).combine_chunks())
+        keys = pc.unique(pa.chunked_array([*new_ids, self.deleted, self.rematched], pa.string()).combine_chunks())
         parts = []
         for index, file_dir in enumerate(self.inputs.file_dirs):
             source = TableFolder(file_dir).table("documents")
@@ -199,12 +226,13 @@ class Delta:
         old_present = pq.read_table(self.previous.table("documents"), columns=["doc_id"]).column("doc_id")
         old_for_good = set(old_deleted.filter(pc.invert(_is_in(old_deleted, old_present))).to_pylist())
         status_changed = pa.array(sorted(old_for_good ^ self.papers.deleted_for_good), pa.string())
+        status_changed = pc.unique(pa.chunked_array([status_changed, self.rematched], pa.string()).combine_chunks())
         citing = [
             remapped(table.column("citing"), self.papers.remap)
             for i in self.new_indices
             if (table := self.inputs.read(self.inputs.file_dirs[i], "citations")) is not None
         ]
-        keys = pc.unique(pa.chunked_array([*citing, self.deleted], pa.string()).combine_chunks())
+        keys = pc.unique(pa.chunked_array([*citing, self.deleted, self.rematched], pa.string()).combine_chunks())
         doomed_targets = pa.array(sorted(self.papers.deleted_for_good), pa.string())
 
         def affected(pairs: pa.Table) -> pa.Array:

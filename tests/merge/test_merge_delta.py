@@ -78,8 +78,7 @@ def test_both_update_files_at_once_equal_the_full_merge(corpus, tmp_path):
     updates = [i for i, (kind, path, _) in enumerate(corpus) if kind == "pubmed_xml" and "updatefiles" in path]
     assert len(updates) == 2
     counts = _on_delta(dirs, [d for i, d in enumerate(dirs) if i not in updates], tmp_path, {})
-    # with some seeds an update deletes a paper a CORD-19 paper was matched to: the full merge then
-    assert counts["incremental"]["used"] or "DOI" in counts["incremental"]["reason"], counts["incremental"]
+    assert counts["incremental"]["used"], counts["incremental"]
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
 
 
@@ -96,29 +95,60 @@ def test_one_more_citation_file_equals_the_full_merge(corpus, tmp_path):
         assert (tmp_path / "delta" / f"{name}.parquet").read_bytes() == (tmp_path / "previous" / f"{name}.parquet").read_bytes()
 
 
-def test_deleting_a_doi_matched_paper_falls_back_to_the_full_merge(corpus, tmp_path):
-    """A new file deletes the PubMed paper a CORD-19 paper was matched to by DOI: the match goes,
-    so the CORD-19 paper's rows change everywhere, and the merge is done whole."""
-    dirs = [d for _, _, d in corpus]
-    merge_ingested(dirs, tmp_path / "before", {})
-    papers = PaperIds(MergeInputs(dirs, tmp_path / "before", {}))
+def _deleting_file(folder: Path, doc_ids: list[str]) -> Path:
+    """A PubMed update file's ingest folder that only deletes ``doc_ids``."""
+    folder.mkdir()
+    pq.write_table(pa.table({"doc_id": doc_ids}), TableFolder(folder).table("deletions"))
+    TableFolder(folder).counts.write_text(json.dumps({
+        "kind": "pubmed_xml", "source_file": folder.name, "sha256": "f" * 64, "rows_read": len(doc_ids),
+        "rows_accepted": len(doc_ids), "rows_quarantined": 0, "tables": {"deletions": len(doc_ids)},
+    }))  # fmt: skip
+    return folder
+
+
+def _doi_matches(dirs, tmp_path) -> dict[str, str]:
+    papers = PaperIds(MergeInputs(dirs, tmp_path, {}))
     papers.load_deletions()
     papers.match_dois()
     assert papers.remap  # the corpus has CORD-19 papers matched by DOI
-    target = sorted(papers.remap.values())[0]
-    deleting = tmp_path / "deleting"
-    deleting.mkdir()
-    pq.write_table(pa.table({"doc_id": [target]}), TableFolder(deleting).table("deletions"))
-    TableFolder(deleting).counts.write_text(json.dumps({
-        "kind": "pubmed_xml", "source_file": "deleting.xml", "sha256": "f" * 64, "rows_read": 1,
-        "rows_accepted": 1, "rows_quarantined": 0, "tables": {"deletions": 1},
-    }))  # fmt: skip
+    return papers.remap
+
+
+def test_deleting_a_doi_matched_paper_equals_the_full_merge(corpus, tmp_path):
+    """A new file deletes the PubMed paper a CORD-19 paper was matched to by DOI: the match goes
+    (the CORD-19 paper stands alone again, its citations follow it), and a paper cited by others
+    goes for good. Done on the delta, the tables are the full merge's."""
+    dirs = [d for _, _, d in corpus]
+    merge_ingested(dirs, tmp_path / "before", {})
+    target = sorted(_doi_matches(dirs, tmp_path).values())[0]
+    cited = pq.read_table(tmp_path / "before" / "citations.parquet").column("cited").to_pylist()
+    deleting = _deleting_file(tmp_path / "deleting", [target, cited[len(cited) // 2]])
     cord = next(i for i, (kind, _, _) in enumerate(corpus) if kind == "cord19_metadata")
     with_deletion = dirs[:cord] + [deleting] + dirs[cord:]
     counts = merge_ingested(with_deletion, tmp_path / "delta", {}, previous=tmp_path / "before")
-    assert not counts["incremental"]["used"]
-    assert "DOI" in counts["incremental"]["reason"]
+    assert counts["incremental"]["used"], counts["incremental"]
     merge_ingested(with_deletion, tmp_path / "full", {})
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+    assert target not in pq.read_table(tmp_path / "full" / "documents.parquet").column("doc_id").to_pylist()
+
+
+def test_predications_naming_a_doi_matched_paper_fall_back_to_the_full_merge(corpus, tmp_path):
+    """Deletions and DOI matches act on the id a row was read with, which a merged table no longer
+    shows: when a SemMedDB table names a CORD-19 paper that is matched by DOI, the merge is whole."""
+    dirs = [d for _, _, d in corpus]
+    index = next(i for i, (kind, _, _) in enumerate(corpus) if kind == "semmeddb_predication")
+    odd = tmp_path / "odd"
+    shutil.copytree(dirs[index], odd)
+    predications = pq.read_table(TableFolder(odd).table("predications"))
+    doc_ids = predications.column("doc_id").to_pylist()
+    doc_ids[0] = sorted(_doi_matches(dirs, tmp_path))[0]
+    pq.write_table(predications.set_column(predications.schema.get_field_index("doc_id"), "doc_id",
+                                           pa.array(doc_ids, pa.string())), TableFolder(odd).table("predications"))  # fmt: skip
+    dirs[index] = odd
+    merge_ingested(dirs[:-1], tmp_path / "before", {})
+    counts = merge_ingested(dirs, tmp_path / "delta", {}, previous=tmp_path / "before")
+    assert not counts["incremental"]["used"] and "matched by DOI" in counts["incremental"]["reason"]
+    merge_ingested(dirs, tmp_path / "full", {})
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
 
 
