@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,19 @@ class Delta:
             "concepts": self.write_concepts,
             "predications": lambda path: self.write_doc_rows("predications", path),
         }
+        # Mentions and predications need only the earlier tables and the deletions: they are
+        # rewritten on a second thread while the documents and citations are merged (Parquet's
+        # reads and writes, most of the work, release the GIL).
+        names = [name for name, _, _ in full_steps]
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge-delta")
+        early = {
+            name: pool.submit(rules[name], TableFolder(out_dir).table(name))
+            for name in ("predications", "mentions")
+            if name in names
+        }
+        pool.shutdown(wait=False)  # the submitted rewrites run on; each step waits for its own
+        for name, future in early.items():
+            rules[name] = lambda path, future=future: future.result()
         predications = TableFolder(out_dir).table("predications")
 
         def rule(name: str, whole: Callable[[Path], int]) -> Callable[[Path], int]:
