@@ -83,6 +83,7 @@ def operation_id(route: APIRoute) -> str:
 _RUNTIME_BOUNDS = {
     ("/v1/concepts", "get", "limit"): "page_cap",
     ("/v1/neighbors/{key}", "get", "k"): "page_cap",
+    ("/v1/path", "get", "k"): "max_alternatives",
 }
 
 

@@ -132,6 +132,21 @@ class HopOut(BaseModel):
     )
 
 
+class TiesOut(BaseModel):
+    count: int = Field(description="Distinct loopless paths of the shortest cost; 0 when unreachable")
+    saturated: bool = Field(
+        description="True when count is a lower bound: it reached 2**63 - 1, or the enumeration of paths "
+        "across zero-cost edges reached its work bound (solver/core/sssp_k_paths.hpp)"
+    )
+
+
+class AlternativeOut(BaseModel):
+    rank: int = Field(description="1 for the cheapest")
+    total_cost: float = Field(description="Sum of the hop costs (float64, in path order)")
+    vertices: list[VertexOut]
+    hops: list[HopOut]
+
+
 class PathOut(BaseModel):
     build_id: str
     graph: GraphName = Field(description=GRAPH_DESCRIPTION)
@@ -148,6 +163,16 @@ class PathOut(BaseModel):
     method: Literal["walk", "dijkstra", "bidirectional-dijkstra", "none"] = Field(
         description="walk: over tight edges of a stored row; dijkstra: exact search replacing a walk that drifted; "
         "bidirectional-dijkstra: on demand; none: unreachable"
+    )
+    ties: TiesOut | None = Field(
+        None,
+        description="How many distinct loopless paths share the shortest cost (on the filtered graph when "
+        "include_types or exclude_types is given); null when counting took longer than LITPATH_TIE_COUNT_S",
+    )
+    alternatives: list[AlternativeOut] | None = Field(
+        None,
+        description="With k > 1 or a type filter: the k shortest loopless paths, cheapest first (Yen's "
+        "algorithm, on demand); the top-level path is the first of them. Null otherwise",
     )
 
 

@@ -10,9 +10,14 @@ graph of millions of vertices is not work for the event loop.
 from __future__ import annotations
 
 import math
+import time
 
+import numpy as np
+
+from pipeline.query import sssp
+from pipeline.query.alternatives import alternative_paths, tie_count
 from pipeline.query.graph import Graph, GraphStale, UnknownVertex
-from pipeline.query.paths import edge_kind
+from pipeline.query.paths import PathResult, edge_kind
 from pipeline.store.evidence import evidence_for_pairs
 from services.api.errors import BuildUnavailable, PathInconsistent, UnknownKey
 
@@ -73,6 +78,24 @@ def path(graph: Graph, source: str, target: str) -> dict:
             f"{source} -> {target}; no path is returned",
             {"stored_distance": result.stored_distance, "path_cost": result.total_cost},
         )
+    return {
+        "build_id": graph.build_id,
+        "graph": graph.scope,
+        "distances": where,
+        "source": source,
+        "target": target,
+        "reachable": result.reachable,
+        "vertices": [vertex_out(graph, v) for v in result.vertices],
+        "hops": hops_of(graph, result),
+        "total_cost": result.total_cost,
+        "stored_distance": _finite_or_none(result.stored_distance),
+        "method": result.method,
+    }
+
+
+def hops_of(graph: Graph, result: PathResult) -> list[dict]:
+    """A path's hops: cost, weight, kind and documents (concept-concept ones left for
+    :func:`attach_evidence`)."""
     hops = []
     for u, v, cost in zip(result.vertices, result.vertices[1:], result.hop_costs, strict=False):
         cu, cv = bool(graph.is_concept[u]), bool(graph.is_concept[v])
@@ -95,23 +118,63 @@ def path(graph: Graph, source: str, target: str) -> dict:
                 "sentences": None,
             }
         )
+    return hops
+
+
+def with_ties(body: dict, graph: Graph, allowed: np.ndarray | None, budget_s: float) -> dict:
+    """``body["ties"]``: how many distinct loopless paths share the shortest cost, or None when
+    counting takes longer than ``budget_s`` (the path itself is not lost to a slow count)."""
+    s, t = graph.vid(body["source"]), graph.vid(body["target"])
+    try:
+        ties = tie_count(graph, s, t, allowed, deadline=time.monotonic() + budget_s)
+    except sssp.DeadlineExceeded:
+        body["ties"] = None
+        return body
+    body["ties"] = {"count": ties.count, "saturated": ties.saturated}
+    return body
+
+
+def path_alternatives(graph: Graph, source: str, target: str, k: int, allowed: np.ndarray | None) -> dict:
+    """The k shortest loopless paths (through the vertices ``allowed`` keeps) as the answer of
+    GET /v1/path: the cheapest is the top-level path (on demand), all k are ``alternatives``."""
+    _fresh(graph)
+    s, t = _vid(graph, source), _vid(graph, target)
+    found = alternative_paths(graph, s, t, k, allowed)
+    first = found[0] if found else PathResult(s, t, False, math.inf, method="none")
     return {
         "build_id": graph.build_id,
         "graph": graph.scope,
-        "distances": where,
+        "distances": "on-demand",
         "source": source,
         "target": target,
-        "reachable": result.reachable,
-        "vertices": [vertex_out(graph, v) for v in result.vertices],
-        "hops": hops,
-        "total_cost": result.total_cost,
-        "stored_distance": _finite_or_none(result.stored_distance),
-        "method": result.method,
+        "reachable": first.reachable,
+        "vertices": [vertex_out(graph, v) for v in first.vertices],
+        "hops": hops_of(graph, first),
+        "total_cost": first.total_cost,
+        "stored_distance": _finite_or_none(first.stored_distance),
+        "method": "bidirectional-dijkstra" if first.reachable else "none",
+        "alternatives": [
+            {
+                "rank": rank,
+                "total_cost": result.total_cost,
+                "vertices": [vertex_out(graph, v) for v in result.vertices],
+                "hops": hops_of(graph, result),
+            }
+            for rank, result in enumerate(found, start=1)
+        ],
     }
 
 
 def needs_evidence(body: dict) -> bool:
-    return any(hop["edge_kind"] == "concept_concept" for hop in body["hops"])
+    return any(hop["edge_kind"] == "concept_concept" for hop in _all_hops(body))
+
+
+def _all_hops(body: dict) -> list[dict]:
+    """The hops of the path and of its alternatives."""
+    hops = list(body["hops"])
+    for alternative in body.get("alternatives") or ():
+        hops += alternative["hops"]
+    return hops
 
 
 def attach_evidence(body: dict, mongo_db) -> dict:
@@ -119,7 +182,7 @@ def attach_evidence(body: dict, mongo_db) -> dict:
 
     When the store fails, those hops keep ``documents: null`` (unknown), never ``[]`` (none).
     """
-    concept_hops = [hop for hop in body["hops"] if hop["edge_kind"] == "concept_concept"]
+    concept_hops = [hop for hop in _all_hops(body) if hop["edge_kind"] == "concept_concept"]
     found = evidence_for_pairs(mongo_db, body["build_id"], [(hop["from"], hop["to"]) for hop in concept_hops])
     if found is None:
         return body

@@ -16,6 +16,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # published OpenAPI states the configured caps (services/api/main.py, _runtime_bounds).
 MAX_BATCH_CAP = 10_000
 MAX_PAGE_CAP = 10_000
+MAX_ALTERNATIVES = 100
 
 
 class Settings(BaseSettings):
@@ -34,6 +35,19 @@ class Settings(BaseSettings):
     batch_cap: int = Field(100, ge=1, le=MAX_BATCH_CAP, description="Most pairs in one POST /v1/paths")
     page_cap: int = Field(
         100, ge=1, le=MAX_PAGE_CAP, description="Largest limit= (concept search) and k= (neighbours)"
+    )
+    max_alternatives: int = Field(
+        10,
+        ge=1,
+        le=MAX_ALTERNATIVES,
+        description="Largest k= of GET /v1/path (the k shortest loopless paths: Yen's algorithm runs about "
+        "k x path length searches)",
+    )
+    tie_count_s: float = Field(
+        1.0,
+        gt=0,
+        description="Longest a path answer's count of shortest-path ties may take, seconds (within the "
+        "request's deadline); past it the answer's ties are null",
     )
     max_body_bytes: int = Field(
         262_144,

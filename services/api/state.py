@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.query import sssp
+from pipeline.query.alternatives import SemanticTypes
 from pipeline.query.build import Build, GraphUnavailable, open_build, resolve_build_dir
 from pipeline.query.graph import Graph, GraphStale
 from pipeline.query.paths import Tolerance
@@ -107,6 +108,7 @@ class ServedBuild:
 
     build: Build
     concepts: ConceptIndex
+    _semantic_types: dict[str, SemanticTypes] = field(default_factory=dict, repr=False)
 
     @property
     def build_id(self) -> str:
@@ -140,6 +142,15 @@ class ServedBuild:
         except GraphStale as exc:
             raise BuildUnavailable(str(exc)) from None
         return graph
+
+    def semantic_types(self, scope: str = "full") -> SemanticTypes:
+        """The semantic types of graph ``scope``'s concept vertices, for the type filters of
+        GET /v1/path (made on first use; two threads making it at once make the same thing)."""
+        found = self._semantic_types.get(scope)
+        if found is None:
+            by_cui = dict(zip(self.concepts.cuis, self.concepts.semtypes, strict=True))
+            found = self._semantic_types[scope] = SemanticTypes(self.graph(scope), by_cui)
+        return found
 
     def close(self) -> None:
         self.build.close()

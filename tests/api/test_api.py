@@ -507,7 +507,7 @@ def test_queued_work_past_its_deadline_never_runs(fixture_build, monkeypatch):
     started = []
     release = threading.Event()
 
-    def slow_path(state, scope, source, target, evidence):
+    def slow_path(state, settings, scope, source, *_rest):
         started.append(source)
         release.wait(5)
         return {}

@@ -7,39 +7,86 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from pipeline.query.alternatives import TypeFilter, UnknownSemanticType
 from services.api import queries
 from services.api.deps import SettingsDep, StateDep, deadline_of, run_bounded
 from services.api.errors import ApiError, InvalidRequest, RequestTimeout, error_responses
 from services.api.models import GRAPH_DESCRIPTION, KEY_PATTERN, GraphName, PathOut, PathsIn, PathsOut
+from services.api.settings import MAX_ALTERNATIVES
 
 router = APIRouter(prefix="/v1", tags=["paths"], responses=error_responses(400, 401, 413, 422, 500, 503, 504))
 
 KeyQuery = Query(
     pattern=KEY_PATTERN, description="CUI (C0000000, GENE:123) or document id (PMID:1, CORD:abc)"
 )
+# SemMedDB semantic type abbreviations (dsyn, gngm, ...), repeated or comma-separated.
+SEMTYPES_PATTERN = r"^[A-Za-z]{1,16}(,[A-Za-z]{1,16})*$"
 
 
 @router.get("/path", response_model=PathOut, responses=error_responses(404))
 async def get_path(
     state: StateDep,
+    settings: SettingsDep,
     source: Annotated[str, KeyQuery],
     target: Annotated[str, KeyQuery],
     evidence: Annotated[
         bool, Query(description="Look up supporting documents, predicates and sentences of concept-concept hops")
     ] = True,
     graph: Annotated[GraphName, Query(description=GRAPH_DESCRIPTION)] = "full",
+    k: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=MAX_ALTERNATIVES,
+            description="How many paths: the k shortest loopless ones, cheapest first, in alternatives "
+            "(at most LITPATH_MAX_ALTERNATIVES); 1: the shortest path alone",
+        ),
+    ] = 1,
+    include_types: Annotated[
+        list[Annotated[str, Query(pattern=SEMTYPES_PATTERN)]] | None,
+        Query(
+            description="Semantic types (dsyn, gngm, ...): every intermediate concept must carry one of them. "
+            "The two ends and abstracts are never filtered"
+        ),
+    ] = None,
+    exclude_types: Annotated[
+        list[Annotated[str, Query(pattern=SEMTYPES_PATTERN)]] | None,
+        Query(description="Semantic types no intermediate concept may carry (the ends and abstracts are never filtered)"),
+    ] = None,
 ) -> dict:
     """The shortest path, its hops (cost, weight, kind, documents) and its distance, stored or on demand.
 
     An unreachable pair is a 200 with ``reachable: false`` and no vertices. The documents of a
     concept-concept hop are null when they are unknown (no evidence store, the store failed, or it
-    has not completely loaded this build), ``[]`` when the store has none.
+    has not completely loaded this build), ``[]`` when the store has none. ``ties`` counts the
+    distinct shortest paths. With ``k`` > 1 or a type filter, ``alternatives`` lists the k shortest
+    loopless paths through the concepts the filter keeps, and the top-level path is the first.
     """
-    return await run_bounded(state, _path, state, graph, source, target, evidence)
+    if k > settings.max_alternatives:
+        raise InvalidRequest(
+            f"k {k} exceeds the cap {settings.max_alternatives}", {"max_alternatives": settings.max_alternatives}
+        )
+    type_filter = TypeFilter.of(_split(include_types), _split(exclude_types))
+    return await run_bounded(state, _path, state, settings, graph, source, target, evidence, k, type_filter)
 
 
-def _path(state, scope: str, source: str, target: str, evidence: bool) -> dict:
-    body = queries.path(state.require_build().graph(scope), source, target)
+def _split(values: list[str] | None) -> list[str]:
+    return [part for value in values or () for part in value.split(",")]
+
+
+def _path(state, settings, scope: str, source: str, target: str, evidence: bool, k: int, type_filter) -> dict:
+    served = state.require_build()
+    graph = served.graph(scope)
+    try:
+        allowed = served.semantic_types(scope).allowed(type_filter)
+    except UnknownSemanticType as exc:
+        detail = {"include_types": list(type_filter.include), "exclude_types": list(type_filter.exclude)}
+        raise InvalidRequest(str(exc), detail) from None
+    if k > 1 or type_filter.active:
+        body = queries.path_alternatives(graph, source, target, k, allowed)
+    else:
+        body = queries.path(graph, source, target)
+    body = queries.with_ties(body, graph, allowed, settings.tie_count_s)
     if evidence and state.mongo_db is not None and queries.needs_evidence(body):
         body = queries.attach_evidence(body, state.mongo_db)
     return body
@@ -53,7 +100,7 @@ def _batch(state, settings, body: PathsIn, deadline: float) -> dict:
         if time.monotonic() > deadline:
             raise RequestTimeout(f"batch took longer than {settings.request_timeout_s} s")
         try:
-            found = queries.path(graph, pair.source, pair.target)
+            found = queries.with_ties(queries.path(graph, pair.source, pair.target), graph, None, settings.tie_count_s)
             if body.evidence and state.mongo_db is not None and queries.needs_evidence(found):
                 found = queries.attach_evidence(found, state.mongo_db)
             results.append({"source": pair.source, "target": pair.target, "path": found, "error": None})
