@@ -28,7 +28,7 @@ import pyarrow.ipc as ipc
 # Rows per bucket on average, per kind: a paper changed by an update file rewrites its bucket, so
 # documents' are small (a PubMed update file revises papers all over the key range); evidence
 # and concepts are read and written whole more often than changed.
-MEAN_ROWS = {"documents": 128, "concepts": 1024, "evidence": 256}
+MEAN_ROWS = {"documents": 128, "concepts": 1024, "evidence": 256, "papers": 64}
 _IPC = ipc.IpcWriteOptions(compression="lz4")
 _PRIME = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime, as the polynomial's base
 _MAX_POWERS = 1 << 12

@@ -87,21 +87,43 @@ def build_loaded(db, build_id: str) -> bool:
     return complete
 
 
-def _listing(db, build_id: str) -> Listing | None:
-    key = (id(db.client), db.name, build_id)
+def _listing(db, build_id: str, kind: str = "evidence") -> Listing | None:
+    key = (id(db.client), db.name, build_id, kind)
     with _loaded_lock:
-        loaded = _loaded.get(key)
+        loaded = _loaded.get(key[:3])
         cached = _listings.get(key)
     if cached is not None and loaded is not None and cached[0] >= loaded[0]:
         return cached[1]
-    listing = read_listing(db, build_id, "evidence")
+    listing = read_listing(db, build_id, kind)
     with _loaded_lock:
         _listings[key] = (time.monotonic(), listing)
     return listing
 
 
-def _bucket_records(db, ids: set[str]) -> dict[str, dict[tuple[str, str], dict]]:
-    """Each bucket's records by (cui_a, cui_b), from the cache or, in one query, from the store."""
+def _evidence_records(table) -> dict[tuple[str, str], dict]:
+    """An evidence bucket's records by (cui_a, cui_b)."""
+    # a bucket loaded before the readable evidence has neither column: unknown (None)
+    readable = [table[name].to_pylist() if name in table.column_names else [None] * table.num_rows
+                for name in ("predicates", "sentences")]  # fmt: skip
+    return {
+        (a, b): {"documents": documents, "n_predications": n, "predicates": predicates, "sentences": sentences}
+        for a, b, documents, n, predicates, sentences in zip(
+            table["cui_a"].to_pylist(), table["cui_b"].to_pylist(), table["documents"].to_pylist(),
+            table["n_predications"].to_pylist(), *readable, strict=True,
+        )
+    }  # fmt: skip
+
+
+def _paper_records(table) -> dict[tuple[str], dict]:
+    """A papers bucket's records by (doc_id,) (:mod:`pipeline.store.paper_evidence`)."""
+    return {(row["doc_id"],): row for row in table.to_pylist()}
+
+
+_DECODERS = {"evidence": _evidence_records, "papers": _paper_records}
+
+
+def _bucket_records(db, ids: set[str], kind: str = "evidence") -> dict[str, dict[tuple, dict]]:
+    """Each bucket's records by key, from the cache or, in one query, from the store."""
     found: dict[str, dict[tuple[str, str], dict]] = {}
     with _loaded_lock:
         for bucket_id in ids & _buckets.keys():
@@ -109,18 +131,8 @@ def _bucket_records(db, ids: set[str]) -> dict[str, dict[tuple[str, str], dict]]
             found[bucket_id] = _buckets[bucket_id]
     missing = sorted(ids - found.keys())
     if missing:
-        for doc in db[BUCKET_COLLECTIONS["evidence"]].find({"_id": {"$in": missing}}, {"arrow": 1}):
-            table = decode(doc["arrow"])
-            # a bucket loaded before the readable evidence has neither column: unknown (None)
-            readable = [table[name].to_pylist() if name in table.column_names else [None] * table.num_rows
-                        for name in ("predicates", "sentences")]  # fmt: skip
-            found[doc["_id"]] = {
-                (a, b): {"documents": documents, "n_predications": n, "predicates": predicates, "sentences": sentences}
-                for a, b, documents, n, predicates, sentences in zip(
-                    table["cui_a"].to_pylist(), table["cui_b"].to_pylist(), table["documents"].to_pylist(),
-                    table["n_predications"].to_pylist(), *readable, strict=True,
-                )
-            }  # fmt: skip
+        for doc in db[BUCKET_COLLECTIONS[kind]].find({"_id": {"$in": missing}}, {"arrow": 1}):
+            found[doc["_id"]] = _DECODERS[kind](decode(doc["arrow"]))
         with _loaded_lock:
             for bucket_id in missing:
                 if bucket_id in found:
@@ -164,4 +176,41 @@ def evidence_for_pairs(db, build_id: str, pairs: list[tuple[str, str]]) -> dict[
             "predicates": record["predicates"],
             "sentences": record["sentences"],
         }
+    return out
+
+
+def paper_evidence_for(db, build_id: str, hops: list[tuple[str, str]]) -> dict[tuple[str, str], dict] | None:
+    """``{(cui, doc_id): {"predicates": [{predicate, count}], "sentences": [{sentence_id, pmid, year,
+    predicate, subject, text}]}}`` for concept--abstract hops: what the paper says naming the
+    concept (:mod:`pipeline.store.paper_evidence`): the predicates most first, then by name; its
+    first ``sentences_per_hop`` statements naming the concept by sentence id. None when unknown
+    (the store fails or has not loaded the build completely, or loaded it before papers were
+    stored); a paper without predications maps to empty lists."""
+    if db is None or not hops:
+        return {} if hops == [] else None
+    try:
+        if not build_loaded(db, build_id):
+            return None
+        listing = _listing(db, build_id, "papers")
+        if listing is None:
+            return None  # loaded before the papers' evidence was stored
+        where = {hop: listing.bucket_for((hop[1],)) for hop in set(hops)}
+        records = _bucket_records(db, {bucket for bucket in where.values() if bucket is not None}, "papers")
+    except Exception as exc:  # noqa: BLE001 -- evidence is best effort; the path itself stands
+        log.warning("paper evidence lookup failed: %s: %s", type(exc).__name__, exc)
+        return None
+    out = {}
+    for (cui, doc_id), bucket in where.items():
+        paper = records.get(bucket, {}).get((doc_id,)) if bucket is not None else None
+        if paper is None:
+            out[(cui, doc_id)] = {"predicates": [], "sentences": []}
+            continue
+        predicates = [{"predicate": p["predicate"], "count": p["count"]} for p in paper["predicates"] if p["cui"] == cui]
+        naming = [s for s in paper["sentences"] if cui in (s["subject"], s["object"])]  # already in sentence order
+        sentences = [
+            {"sentence_id": s["sentence_id"], "pmid": paper["pmid"], "year": paper["year"], "predicate": s["predicate"],
+             "subject": s["subject"], "text": s["text"]}
+            for s in naming[: paper["sentences_per_hop"]]
+        ]  # fmt: skip
+        out[(cui, doc_id)] = {"predicates": predicates, "sentences": sentences}
     return out

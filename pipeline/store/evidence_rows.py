@@ -170,7 +170,7 @@ class ReadableSources:
 _YEARS = pa.schema([("doc_id", pa.string()), ("year", pa.int32())])
 
 
-def _lists(values: pa.Table, owners: np.ndarray, n_owners: int, value_type: pa.DataType) -> pa.Array:
+def lists_by_owner(values: pa.Table, owners: np.ndarray, n_owners: int, value_type: pa.DataType) -> pa.Array:
     """``values`` (rows sorted by owner, owners in 0..n_owners-1) as one list per owner."""
     counts = np.bincount(owners, minlength=n_owners)
     offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
@@ -186,7 +186,7 @@ def _predicate_counts(rows: pa.Table, edges: pa.Array) -> pa.Array:
                              ("predicate", "ascending")])  # fmt: skip
     owners = np.searchsorted(edges.to_numpy(), counts["edge"].to_numpy())
     values = pa.table({"predicate": counts["predicate"], "count": counts["predication_id_count_distinct"].cast(pa.int64())})
-    return _lists(values, owners, len(edges), PREDICATE_COUNT)
+    return lists_by_owner(values, owners, len(edges), PREDICATE_COUNT)
 
 
 def _chosen_sentences(rows: pa.Table, edges: pa.Array, sources: ReadableSources) -> pa.Array:
@@ -208,7 +208,7 @@ def _chosen_sentences(rows: pa.Table, edges: pa.Array, sources: ReadableSources)
     first = np.r_[0, np.flatnonzero(np.diff(edge)) + 1] if len(edge) else np.zeros(0, np.int64)
     rank = np.arange(len(edge)) - np.repeat(first, np.diff(np.r_[first, len(edge)]))
     statements = statements.filter(pa.array(rank < sources.sentences_per_hop))
-    texts = _texts(sources.sentences, statements["sentence_id"])
+    texts = sentence_texts(sources.sentences, statements["sentence_id"])
     position = pc.index_in(statements["sentence_id"], value_set=texts["sentence_id"])
     values = pa.table(
         {
@@ -221,10 +221,10 @@ def _chosen_sentences(rows: pa.Table, edges: pa.Array, sources: ReadableSources)
         }
     )
     owners = np.searchsorted(edges.to_numpy(), statements["edge"].to_numpy())
-    return _lists(values, owners, len(edges), SENTENCE)
+    return lists_by_owner(values, owners, len(edges), SENTENCE)
 
 
-def _texts(sentences: Path | None, wanted: pa.ChunkedArray) -> pa.Table:
+def sentence_texts(sentences: Path | None, wanted: pa.ChunkedArray) -> pa.Table:
     """sentence_id, text of the ``wanted`` sentences found in the sentences table (one scan)."""
     wanted = pc.unique(wanted.combine_chunks() if isinstance(wanted, pa.ChunkedArray) else wanted)
     if sentences is None or len(wanted) == 0:

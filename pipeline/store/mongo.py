@@ -41,16 +41,19 @@ from pymongo.errors import BulkWriteError, ConnectionFailure, OperationFailure
 
 from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import table_path
+from pipeline.config import default_of
 from pipeline.config.connections import redact_config, redact_uri
 from pipeline.runtime.progress import Progress as ProgressLine
 from pipeline.runtime.resources import memory_budget_bytes, sweep_stale_spills
 from pipeline.store.buckets import MEAN_ROWS, Bucket, bucketed
 from pipeline.store.evidence_rows import (
     EVIDENCE,
+    ReadableSources,
     concept_edge_keys,
     evidence_partitions,
     evidence_tables,
 )
+from pipeline.store.paper_evidence import PAPERS, paper_partitions, paper_tables
 from pipeline.store.store_format import (
     BUCKET_COLLECTIONS,
     BUILD_BUCKETS,
@@ -178,7 +181,7 @@ DOCUMENTS = pa.schema(
 CONCEPTS = pa.schema(
     [("cui", pa.string()), ("name", pa.string()), ("semtypes", pa.list_(pa.string())), ("vid", pa.int64())]
 )
-RECORDS = {"documents": DOCUMENTS, "concepts": CONCEPTS, "evidence": EVIDENCE}
+RECORDS = {"documents": DOCUMENTS, "concepts": CONCEPTS, "evidence": EVIDENCE, "papers": PAPERS}
 
 
 def _document_parts(tables_dir: Path, batch_rows: int) -> Iterator[pa.Table]:
@@ -411,12 +414,17 @@ def load_build(
                 truncated[0] += pc.sum(part.column("truncated")).as_py() or 0
                 yield part
 
+        # what each paper says of its concepts: the concept-abstract hops' readable evidence
+        paper_ranges = paper_partitions(_row_count(tables_dir, "predications") or 0, budget)
+        per_hop = int(default_of("evidence.sentences_per_hop") if sentences_per_hop is None else sentences_per_hop)
         sources = {
             "documents": lambda: _document_parts(tables_dir, 1 << 18),
             "concepts": lambda: [_concept_rows(tables_dir, graph_dir)],
             "evidence": evidence_parts,
+            "papers": lambda: paper_tables(tables_dir, paper_ranges, ReadableSources.of_build(tables_dir, per_hop)),
         }
-        totals = {"documents": _row_count(tables_dir, "documents"), "concepts": None, "evidence": len(edge_keys[0])}
+        totals = {"documents": _row_count(tables_dir, "documents"), "concepts": None, "evidence": len(edge_keys[0]),
+                  "papers": None}  # fmt: skip
         for kind in KINDS:
             clock = time.perf_counter()
             known = retried(lambda kind=kind: known_buckets(db, kind), f"reading the store's {kind} listings")
@@ -435,6 +443,8 @@ def load_build(
             line.finish(f"{counts[f'{kind}_buckets_written']:,} of {counts[f'{kind}_buckets']:,} buckets written")
             timings[kind] = round(time.perf_counter() - clock, 3)
         counts["evidence_partitions"] = partitions
+        counts["paper_partitions"] = paper_ranges
+        counts["sentences_per_hop"] = per_hop
         counts["evidence_truncated"] = truncated[0]
         timings["total"] = round(time.perf_counter() - started, 3)
         complete = {

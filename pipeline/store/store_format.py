@@ -1,7 +1,7 @@
 """How litpath lays out its MongoDB database (store format 2; docs/design.md §6.5): the collection
 names, a build's bucket listing, and reading that listing back.
 
-* ``document_buckets``, ``concept_buckets``, ``evidence_buckets``: record buckets
+* ``document_buckets``, ``concept_buckets``, ``evidence_buckets``, ``paper_buckets``: record buckets
   (:mod:`pipeline.store.buckets`), ``{_id: digest, first: [key...], rows, arrow: <IPC bytes>}``,
   shared by every build that has the same rows;
 * ``build_buckets``: each build's listing of the buckets it holds, per kind, in key order,
@@ -20,14 +20,19 @@ import bisect
 from dataclasses import dataclass
 
 STORE_FORMAT = 2
-KINDS = ("documents", "concepts", "evidence")
-BUCKET_COLLECTIONS = {"documents": "document_buckets", "concepts": "concept_buckets", "evidence": "evidence_buckets"}
+KINDS = ("documents", "concepts", "evidence", "papers")
+BUCKET_COLLECTIONS = {
+    "documents": "document_buckets",
+    "concepts": "concept_buckets",
+    "evidence": "evidence_buckets",
+    "papers": "paper_buckets",  # what each paper says of its concepts (pipeline.store.paper_evidence)
+}
 BUILD_BUCKETS = "build_buckets"
 BUILDS = "builds"
 LEGACY_COLLECTIONS = ("documents", "concepts", "evidence")
 LISTING_PART = 10_000
 # Each kind's key columns (a bucket's ``first`` holds their values).
-KEYS = {"documents": ["doc_id"], "concepts": ["cui"], "evidence": ["cui_a", "cui_b"]}
+KEYS = {"documents": ["doc_id"], "concepts": ["cui"], "evidence": ["cui_a", "cui_b"], "papers": ["doc_id"]}
 
 
 @dataclass(frozen=True)

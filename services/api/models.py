@@ -123,12 +123,14 @@ class HopOut(BaseModel):
     predicates: list[PredicateCountOut] | None = Field(
         None,
         description="A concept-concept hop's predicates (TREATS, NEG_TREATS, ...; both directions) with the "
-        "distinct predications of each, most first; null when the store is unavailable or the hop is of another kind",
+        "distinct predications of each, most first; a concept-abstract hop's, those of its paper naming the "
+        "concept; null when the store is unavailable, and for a citation hop",
     )
     sentences: list[SentenceOut] | None = Field(
         None,
         description="Up to evidence.sentences_per_hop sentences the hop's predications were read from, most "
-        "recent year first (then PMID, sentence id); null as for predicates",
+        "recent year first (then PMID, sentence id; a concept-abstract hop's paper's by sentence id); null as "
+        "for predicates",
     )
 
 

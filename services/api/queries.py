@@ -18,7 +18,7 @@ from pipeline.query import sssp
 from pipeline.query.alternatives import alternative_paths, tie_count
 from pipeline.query.graph import Graph, GraphStale, UnknownVertex
 from pipeline.query.paths import PathResult, edge_kind
-from pipeline.store.evidence import evidence_for_pairs
+from pipeline.store.evidence import evidence_for_pairs, paper_evidence_for
 from services.api.errors import BuildUnavailable, PathInconsistent, UnknownKey
 
 
@@ -166,7 +166,7 @@ def path_alternatives(graph: Graph, source: str, target: str, k: int, allowed: n
 
 
 def needs_evidence(body: dict) -> bool:
-    return any(hop["edge_kind"] == "concept_concept" for hop in _all_hops(body))
+    return any(hop["edge_kind"] in ("concept_concept", "concept_abstract") for hop in _all_hops(body))
 
 
 def _all_hops(body: dict) -> list[dict]:
@@ -181,9 +181,11 @@ def attach_evidence(body: dict, mongo_db) -> dict:
     """Fill the documents, predicates and sentences of concept-concept hops from the evidence store (blocking I/O).
 
     When the store fails, those hops keep ``documents: null`` (unknown), never ``[]`` (none).
+    A concept-abstract hop gets the predicates and sentences of its paper that name its concept.
     """
     concept_hops = [hop for hop in _all_hops(body) if hop["edge_kind"] == "concept_concept"]
     found = evidence_for_pairs(mongo_db, body["build_id"], [(hop["from"], hop["to"]) for hop in concept_hops])
+    _attach_paper_evidence([hop for hop in _all_hops(body) if hop["edge_kind"] == "concept_abstract"], mongo_db, body["build_id"])
     if found is None:
         return body
     for hop in concept_hops:
@@ -191,6 +193,15 @@ def attach_evidence(body: dict, mongo_db) -> dict:
         hop["documents"], hop["n_predications"] = record["documents"], record["n_predications"]
         hop["predicates"], hop["sentences"] = record["predicates"], record["sentences"]
     return body
+
+
+def _attach_paper_evidence(hops: list[dict], mongo_db, build_id: str) -> None:
+    """Each concept-abstract hop's predicates and sentences: what its paper says naming its concept
+    (:func:`pipeline.store.evidence.paper_evidence_for`); left null when unknown."""
+    pairs = [(hop["to"] if hop["from"] == hop["documents"][0] else hop["from"], hop["documents"][0]) for hop in hops]
+    said = paper_evidence_for(mongo_db, build_id, pairs) if hops else None
+    for hop, pair in zip(hops, pairs, strict=True) if said is not None else ():
+        hop["predicates"], hop["sentences"] = said[pair]["predicates"], said[pair]["sentences"]
 
 
 def neighbors(graph: Graph, key: str, k: int) -> dict:

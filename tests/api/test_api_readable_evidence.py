@@ -62,12 +62,12 @@ HEADACHE_COX1_SENTENCES = [_sentence(12, 1001, 2015, "INTERACTS_WITH", HEADACHE)
 
 @pytest.fixture(scope="module")
 def fixture_store(tmp_path_factory, mongo_uri):
-    """The fixture's build, loaded twice: with the default 3 sentences per hop, and with 5."""
+    """The fixture's build, loaded three times: with the default 3 sentences per hop, with 5 and with 1."""
     results = tmp_path_factory.mktemp("results")
     config = {"inputs": {"semmeddb_predication": ["PREDICATION.csv"], "semmeddb_sentence": ["SENTENCE.csv"],
                          "semmeddb_citations": ["CITATIONS.csv"]}}  # fmt: skip
     build = BuildLayout(corpus_build(results, config, base=FIXTURE))
-    databases = {3: f"test_readable_{uuid.uuid4().hex[:8]}", 5: f"test_readable_{uuid.uuid4().hex[:8]}"}
+    databases = {per_hop: f"test_readable_{uuid.uuid4().hex[:8]}" for per_hop in (3, 5, 1)}
     for per_hop, database in databases.items():
         load_build(mongo_uri, database, build.build_id, build.tables.path, build.graph("full").graph_dir, {},
                    sentences_per_hop=per_hop if per_hop != 3 else None)  # fmt: skip
@@ -117,3 +117,64 @@ def test_unreachable_store_leaves_predicates_and_sentences_unknown(fixture_store
     settings = Settings(results_dir=results, mongo_uri="mongodb://127.0.0.1:9/", db_timeout_ms=200)
     with TestClient(create_app(settings)) as client:
         assert all(hop["predicates"] is None and hop["sentences"] is None for hop in _hops(client))
+
+
+# Concept-abstract hops: what each paper says naming the concept, sentences in sentence-id order
+# (one paper: one PMID and year). Paper 1001 holds predications 1 (sentence 11, Aspirin TREATS
+# Headache) and 6 (sentence 12, Headache INTERACTS_WITH COX-1); 1002 holds 2 and 3 (both in
+# sentence 21); 1003 holds 4 (sentence 31, no year); 1004 holds 5 (sentence 41).
+def _paper_sentence(sentence_id, pmid, year, predicate, subject):
+    return _sentence(sentence_id, pmid, year, predicate, subject)
+
+
+TREATS_11 = _paper_sentence(11, 1001, 2015, "TREATS", ASPIRIN)
+INTERACTS_12 = _paper_sentence(12, 1001, 2015, "INTERACTS_WITH", HEADACHE)
+SAID_IN_1002 = (
+    [{"predicate": "NEG_TREATS", "count": 1}, {"predicate": "TREATS", "count": 1}],  # a tie: by name
+    [_paper_sentence(21, 1002, 2020, "NEG_TREATS", HEADACHE), _paper_sentence(21, 1002, 2020, "TREATS", ASPIRIN)],
+)
+SAID_IN_1003 = ([{"predicate": "CAUSES", "count": 1}], [_paper_sentence(31, 1003, None, "CAUSES", HEADACHE)])
+SAID_IN_1004 = ([{"predicate": "TREATS", "count": 1}], [_paper_sentence(41, 1004, 2020, "TREATS", ASPIRIN)])
+PAPER_SAYS = {
+    (ASPIRIN, "PMID:1001"): ([{"predicate": "TREATS", "count": 1}], [TREATS_11]),
+    # Headache is in both of 1001's predications: counts 1 each, by name; both sentences, 11 first
+    (HEADACHE, "PMID:1001"): ([{"predicate": "INTERACTS_WITH", "count": 1}, {"predicate": "TREATS", "count": 1}],
+                              [TREATS_11, INTERACTS_12]),  # fmt: skip
+    (COX1, "PMID:1001"): ([{"predicate": "INTERACTS_WITH", "count": 1}], [INTERACTS_12]),
+    (ASPIRIN, "PMID:1002"): SAID_IN_1002,
+    (HEADACHE, "PMID:1002"): SAID_IN_1002,
+    (ASPIRIN, "PMID:1003"): SAID_IN_1003,
+    (HEADACHE, "PMID:1003"): SAID_IN_1003,
+    (ASPIRIN, "PMID:1004"): SAID_IN_1004,
+    (HEADACHE, "PMID:1004"): SAID_IN_1004,
+    (COX1, "PMID:1004"): ([], []),  # COX-1 is in no predication of 1004
+}
+
+
+@pytest.mark.parametrize("per_hop", [3, 1])
+def test_paper_evidence_of_every_concept_and_paper(fixture_store, mongo_uri, per_hop):
+    from pipeline.store.evidence import paper_evidence_for
+
+    results, databases = fixture_store
+    build_id = (results / "latest").resolve().name
+    with MongoClient(mongo_uri) as client:
+        found = paper_evidence_for(client[databases[per_hop]], build_id, list(PAPER_SAYS))
+    # with one sentence per hop, each hop keeps the first of its own: Headache in 1001 quotes 11 only
+    assert found == {pair: {"predicates": p, "sentences": s[:per_hop]} for pair, (p, s) in PAPER_SAYS.items()}
+
+
+def test_full_graph_path_concept_abstract_hops_quote_their_paper(fixture_store, mongo_uri):
+    results, databases = fixture_store
+    settings = Settings(results_dir=results, mongo_uri=mongo_uri, mongo_database=databases[3])
+    checked = set()
+    with TestClient(create_app(settings)) as client:
+        for cui, paper in PAPER_SAYS:
+            body = client.get("/v1/path", params={"source": cui, "target": paper}).json()
+            for hop in body["hops"]:
+                if hop["edge_kind"] != "concept_abstract":
+                    continue
+                pair = (hop["to"], hop["from"]) if hop["from"].startswith("PMID:") else (hop["from"], hop["to"])
+                predicates, sentences = PAPER_SAYS[pair]
+                assert (hop["predicates"], hop["sentences"]) == (predicates, sentences[:3]), pair
+                checked.add(pair)
+    assert len(checked) >= 5

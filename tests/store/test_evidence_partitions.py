@@ -86,11 +86,13 @@ def test_a_load_under_a_tiny_budget_writes_the_same_evidence(mongo_uri, built, t
         tight = load_build(mongo_uri, databases[1], "b", tables, graph, {}, budget_bytes=4096,
                            spill_dir=tmp_path / "spill")  # fmt: skip
         assert roomy.pop("evidence_partitions") == 1 and tight.pop("evidence_partitions") > 10
-        assert roomy == tight and roomy["evidence_written"] > 500
-        buckets = [
-            {doc["_id"]: doc["arrow"] for doc in client[database].evidence_buckets.find({})} for database in databases
-        ]
-        assert buckets[0] == buckets[1]
+        assert roomy.pop("paper_partitions") == 1 and tight.pop("paper_partitions") > 10  # doc_id ranges
+        assert roomy == tight and roomy["evidence_written"] > 500 and roomy["papers_written"] > 500
+        for collection in ("evidence_buckets", "paper_buckets"):
+            buckets = [
+                {doc["_id"]: doc["arrow"] for doc in client[database][collection].find({})} for database in databases
+            ]
+            assert buckets[0] == buckets[1], collection
         assert not any((tmp_path / "spill").iterdir())
     finally:
         for database in databases:

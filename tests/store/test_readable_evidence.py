@@ -59,3 +59,46 @@ def test_predicates_and_sentences_equal_a_plain_python_grouping(built, tmp_path,
         assert found == expected
     # the synthetic corpus writes one SENTENCE row per predication sentence: every quoted one has its text
     assert all(s["text"] for _, sentences in expected.values() for s in sentences)
+
+
+@pytest.mark.parametrize("per_hop", [1, 3])
+def test_papers_evidence_equals_a_plain_python_grouping(built, per_hop):
+    """What each paper says of each concept: predicates by distinct predications, the statements
+    naming it by (sentence id, predicate, subject, object), the first per_hop of them quoted; in
+    one range and in 4 doc_id ranges."""
+    from pipeline.store.paper_evidence import paper_tables
+
+    tables, _ = built
+    years = {row["doc_id"]: row["year"] for row in pq.read_table(tables / "documents.parquet").to_pylist()}
+    texts = {row["sentence_id"]: row["text"] for row in pq.read_table(tables / "sentences.parquet").to_pylist()}
+    counts: dict = {}
+    statements: dict = {}
+    for row in pq.read_table(tables / "predications.parquet").to_pylist():
+        statement = (row["sentence_id"], row["predicate"], row["subject_cui"], row["object_cui"])
+        for cui in {row["subject_cui"], row["object_cui"]}:
+            counts.setdefault((row["doc_id"], cui), {}).setdefault(row["predicate"], set()).add(row["predication_id"])
+            statements.setdefault((row["doc_id"], cui), set()).add(statement)
+    expected: dict = {}
+    for (doc_id, cui), by_predicate in counts.items():
+        quoted = sorted(statements[(doc_id, cui)])[:per_hop]
+        expected[(doc_id, cui)] = (
+            sorted(((p, len(ids)) for p, ids in by_predicate.items()), key=lambda pc: (-pc[1], pc[0])),
+            [(s, p, subject, obj, texts.get(s)) for s, p, subject, obj in quoted],
+        )
+    sources = evidence_rows.ReadableSources.of_build(tables, per_hop)
+    for ranges in (1, 4):
+        found: dict = {}
+        doc_order = []
+        for part in paper_tables(tables, ranges, sources):
+            for paper in part.to_pylist():
+                doc_order.append(paper["doc_id"])
+                assert paper["year"] == years.get(paper["doc_id"]) and paper["sentences_per_hop"] == per_hop
+                assert paper["pmid"] == int(paper["doc_id"].removeprefix("PMID:"))
+                for cui in {p["cui"] for p in paper["predicates"]}:
+                    naming = [s for s in paper["sentences"] if cui in (s["subject"], s["object"])][:per_hop]
+                    found[(paper["doc_id"], cui)] = (
+                        [(p["predicate"], p["count"]) for p in paper["predicates"] if p["cui"] == cui],
+                        [(s["sentence_id"], s["predicate"], s["subject"], s["object"], s["text"]) for s in naming],
+                    )
+        assert doc_order == sorted(set(doc_order))  # one record per paper, in the buckets' key order
+        assert found == expected

@@ -1,0 +1,165 @@
+"""The readable evidence of concept--abstract hops: for each paper with predications, what it says
+about each concept it names, so that a hop between a concept and a paper can show the predicates
+and sentences of that paper that name the concept (the ``papers`` kind of the store).
+
+One record per paper (doc_id order, the key order buckets need), with the paper's PMID and year and:
+
+* ``predicates``: per (concept, predicate), the distinct predications of the paper with that
+  predicate and the concept as subject or object (``NEG_`` predicates their own);
+* ``sentences``: the paper's statements (sentence, predicate, subject, object, text) that some
+  concept of the paper quotes: each concept quotes its first ``sentences_per_hop`` statements
+  naming it, in sentence id order (then predicate, subject, object) -- one paper has one year
+  and PMID, so the concept--concept rule's first keys are all equal here;
+* ``sentences_per_hop``, the k the load used, so that a reader takes a concept's first k of
+  ``sentences`` again (the union may hold more for it: another concept's quote can name it too).
+
+Memory: grouped in doc_id ranges of the documents table (sorted by doc_id), as many as
+:data:`PAPER_BYTES_PER_ROW` per predication row over the budget need; each range reads the
+predications once (a filtered scan) and the sentences table once (the texts it quotes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from pipeline.builds.tables import table_path
+from pipeline.store.evidence_rows import ReadableSources, lists_by_owner, sentence_texts
+
+# Memory per predication row of a paper range: the rows, both argument slots, the statements and
+# their ranking, and the texts quoted (an estimate, like EVIDENCE_BYTES_PER_ROW's).
+PAPER_BYTES_PER_ROW = 400
+CONCEPT_PREDICATE = pa.struct([("cui", pa.string()), ("predicate", pa.string()), ("count", pa.int64())])
+STATEMENT = pa.struct(
+    [
+        ("sentence_id", pa.int64()),
+        ("predicate", pa.string()),
+        ("subject", pa.string()),
+        ("object", pa.string()),
+        ("text", pa.string()),
+    ]
+)
+PAPERS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("pmid", pa.int64()),
+        ("year", pa.int32()),
+        ("sentences_per_hop", pa.int32()),
+        ("predicates", pa.list_(CONCEPT_PREDICATE)),
+        ("sentences", pa.list_(STATEMENT)),
+    ]
+)
+_COLUMNS = ["predication_id", "doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"]
+
+
+def paper_partitions(predication_rows: int, budget_bytes: int) -> int:
+    """How many doc_id ranges the papers' evidence needs to be grouped within ``budget_bytes``."""
+    return max(1, -(-predication_rows * PAPER_BYTES_PER_ROW // max(budget_bytes, 1)))
+
+
+def paper_tables(tables_dir: Path, partitions: int, sources: ReadableSources) -> Iterator[pa.Table]:
+    """The papers' evidence (:data:`PAPERS`), in doc_id order, one doc_id range at a time."""
+    path = table_path(tables_dir, "predications")
+    if path is None:
+        return
+    predications = ds.dataset(str(path), format="parquet")
+    doc_ids = pc.unique(sources.years["doc_id"].combine_chunks())
+    doc_ids = pc.take(doc_ids, pc.sort_indices(doc_ids))
+    # range bounds at doc_ids of the documents table (every paper with predications has a record
+    # there: the merge's documents come from CITATIONS and PubMed; one without is in the last range)
+    cuts = [doc_ids[(k * len(doc_ids)) // partitions].as_py() for k in range(1, partitions)] if len(doc_ids) else []
+    bounds = [None, *cuts, None]
+    for low, high in zip(bounds, bounds[1:], strict=False):
+        where = None
+        if low is not None:
+            where = pc.field("doc_id") >= low
+        if high is not None:
+            where = pc.field("doc_id") < high if where is None else where & (pc.field("doc_id") < high)
+        rows = predications.to_table(columns=_COLUMNS, filter=where)
+        if rows.num_rows:
+            yield group_papers(_as_strings(rows), sources)
+
+
+def _as_strings(rows: pa.Table) -> pa.Table:
+    for name in ("doc_id", "predicate", "subject_cui", "object_cui"):
+        column = rows.column(name)
+        if column.type != pa.string():
+            rows = rows.set_column(rows.schema.get_field_index(name), name, column.cast(pa.string()))
+    return rows
+
+
+def group_papers(rows: pa.Table, sources: ReadableSources) -> pa.Table:
+    """Per paper of ``rows`` (predications), in doc_id order: its concepts' predicates and quoted statements."""
+    # every concept of a predication, whichever argument it is
+    slots = pa.concat_tables(
+        [
+            pa.table({"doc_id": rows["doc_id"], "cui": rows[column], "predicate": rows["predicate"],
+                      "predication_id": rows["predication_id"]})  # fmt: skip
+            for column in ("subject_cui", "object_cui")
+        ]
+    )
+    counts = slots.group_by(["doc_id", "cui", "predicate"], use_threads=False).aggregate(
+        [("predication_id", "count_distinct")]
+    )
+    counts = counts.sort_by([("doc_id", "ascending"), ("cui", "ascending"), ("predication_id_count_distinct", "descending"),
+                             ("predicate", "ascending")])  # fmt: skip
+    statements = rows.group_by(["doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"], use_threads=False).aggregate([])
+    quoted = _quoted_statements(statements, sources.sentences_per_hop)
+    texts = sentence_texts(sources.sentences, quoted["sentence_id"])
+    papers = pc.unique(counts["doc_id"].combine_chunks())
+    papers = pc.take(papers, pc.sort_indices(papers))
+    years = sources.years.filter(pc.is_in(sources.years["doc_id"], value_set=papers))
+    year = pc.take(years["year"], pc.index_in(papers, value_set=years["doc_id"].combine_chunks()))
+    pmid = pc.cast(pc.if_else(pc.starts_with(papers, "PMID:"), pc.utf8_slice_codeunits(papers, 5), None), pa.int64())
+    predicates = pa.table({"cui": counts["cui"], "predicate": counts["predicate"],
+                           "count": counts["predication_id_count_distinct"].cast(pa.int64())})  # fmt: skip
+    sentences = pa.table(
+        {
+            "sentence_id": quoted["sentence_id"],
+            "predicate": quoted["predicate"],
+            "subject": quoted["subject_cui"],
+            "object": quoted["object_cui"],
+            "text": pc.take(texts["text"], pc.index_in(quoted["sentence_id"], value_set=texts["sentence_id"])),
+        }
+    )
+    return pa.table(
+        [
+            papers,
+            pmid,
+            year.cast(pa.int32()),
+            pa.array(np.full(len(papers), sources.sentences_per_hop, np.int32)),
+            lists_by_owner(predicates, _owners(papers, counts["doc_id"]), len(papers), CONCEPT_PREDICATE),
+            lists_by_owner(sentences, _owners(papers, quoted["doc_id"]), len(papers), STATEMENT),
+        ],
+        schema=PAPERS,
+    )
+
+
+def _owners(papers: pa.Array, doc_ids: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """The position in ``papers`` of each doc_id (rows sorted by doc_id, as ``papers`` is)."""
+    return pc.index_in(doc_ids, value_set=papers).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _quoted_statements(statements: pa.Table, per_hop: int) -> pa.Table:
+    """The statements some concept of their paper quotes: each (paper, concept) its first
+    ``per_hop`` naming it, by (sentence_id, predicate, subject, object); distinct, in that order
+    within each paper."""
+    keys = ["doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"]
+    if per_hop <= 0 or statements.num_rows == 0:
+        return statements.select(keys).slice(0, 0)
+    named = pa.concat_tables(
+        [statements.select(keys).append_column("cui", statements[column]) for column in ("subject_cui", "object_cui")]
+    )
+    order = [("doc_id", "ascending"), ("cui", "ascending"), *((key, "ascending") for key in keys[1:])]
+    named = named.sort_by(order)
+    owner = pc.binary_join_element_wise(named["doc_id"], named["cui"], "|").to_numpy(zero_copy_only=False)
+    first = np.r_[0, np.flatnonzero(owner[1:] != owner[:-1]) + 1] if len(owner) else np.zeros(0, np.int64)
+    rank = np.arange(len(owner)) - np.repeat(first, np.diff(np.r_[first, len(owner)]))
+    chosen = named.filter(pa.array(rank < per_hop)).select(keys)
+    chosen = chosen.group_by(keys, use_threads=False).aggregate([])
+    return chosen.sort_by([(key, "ascending") for key in keys])
