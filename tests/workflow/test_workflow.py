@@ -128,7 +128,7 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
     second_build = (tmp_path / "results" / "latest").resolve()
     assert second_build != first_build
     assert (first_build / "build.json").read_text() == first_record  # never overwritten
-    _assert_as_from_scratch(tmp_path, first_build, second_build)
+    _assert_as_from_scratch(tmp_path, first_build, second_build, env)
 
     # Nothing left to do: a third run is a no-op.
     third = subprocess.run(
@@ -152,9 +152,10 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr
 
 
-def _assert_as_from_scratch(workdir: Path, first_build: Path, second_build: Path) -> None:
-    """The rerun merged on top of the first build (pipeline.merge.delta), and its tables and graph
-    digest are those of a merge and graph of every file from scratch."""
+def _assert_as_from_scratch(workdir: Path, first_build: Path, second_build: Path, env: dict[str, str]) -> None:
+    """The rerun merged on top of the first build (pipeline.merge.delta), and its tables, graph
+    digest and MongoDB contents are those of a merge, graph and load of every file from scratch
+    (the store's buckets are named by their content: loading the scratch build writes none)."""
     import pyarrow.parquet as pq
 
     from pipeline.graph.build import build_graph
@@ -176,6 +177,25 @@ def _assert_as_from_scratch(workdir: Path, first_build: Path, second_build: Path
     build_graph(scratch / "tables", scratch / "graph", {})
     digest = json.loads((scratch / "graph" / "graph_counts.json").read_text())["graph_digest"]
     assert json.loads((second_build / "graph" / "graph_counts.json").read_text())["graph_digest"] == digest
+    from pipeline.builds.layout import ResultsLayout
+    from pipeline.store.mongo import connect
+    from pipeline.store.retention import remove_builds
+
+    database = yaml.safe_load((second_build / "config.yaml").read_text())["mongo"]["database"]
+    scratch_id = f"{second_build.name}-scratch"
+    loaded = subprocess.run(
+        [str(SNAKEMAKE.parent / "litpath"), "load-mongo", "--mongo-database", database, "--build-id", scratch_id,
+         "--tables-dir", str(scratch / "tables"), "--graph-dir", str(scratch / "graph"),
+         "--build-record", str(second_build / "config.yaml"), "--report", str(scratch / "mongo_load.json")],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    counts = json.loads((scratch / "mongo_load.json").read_text())["counts"]
+    for kind in ("documents", "concepts", "evidence"):
+        assert counts[f"{kind}_buckets"] > 0 and counts[f"{kind}_buckets_written"] == 0, counts
+    with connect(env["LITPATH_MONGO_URI"]) as client:
+        (scratch / "results" / "builds").mkdir(parents=True)
+        remove_builds(ResultsLayout(scratch / "results"), client[database], [scratch_id], compact=False)
 
 
 @pytest.fixture(scope="module")
