@@ -55,6 +55,13 @@ class UnknownKey(ApiError):
         super().__init__(f"unknown {what} {key!r} in this build", {"key": key})
 
 
+class UnknownSemanticTypeError(ApiError):
+    """A type filter names a semantic type no concept of the served build carries: like an unknown
+    key, the request is well formed and names something this build does not have."""
+
+    status, code = 404, "unknown_semantic_type"
+
+
 class InvalidRequest(ApiError):
     status, code = 422, "invalid_request"
 

@@ -10,7 +10,13 @@ from fastapi import APIRouter, Query
 from pipeline.query.alternatives import TypeFilter, UnknownSemanticType
 from services.api import queries
 from services.api.deps import SettingsDep, StateDep, deadline_of, run_bounded
-from services.api.errors import ApiError, InvalidRequest, RequestTimeout, error_responses
+from services.api.errors import (
+    ApiError,
+    InvalidRequest,
+    RequestTimeout,
+    UnknownSemanticTypeError,
+    error_responses,
+)
 from services.api.models import GRAPH_DESCRIPTION, KEY_PATTERN, GraphName, PathOut, PathsIn, PathsOut
 from services.api.settings import MAX_ALTERNATIVES
 
@@ -81,7 +87,7 @@ def _path(state, settings, scope: str, source: str, target: str, evidence: bool,
         allowed = served.semantic_types(scope).allowed(type_filter)
     except UnknownSemanticType as exc:
         detail = {"include_types": list(type_filter.include), "exclude_types": list(type_filter.exclude)}
-        raise InvalidRequest(str(exc), detail) from None
+        raise UnknownSemanticTypeError(str(exc), detail) from None
     if k > 1 or type_filter.active:
         body = queries.path_alternatives(graph, source, target, k, allowed)
     else:
