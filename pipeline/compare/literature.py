@@ -50,6 +50,10 @@ class LiteratureHop:
     via: list[str] = field(default_factory=list)
     documents: list[str] | None = None  # None: unknown (no store, or the store failed)
     n_predications: int | None = None
+    # the readable evidence of a direct hop (pipeline.store.evidence_rows): [{predicate, count}] and
+    # [{sentence_id, pmid, year, predicate, subject, text}]; None: unknown
+    predicates: list[dict] | None = None
+    sentences: list[dict] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -59,6 +63,8 @@ class LiteratureHop:
             "via": self.via,
             "documents": self.documents,
             "n_predications": self.n_predications,
+            "predicates": self.predicates,
+            "sentences": self.sentences,
         }
 
 
@@ -186,7 +192,7 @@ class PathFinder:
 
 
 def attach_evidence(paths: list[LiteraturePath], mongo_db, build_id: str) -> str:
-    """Fill the documents of direct concept--concept hops of all paths in one store query.
+    """Fill the documents, predicates and sentences of direct concept--concept hops of all paths in one store query.
 
     Returns the evidence status written on every path: ``"ok"``, :data:`NO_STORE` or
     :data:`STORE_FAILED` (hops then keep ``documents=None``: unknown, not none).
@@ -206,6 +212,7 @@ def attach_evidence(paths: list[LiteraturePath], mongo_db, build_id: str) -> str
                 record = found.get(tuple(sorted((hop.source, hop.target)))) or {}
                 hop.documents = list(record.get("documents") or [])
                 hop.n_predications = int(record.get("n_predications") or 0)
+                hop.predicates, hop.sentences = record.get("predicates"), record.get("sentences")
     for path in paths:
         path.evidence_status = status
     return status

@@ -56,6 +56,7 @@ HOPS_SCHEMA = pa.schema(
 )  # fmt: skip
 EXAMPLES_PER_SCENARIO = 3
 EXAMPLE_DOCUMENTS_PER_HOP = 5  # documents listed per hop in the report's examples
+EXAMPLE_PREDICATES_PER_HOP = 3  # the most frequent predicates named per hop in the examples
 
 
 def _names(run_names: dict[str, str | None], keys: list[str]) -> str:
@@ -116,6 +117,27 @@ def _documents_text(comp: Comparison, per_hop: int | None = None) -> str | None:
         else:
             docs = ",".join(hop.documents) or "-"
         parts.append(f"{hop.source}-{hop.target}: {docs}")
+    return "; ".join(parts)
+
+
+def evidence_text(comp: Comparison, per_hop: int = EXAMPLE_PREDICATES_PER_HOP) -> str:
+    """Why each direct literature hop holds, for the report's examples: its most frequent predicates
+    with their counts and the first of its quoted sentences (the most recent), ``source-target:
+    TREATS ×3, CAUSES ×1 — "text" (PMID 1002, 2020)``; hops whose evidence is unknown are left out."""
+    lit = comp.literature
+    parts = []
+    for hop in lit.hops if lit is not None else ():
+        if not hop.predicates:
+            continue
+        named = ", ".join(f"{p['predicate']} \u00d7{p['count']:,}" for p in hop.predicates[:per_hop])
+        if len(hop.predicates) > per_hop:
+            named += f" and {len(hop.predicates) - per_hop:,} more"
+        quote = ""
+        if hop.sentences:
+            first = hop.sentences[0]
+            where = ", ".join(str(v) for v in (f"PMID {first['pmid']}" if first["pmid"] else None, first["year"]) if v)
+            quote = f' \u2014 "{first["text"] or "(no text)"}" ({where})'
+        parts.append(f"{hop.source}-{hop.target}: {named}{quote}")
     return "; ".join(parts)
 
 
@@ -391,6 +413,7 @@ def examples(run: CompareRun, names: dict[str, str | None], per_scenario: int = 
                 + (f" ({CAUSE_NAMES[c.cause]})" if c.cause in CAUSE_NAMES else ""),
                 "spoke": spoke_text(c),
                 "documents": _documents_text(c, EXAMPLE_DOCUMENTS_PER_HOP) or "",
+                "evidence": evidence_text(c),
             }
             for c in chosen
         ]
@@ -425,8 +448,8 @@ code{font-size:0.9em}
 {% endfor %}<tr><th colspan="2">total</th><th>{{ total }}</th><th>{{ total }}</th></tr></table>
 <h2>Examples per scenario</h2>
 {% for s in scenarios %}{% if example_rows[s] %}<h3>Scenario {{ s }}: {{ descriptions[s] }}</h3>
-<table><tr><th>pair</th><th>literature path</th><th>SPOKE path</th><th>literature documents</th></tr>
-{% for row in example_rows[s] %}<tr><td>{{ row.pair }}</td><td>{{ row.literature }}</td><td>{{ row.spoke }}</td><td>{{ row.documents }}</td></tr>
+<table><tr><th>pair</th><th>literature path</th><th>SPOKE path</th><th>literature documents</th><th>why each hop holds: predicates, a sentence</th></tr>
+{% for row in example_rows[s] %}<tr><td>{{ row.pair }}</td><td>{{ row.literature }}</td><td>{{ row.spoke }}</td><td>{{ row.documents }}</td><td class="evidence">{{ row.evidence }}</td></tr>
 {% endfor %}</table>{% endif %}{% endfor %}
 <h2>Mapping routes used</h2>
 <table id="routes"><tr><th>SPOKE label</th><th>route (method)</th><th>concepts on the paths</th></tr>
@@ -508,11 +531,12 @@ def markdown(run: CompareRun, names: dict[str, str | None], example_rows, no_map
         lines += [
             f"### Scenario {s}: {descriptions[s]}",
             "",
-            "| pair | literature path | SPOKE path | documents |",
+            "| pair | literature path | SPOKE path | documents | predicates, a sentence |",
         ]
-        lines += ["|---|---|---|---|"]
+        lines += ["|---|---|---|---|---|"]
         lines += [
-            f"| {_md_cell(r['pair'])} | {_md_cell(r['literature'])} | {_md_cell(r['spoke'])} | {_md_cell(r['documents'])} |"
+            f"| {_md_cell(r['pair'])} | {_md_cell(r['literature'])} | {_md_cell(r['spoke'])} | {_md_cell(r['documents'])} "
+            f"| {_md_cell(r['evidence'])} |"
             for r in example_rows[s]
         ]
         lines.append("")

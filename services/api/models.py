@@ -303,6 +303,12 @@ class LiteratureHopOut(BaseModel):
     via: list[str] = Field(description="Abstracts between the two concepts (full graph)")
     documents: list[str] | None = Field(description="Supporting documents; null when unknown")
     n_predications: int | None
+    predicates: list[PredicateCountOut] | None = Field(
+        None, description="A direct hop's predicates with their counts, as in /v1/path; null when unknown or via abstracts"
+    )
+    sentences: list[SentenceOut] | None = Field(
+        None, description="A direct hop's quoted sentences, as in /v1/path; null when unknown or via abstracts"
+    )
 
 
 class LiteratureOut(BaseModel):

@@ -258,3 +258,31 @@ def test_report_examples_list_a_few_documents_per_hop_the_table_all():
         f"C1-C2: {shown} and 1,234 more; C2-C3: ?; C3-C4: -; C4-C5: PMID:7"
     )
     assert _documents_text(comp).startswith(f"C1-C2: {','.join(many)}; C2-C3")
+
+
+def test_report_examples_show_each_hops_top_predicates_and_one_sentence():
+    """The examples say why a hop holds: its EXAMPLE_PREDICATES_PER_HOP most frequent predicates
+    with their counts (and how many more), and its first quoted sentence (the most recent) with
+    PMID and year; a hop whose evidence is unknown is left out."""
+    from pipeline.compare.classify import Comparison
+    from pipeline.compare.literature import LiteratureHop
+    from pipeline.compare.report import evidence_text
+
+    predicates = [{"predicate": p, "count": n} for p, n in (("TREATS", 1200), ("NEG_TREATS", 3), ("CAUSES", 2), ("ISA", 1))]
+    sentences = [
+        {"sentence_id": 9, "pmid": 1002, "year": 2020, "predicate": "TREATS", "subject": "C1", "text": "A treats B."},
+        {"sentence_id": 3, "pmid": 1001, "year": 2015, "predicate": "TREATS", "subject": "C1", "text": "Older."},
+    ]
+    hops = [
+        LiteratureHop("C1", "C2", 1.0, documents=["PMID:1002"], predicates=predicates, sentences=sentences),
+        LiteratureHop("C2", "C3", 1.0),  # unknown
+        LiteratureHop("C3", "C4", 1.0, documents=["PMID:7"], predicates=[{"predicate": "ISA", "count": 1}],
+                      sentences=[{"sentence_id": 1, "pmid": 7, "year": None, "predicate": "ISA", "subject": "C4",
+                                  "text": None}]),  # fmt: skip
+    ]
+    path = LiteraturePath("C1", "C4", True, concepts=["C1", "C2", "C3", "C4"], hops=hops)
+    comp = Comparison("C1", "C4", "2b", ["C1", "C2", "C3", "C4"], {}, [], [], literature=path)
+    assert evidence_text(comp) == (
+        'C1-C2: TREATS \u00d71,200, NEG_TREATS \u00d73, CAUSES \u00d72 and 1 more \u2014 "A treats B." (PMID 1002, 2020); '
+        'C3-C4: ISA \u00d71 \u2014 "(no text)" (PMID 7)'
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -239,8 +240,11 @@ def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mon
     client.drop_database("litpath_compare_test")
     db = client["litpath_compare_test"]
     # Evidence counts only from a build the store has loaded completely (store_evidence marks it).
+    sentence = {"sentence_id": 5, "pmid": 12, "year": 2019, "predicate": "TREATS", "subject": C1,
+                "text": "The drug treats the disease."}  # fmt: skip
     store_evidence(db, "cmp0001", [{"cui_a": C1, "cui_b": "C0000003", "documents": ["PMID:11", "PMID:12"],
-                                    "n_predications": 3}])  # fmt: skip
+                                    "n_predications": 3, "predicates": [{"predicate": "TREATS", "count": 3}],
+                                    "sentences": [sentence]}])  # fmt: skip
     queries = tmp_path / "q.txt"
     queries.write_text(f"{C1}\n{C4}\n")
     result = CliRunner().invoke(
@@ -257,6 +261,10 @@ def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mon
     assert row["documents"] == f"{C1}-C0000003: PMID:11,PMID:12; C0000003-{C4}: -"
     hops = pq.read_table(tmp_path / "out" / "hops.parquet").to_pylist()
     assert [h["documents"] for h in hops] == ["PMID:11,PMID:12", ""]
+    # the report's example shows the hop's predicates and its sentence
+    quoted = f'{C1}-C0000003: TREATS \u00d73 \u2014 "The drug treats the disease." (PMID 12, 2019)'
+    assert quoted in html.unescape((tmp_path / "out" / "report.html").read_text())
+    assert quoted in (tmp_path / "out" / "report.md").read_text()
 
 
 @pytest.mark.parametrize("off", [["--no-mongo"], ["--mongo-uri", ""]], ids=["no-mongo", "empty-uri"])
