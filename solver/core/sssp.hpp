@@ -5,6 +5,10 @@
 //   distance_rows       many sources, OpenMP threads over the sources
 //   shortest_path       one pair: bidirectional Dijkstra, distance and path
 //   nearest             the k nearest candidate vertices of a source
+//   shortest_path with a SearchMask, settle_shortest_path_region
+//                       the same search without some vertices or edges, and the
+//                       region of a pair's shortest paths: the steps of
+//                       core/sssp_k_paths.hpp (k shortest paths, tie counts)
 //
 // shortest_path and nearest serve the path service's queries and take a
 // Deadline: one unreachable pair explores a whole component (seconds at

@@ -13,7 +13,8 @@
  *    gives a message for the calling thread. No C++ exception crosses the ABI.
  *  - Distances are accumulated in double; unreachable is +inf.
  *  - Thread safety: every function may be called from several threads at once.
- *  - Search workspaces: shortest_path and nearest search in a workspace of
+ *  - Search workspaces: shortest_path, nearest, k_shortest_paths and
+ *    count_shortest_paths search in a workspace of
  *    O(n) memory taken from one pool shared by all threads and given back when
  *    the call returns, so a query costs no O(n) allocation or clearing.
  *    litpath_sssp_set_workspace_limit bounds how many exist at once (a call that
@@ -22,13 +23,14 @@
  *    vertices one workspace holds two searches of a distance (double), a parent
  *    and a reached list (int64): 48 bytes a vertex once a search has reached
  *    every vertex, plus 16 bytes a queued heap entry (about one a vertex
- *    reached); a search that reaches few vertices touches few of those pages.
+ *    reached), and one byte a vertex once k_shortest_paths has used it (its
+ *    root-path marks); a search that reaches few vertices touches few of those pages.
  *  - Path index (struct litpath_sssp_hub_rows, core/sssp_hub_rows.hpp): the
  *    rows of the highest-degree vertices sorted by cost, which shortest_path
  *    and nearest relax in cost order as far as they need: the same distances,
  *    far fewer arcs. NULL: the plain search. Like the CSR it is checked once
  *    (litpath_sssp_hub_rows_check), not on each call.
- *  - Deadlines: shortest_path and nearest take `deadline`, an absolute time in
+ *  - Deadlines: the four searches above take `deadline`, an absolute time in
  *    seconds on CLOCK_MONOTONIC (clock_gettime; Python's time.monotonic() on
  *    Linux), or INFINITY for none. The search reads the clock about every
  *    millisecond of work (32768 settled vertices and scanned edges) and, past
