@@ -12,8 +12,14 @@ This is the same read side the path service (services/api) and the comparison us
 dataclasses instead of JSON: a vertex is named by its key (a CUI, or a paper's doc_id such as
 ``PMID:123``), and every answer says whether its distances were ``stored`` (the build's
 distances.bp) or computed ``on-demand`` (an exact Dijkstra). Answers are exact either way.
-The hop evidence (PMIDs of concept-concept hops) lives in MongoDB and is not read here; the
-service's ``/v1/path?evidence=true`` adds it.
+The hop evidence lives in MongoDB: given ``mongo_uri`` (and ``mongo_database``), ``open_paths``
+reads it as the service's ``/v1/path`` does, and each hop carries its ``documents``,
+``predicates`` ([{predicate, count}]) and ``sentences`` ([{text, pmid, year, predicate, subject,
+sentence_id}]); without a store (or when it fails) they are None, unknown:
+
+    with open_paths("results/latest", mongo_uri=os.environ["LITPATH_MONGO_URI"]) as paths:
+        for hop in paths.path("C0011849", "C0020538", scope="cooccurrence").hops:
+            print(hop.source, hop.target, hop.predicates, hop.sentences[:1])
 
 Alternatives: ``paths.alternatives(source, target, k=5, include_types=[...], exclude_types=[...])``
 gives the k shortest loopless paths, cheapest first, optionally only through concepts of (or not
@@ -24,7 +30,7 @@ how many distinct paths share the shortest cost.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pipeline.builds.layout import SCOPES
@@ -33,6 +39,8 @@ from pipeline.query.build import Build, open_build, resolve_build_dir
 from pipeline.query.graph import Graph
 from pipeline.query.paths import PathResult, edge_kind
 from pipeline.runtime.errors import LitpathError
+from pipeline.store.evidence import evidence_for_pairs, paper_evidence_for
+from pipeline.store.mongo import connect
 
 
 class InconsistentPath(LitpathError):
@@ -57,6 +65,13 @@ class Hop:
     cost: float  # -log(weight), the edge's length
     weight: float
     edge_kind: str  # concept_concept | concept_abstract | abstract_abstract
+    # The evidence (with a store, see open_paths; None: unknown): the supporting papers, and the
+    # predicates and quoted sentences of a concept-concept hop, or of a concept-abstract hop's paper
+    # naming its concept (as /v1/path gives them).
+    documents: list[str] | None = None
+    n_predications: int | None = None
+    predicates: list[dict] | None = None
+    sentences: list[dict] | None = None
 
 
 @dataclass(frozen=True)
@@ -86,8 +101,9 @@ class AlternativesAnswer:
 class BuildPaths:
     """An opened build answering queries; close it (or use ``with``) to release its files."""
 
-    def __init__(self, build: Build) -> None:
+    def __init__(self, build: Build, mongo_db=None) -> None:
         self.build = build
+        self.mongo_db = mongo_db  # the evidence store's database, or None
         self._semantic_types: dict[str, SemanticTypes] = {}
 
     @property
@@ -108,7 +124,7 @@ class BuildPaths:
                 f"build {self.build_id}, {scope} graph: the stored distance {result.stored_distance} and the "
                 f"path's cost {result.total_cost} of {source} -> {target} disagree"
             )
-        return _answer(graph, result, where, source, target, tie_count(graph, s, t))
+        return self._with_evidence(_answer(graph, result, where, source, target, tie_count(graph, s, t)))
 
     def alternatives(
         self,
@@ -134,7 +150,7 @@ class BuildPaths:
             source=source,
             target=target,
             scope=scope,
-            paths=[_answer(graph, result, "on-demand", source, target, ties) for result in found],
+            paths=[self._with_evidence(_answer(graph, result, "on-demand", source, target, ties)) for result in found],
             ties=ties.count,
             ties_saturated=ties.saturated,
         )
@@ -159,8 +175,16 @@ class BuildPaths:
         chosen, _ = graph.nearest_concepts(graph.vid(key), k)
         return [(_vertex(graph, vid), distance) for vid, distance in chosen]
 
+    def _with_evidence(self, answer: PathAnswer) -> PathAnswer:
+        """``answer`` with its hops' evidence from the store (unchanged, None, without one)."""
+        if self.mongo_db is None or not answer.hops:
+            return answer
+        return replace(answer, hops=hops_with_evidence(answer.hops, self.mongo_db, self.build_id))
+
     def close(self) -> None:
         self.build.close()
+        if self.mongo_db is not None:
+            self.mongo_db.client.close()
 
     def __enter__(self) -> BuildPaths:
         return self
@@ -194,19 +218,57 @@ def _answer(graph: Graph, result: PathResult, where: str, source: str, target: s
     )
 
 
+def hops_with_evidence(hops: list[Hop], mongo_db, build_id: str) -> list[Hop]:
+    """The hops with the store's evidence: a concept-concept hop's documents, predicates and
+    sentences (:func:`pipeline.store.evidence.evidence_for_pairs`), a concept-abstract hop's paper
+    and what it says naming the concept (:func:`pipeline.store.evidence.paper_evidence_for`); a
+    hop whose evidence is unknown keeps None."""
+    pairs = [(hop.source, hop.target) for hop in hops if hop.edge_kind == "concept_concept"]
+    papers = [_concept_and_paper(hop) for hop in hops if hop.edge_kind == "concept_abstract"]
+    between = evidence_for_pairs(mongo_db, build_id, pairs) if pairs else {}
+    said = paper_evidence_for(mongo_db, build_id, papers) if papers else {}
+    out = []
+    for hop in hops:
+        if hop.edge_kind == "concept_concept" and between is not None:
+            record = between[tuple(sorted((hop.source, hop.target)))]
+            hop = replace(hop, documents=record["documents"], n_predications=record["n_predications"],
+                          predicates=record["predicates"], sentences=record["sentences"])  # fmt: skip
+        elif hop.edge_kind == "concept_abstract":
+            cui, paper = _concept_and_paper(hop)
+            known = said[(cui, paper)] if said is not None else {"predicates": None, "sentences": None}
+            hop = replace(hop, documents=[paper], predicates=known["predicates"], sentences=known["sentences"])
+        out.append(hop)
+    return out
+
+
+def _concept_and_paper(hop: Hop) -> tuple[str, str]:
+    return (hop.target, hop.source) if hop.source.startswith(("PMID:", "CORD:")) else (hop.source, hop.target)
+
+
 def _vertex(graph: Graph, vid: int) -> Vertex:
     return Vertex(graph.keys[vid], graph.names[vid], "concept" if graph.is_concept[vid] else "abstract")
 
 
 def open_paths(
-    build_dir: str | Path | None = None, *, results_dir: str | Path = "results", build: str = "latest"
+    build_dir: str | Path | None = None,
+    *,
+    results_dir: str | Path = "results",
+    build: str = "latest",
+    mongo_uri: str | None = None,
+    mongo_database: str = "litpath",
 ) -> BuildPaths:
     """Open a finished build: ``build_dir`` itself, or ``build`` (an id, or ``latest``) under
-    ``results_dir``. Its co-occurrence graph is opened when the build has one. Raises
+    ``results_dir``. Its co-occurrence graph is opened when the build has one. With ``mongo_uri``,
+    paths carry the hops' evidence from that store's ``mongo_database``. Raises
     FileNotFoundError for a missing or unfinished build, and
     :class:`pipeline.query.build.BuildMismatch` when its distances belong to another graph."""
     folder = Path(build_dir) if build_dir is not None else resolve_build_dir(results_dir, build)
-    return BuildPaths(open_build(folder, on_mismatch="raise", scopes=SCOPES, optional=("cooccurrence",)))
+    opened = open_build(folder, on_mismatch="raise", scopes=SCOPES, optional=("cooccurrence",))
+    mongo_db = connect(mongo_uri, app="litpath-client")[mongo_database] if mongo_uri else None
+    return BuildPaths(opened, mongo_db)
 
 
-__all__ = ["AlternativesAnswer", "BuildPaths", "Hop", "InconsistentPath", "PathAnswer", "Vertex", "open_paths"]
+__all__ = [
+    "AlternativesAnswer", "BuildPaths", "Hop", "InconsistentPath", "PathAnswer", "Vertex", "hops_with_evidence",
+    "open_paths",
+]  # fmt: skip

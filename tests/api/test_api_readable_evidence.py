@@ -178,3 +178,26 @@ def test_full_graph_path_concept_abstract_hops_quote_their_paper(fixture_store, 
                 assert (hop["predicates"], hop["sentences"]) == (predicates, sentences[:3]), pair
                 checked.add(pair)
     assert len(checked) >= 5
+
+
+def test_python_client_hops_carry_the_same_evidence(fixture_store, mongo_uri):
+    from pipeline.query import open_paths
+
+    results, databases = fixture_store
+    with open_paths(results / "latest", mongo_uri=mongo_uri, mongo_database=databases[3]) as paths:
+        first, second = paths.path(ASPIRIN, COX1, scope="cooccurrence").hops
+        assert (first.documents, first.n_predications) == (["PMID:1001", "PMID:1002", "PMID:1003", "PMID:1004"], 5)
+        assert (first.predicates, first.sentences) == (ASPIRIN_HEADACHE_PREDICATES, ASPIRIN_HEADACHE_SENTENCES[:3])
+        assert (second.predicates, second.sentences) == (HEADACHE_COX1_PREDICATES, HEADACHE_COX1_SENTENCES)
+        checked = 0
+        for cui, paper in PAPER_SAYS:
+            for hop in paths.path(cui, paper).hops:
+                if hop.edge_kind == "concept_abstract":
+                    pair = (hop.target, hop.source) if hop.source.startswith("PMID:") else (hop.source, hop.target)
+                    predicates, sentences = PAPER_SAYS[pair]
+                    assert (hop.documents, hop.predicates, hop.sentences) == ([pair[1]], predicates, sentences[:3])
+                    checked += 1
+        assert checked >= 5
+    # without a store the evidence is unknown
+    with open_paths(results / "latest") as paths:
+        assert all(hop.predicates is None and hop.documents is None for hop in paths.path(ASPIRIN, COX1).hops)
