@@ -409,14 +409,20 @@ class _Corpus:
                 )  # fmt: skip
                 _write_lines(streams["PREDICATION"], lines)
 
-                # one SENTENCE row per distinct sentence, its text from its first predication
+                # one SENTENCE row per distinct sentence, stating every predication read from it
+                # ("A treats B; C causes D."), so that each quoted sentence names its hop's concepts
                 unique_sentences, first = np.unique(sentence_id, return_index=True)
                 numbers = sentence_number[first]
-                text = _join(
-                    pc.take(self.vocab.name_field, pa.array(subject[first])), b" ",
-                    pc.take(self.predicate_text, pa.array(predicate[first])), b" ",
-                    pc.take(self.vocab.name_field, pa.array(obj[first])), b".",
+                clauses = _join(
+                    pc.take(self.vocab.name_field, pa.array(subject)), b" ",
+                    pc.take(self.predicate_text, pa.array(predicate)), b" ",
+                    pc.take(self.vocab.name_field, pa.array(obj)),
                 )  # fmt: skip
+                in_sentence_order = np.argsort(sentence_id, kind="stable")  # each sentence's clauses in row order
+                per_sentence = np.bincount(np.searchsorted(unique_sentences, sentence_id), minlength=len(unique_sentences))
+                offsets = pa.array(np.r_[0, np.cumsum(per_sentence)].astype(np.int32))
+                grouped = pa.ListArray.from_arrays(offsets, pc.take(clauses, pa.array(in_sentence_order)))
+                text = _join(pc.binary_join(grouped, b"; "), b".")
                 types = pc.take(_binary([b'"ti"', b'"ab"']), pa.array(np.minimum(numbers, 1)))
                 sentence_lines = _join(
                     b'"', _numbers(unique_sentences), b'","', _numbers(self.pmids[doc[first]]), b'",', types,
