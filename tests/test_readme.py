@@ -271,6 +271,9 @@ def check_path_service(checkout: Checkout) -> None:
     path = json_in(outputs["curl 'http://127.0.0.1:8000/v1/path?source=C0010200&target=C1800706'"])
     assert path["reachable"] is True and path["vertices"][0]["key"] == "C0010200"
     assert path["vertices"][-1]["key"] == "C1800706"
+    # the full graph's concept-abstract hops quote their paper (a list: known, from the store of `make run`)
+    paper_hops = [hop for hop in path["hops"] if hop["edge_kind"] == "concept_abstract"]
+    assert paper_hops and all(isinstance(hop["sentences"], list) and hop["predicates"] for hop in paper_hops), path
     # The issue this guards: the service started by hand finds the Neo4j of `make run`.
     pair = json_in(outputs["curl 'http://127.0.0.1:8000/v1/compare/pair?source=C0010200&target=C1800706'"])
     assert pair.get("scenario") in {"1", "2a", "2b", "3a", "3b", "3c", "4", "none"}, pair
