@@ -3,7 +3,7 @@
 Hypothesis-generation methods are checked by cutting the literature at a year Y, predicting
 connections from what was known then, and looking at which of them the papers after Y went on
 to make (`litpath validate-slice`, :mod:`pipeline.validate`). For that the build of the slice
-must hold nothing published after Y: its documents, mentions, predications and citations are
+must hold nothing published after Y: its documents, mentions, predications, sentences and citations are
 those of papers whose year is known and at most Y. The merged tables are cut once all the
 merge's rules have run (a paper's year is its merged record's, rule 3), so a slice is exactly
 the full merge with the later papers' rows removed. A paper without a year cannot be placed in
