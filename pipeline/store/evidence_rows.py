@@ -48,10 +48,12 @@ from pipeline.config import default_of
 from pipeline.runtime.resources import SpillFolder
 
 # Memory the grouping holds per predication row of a concept--concept edge (the rows, Arrow's hash
-# grouping and its distinct lists): about 200 bytes, from the 30M-predication corpus, whose 30M
-# rows took the load to 6.3 GB in one piece; 100 more for the readable evidence's columns
-# (predicate, subject) and its per-statement table (an estimate, not yet measured at 30M).
-EVIDENCE_BYTES_PER_ROW = 300
+# grouping and its distinct lists): about 200 bytes without the readable evidence, from the
+# 30M-predication corpus, whose 30M rows took the load to 6.3 GB in one piece. The readable
+# evidence (predicate and subject columns, the per-statement table) took the peak from 121 MB to
+# 219 MB on a 300k-predication calibrated build (bench/readable_evidence.py's groupings, one
+# piece each): 1.8 times, so 200 * 1.8, rounded up.
+EVIDENCE_BYTES_PER_ROW = 400
 EVIDENCE_ROWS = pa.schema(
     [
         ("edge", pa.int32()),

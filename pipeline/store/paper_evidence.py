@@ -32,8 +32,10 @@ from pipeline.builds.tables import table_path
 from pipeline.store.evidence_rows import ReadableSources, lists_by_owner, sentence_texts
 
 # Memory per predication row of a paper range: the rows, both argument slots, the statements and
-# their ranking, and the texts quoted (an estimate, like EVIDENCE_BYTES_PER_ROW's).
-PAPER_BYTES_PER_ROW = 400
+# their ranking, and the texts quoted. On a 300k-predication calibrated build the grouping's peak
+# was 330 MB against the concept--concept peer's 121 MB (bench/readable_evidence.py): 2.7 times the
+# peer's 200 bytes a row at 30M, rounded up.
+PAPER_BYTES_PER_ROW = 600
 CONCEPT_PREDICATE = pa.struct([("cui", pa.string()), ("predicate", pa.string()), ("count", pa.int64())])
 STATEMENT = pa.struct(
     [
