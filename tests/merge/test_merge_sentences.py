@@ -95,3 +95,14 @@ def test_sentence_ranges_on_a_small_budget_give_the_in_memory_rows(synthetic, tm
     assert set(predications["sentence_id"].to_pylist()) == set(sentences) and reference["tables"]["sentences"] == len(sentences)
     for sentence_id, doc_id in zip(*predications.to_pydict().values(), strict=True):
         assert sentences[sentence_id]["doc_id"] == doc_id and sentences[sentence_id]["text"].endswith(".")
+
+
+def test_text_cap_cuts_only_beyond_the_cap_and_counts_characters_not_bytes():
+    import pyarrow as pa
+
+    from pipeline.merge.sentences import capped_text
+
+    at_cap, over = "\u00e9" * SENTENCE_TEXT_CAP, "\u00e9" * (SENTENCE_TEXT_CAP + 1)  # 2 bytes a character in UTF-8
+    assert capped_text(pa.array([at_cap, over, None, ""])).to_pylist() == [
+        at_cap, "\u00e9" * (SENTENCE_TEXT_CAP - 1) + ELLIPSIS, None, "",
+    ]
