@@ -24,7 +24,7 @@ import psutil
 
 # Command-line fragments of the local servers a build talks to (services/local): they are started
 # once and outlive the run, so they are not in the command's process tree.
-SERVER_MARKERS = ("mongo-java-server", "services.local", "neo4j", "org.neo4j")
+SERVER_MARKERS = ("litpath-mongo", "mongo-java-server", "services.local", "neo4j", "org.neo4j")
 
 
 def _is_server(process: psutil.Process) -> bool:
