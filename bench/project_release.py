@@ -46,18 +46,21 @@ def power_fit(points: list[tuple[float, float]]) -> tuple[float, float]:
     return math.exp(mean_y - b * mean_x), b
 
 
-def stage_walls(record: dict, cores: int) -> dict[str, float]:
-    """Each stage's wall seconds in one run: job seconds, divided by ``cores`` for parallel rules."""
+def stage_walls(record: dict, cores: int, basis: str = "wall") -> dict[str, float]:
+    """Each stage's seconds in one run, divided by ``cores`` for parallel rules: its jobs' wall
+    seconds (``basis="wall"``), or their CPU seconds (``"cpu"``, ``jobs_cpu_seconds`` from the
+    benchmark files: what a stage costs when it has its core to itself, whatever shared the machine)."""
+    seconds_by_rule = record["jobs_seconds"] if basis == "wall" else record["jobs_cpu_seconds"]
     return {
         rule: seconds / (min(cores, record["jobs_count"][rule]) if rule in PARALLEL_RULES else 1)
-        for rule, seconds in record["jobs_seconds"].items()
+        for rule, seconds in seconds_by_rule.items()
         if rule != "all"
     }
 
 
-def project(runs: list[tuple[int, dict]], cores: int, target: int) -> dict:
+def project(runs: list[tuple[int, dict]], cores: int, target: int, basis: str = "wall") -> dict:
     runs = sorted(runs, key=lambda run: run[0])
-    walls = [(n, stage_walls(record, cores)) for n, record in runs]
+    walls = [(n, stage_walls(record, cores, basis)) for n, record in runs]
     rules = sorted({rule for _, stage in walls for rule in stage})
     rows = []
     for rule in rules:
@@ -81,7 +84,7 @@ def project(runs: list[tuple[int, dict]], cores: int, target: int) -> dict:
                      # a stage is taken never to get faster with size (a fit through noise can fall)
                      "projected_s": round(max(all_runs, largest_two, points[-1][1]), 1)})  # fmt: skip
     spans = [(n, record["span_s"]) for n, record in runs]
-    return {"target": target, "cores": cores, "sizes": [n for n, _ in runs], "stages": rows,
+    return {"target": target, "cores": cores, "basis": basis, "sizes": [n for n, _ in runs], "stages": rows,
             "measured_span_s": [t for _, t in spans],
             "projected_total_s": round(sum(row["projected_s"] for row in rows), 1)}  # fmt: skip
 
@@ -105,7 +108,7 @@ def draw(result: dict, out: Path) -> None:
                     color=line.get_color())  # fmt: skip
     axes.axvline(result["target"], color="grey", lw=0.8)
     axes.set_xlabel("PREDICATION rows")
-    axes.set_ylabel("stage wall seconds (ingest: job seconds / cores)")
+    axes.set_ylabel(f"stage {result['basis']} seconds (ingest: job seconds / cores)")
     axes.set_title(f"Stage times measured (dots) and projected to a release (dashes): "
                    f"{result['projected_total_s'] / 3600:.2f} h in all", fontsize=10)  # fmt: skip
     axes.legend(fontsize=8)
@@ -118,6 +121,12 @@ def main() -> None:
     parser.add_argument("--run", action="append", required=True, help="LABEL=PREDICATIONS (repeatable)")
     parser.add_argument("--cores", type=int, default=2, help="the cores the runs used (--cores of snakemake)")
     parser.add_argument("--target", type=int, default=RELEASE_PREDICATIONS)
+    parser.add_argument(
+        "--basis",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="fit the jobs' wall seconds, or their CPU seconds (for runs on a shared machine)",
+    )
     parser.add_argument("--note", default="")
     parser.add_argument("--results", default=str(REPO / "bench" / "results" / "scale_runs.md"))
     args = parser.parse_args()
@@ -129,7 +138,7 @@ def main() -> None:
         if label not in records:
             sys.exit(f"project_release: no run labelled {label!r} in {out.with_suffix('.json')}")
         runs.append((int(predications), records[label]))
-    result = project(runs, args.cores, args.target)
+    result = project(runs, args.cores, args.target, args.basis)
     figure = out.with_name("scale_projection.png")
     draw(result, figure)
     sizes = ", ".join(f"{n / 1e6:g}M" for n in result["sizes"])
@@ -137,9 +146,8 @@ def main() -> None:
         f"\n## {datetime.now(UTC).isoformat(timespec='seconds')} -- projection to a full release "
         f"({args.target:,} predications) from the runs at {sizes} (`bench/project_release.py`)\n",
         "Each stage fitted as a·n^b over all runs and between the two largest; the projection takes the larger "
-        f"of the two. Wall seconds per stage (ingest: job seconds / {args.cores} cores). "
-        + (args.note + " " if args.note else "")
-        + f"Plot: `{figure.name}`.",
+        f"of the two. {'Wall' if args.basis == 'wall' else 'CPU'} seconds per stage (ingest: job seconds / "
+        f"{args.cores} cores). " + (args.note + " " if args.note else "") + f"Plot: `{figure.name}`.",
         "",
         "| stage | "
         + " | ".join(f"{n / 1e6:g}M (s)" for n in result["sizes"])

@@ -19,7 +19,7 @@ import platform
 import re
 import sys
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,8 +106,53 @@ def sampled_rss_sentence(sampled: dict, budget_gib: float) -> str:
             f"processes; the largest workflow process {named(workflow[0]) if workflow else '--'}; the largest local "
             f"server {named(servers[0]) if servers else '-- (none sampled)'}; ")  # fmt: skip
     if over:
-        return text + f"**{len(over)} over the {budget_gib:g} GiB budget**: " + "; ".join(named(r) for r in over) + "."
+        return (
+            text
+            + f"**{len(over)} over the {budget_gib:g} GiB budget**: "
+            + "; ".join(named(r) for r in over)
+            + "."
+        )
     return text + f"none over the {budget_gib:g} GiB budget."
+
+
+def rule_cpu_seconds(build: Path, first: datetime, last: datetime) -> dict[str, float]:
+    """CPU seconds (user + system) per rule from the workflow's ``benchmark:`` files: the build's
+    own jobs, and the ingest jobs whose benchmark file was written during the run (ingest folders
+    are shared between builds). On a machine shared with other work a job's CPU time stays near
+    what it would be alone, where its wall time does not; the MongoDB-wire server's work for
+    load_mongo is in its own process and not counted here."""
+    logs = build.parents[1] / "logs"
+    cpu: dict[str, float] = defaultdict(float)
+
+    def cpu_time(path: Path) -> float:
+        rows = path.read_text().splitlines()
+        header = rows[0].split("\t")
+        if "cpu_time" not in header or len(rows) < 2:
+            return 0.0
+        value = rows[1].split("\t")[header.index("cpu_time")]
+        return float(value) if value not in ("", "NA", "-") else 0.0
+
+    for path in sorted((logs / build.name).glob("*.benchmark.tsv")):
+        cpu[path.name.removesuffix(".benchmark.tsv")] += cpu_time(path)
+    for path in sorted((logs / "ingest").rglob("*.benchmark.tsv")):
+        written = datetime.fromtimestamp(path.stat().st_mtime)
+        if first <= written <= last + timedelta(seconds=5):
+            cpu["ingest_file"] += cpu_time(path)
+    return {rule: round(seconds, 1) for rule, seconds in cpu.items()}
+
+
+def add_cpu_to(history: Path, label: str, build: Path, log_paths: list[Path]) -> None:
+    """Add ``jobs_cpu_seconds`` to the record of an earlier run (by label), from its logs."""
+    records = json.loads(history.read_text())
+    jobs = [job for log in log_paths for job in job_times(log)]
+    first, last = min(job[2] for job in jobs), max(job[3] for job in jobs)
+    matched = [record for record in records if record["label"] == label]
+    if not matched:
+        sys.exit(f"scale_run: no record labelled {label!r} in {history}")
+    for record in matched:
+        record["jobs_cpu_seconds"] = rule_cpu_seconds(build, first, last)
+    history.write_text(json.dumps(records, indent=1) + "\n")
+    print(f"{label}: {matched[-1]['jobs_cpu_seconds']}", file=sys.stderr)
 
 
 def main() -> None:
@@ -120,9 +165,17 @@ def main() -> None:
     parser.add_argument("--sampled", help="bench/process_rss.py's JSON: each process's peak RSS")
     parser.add_argument("--budget-gib", type=float, default=8.0, help="the memory budget to check against")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "scale_runs.md"))
+    parser.add_argument(
+        "--add-cpu-to", metavar="LABEL", help="only add CPU seconds per rule to that earlier record"
+    )
     args = parser.parse_args()
 
     build = Path(args.build)
+    if args.add_cpu_to:
+        add_cpu_to(
+            Path(args.out).with_suffix(".json"), args.add_cpu_to, build, [Path(log) for log in args.log]
+        )
+        return
     jobs = [job for log in args.log for job in job_times(Path(log))]
     by_rule: dict[str, list[float]] = defaultdict(list)
     for name, seconds, _, _ in jobs:
@@ -134,7 +187,9 @@ def main() -> None:
     plans = {}
     for scope, folder in (("full", build / "graph"), ("cooccurrence", build / "cooccurrence")):
         plan = json.loads((folder / "plan.json").read_text())
-        summary_path = build / ("solve_summary.json" if scope == "full" else "cooccurrence/solve_summary.json")
+        summary_path = build / (
+            "solve_summary.json" if scope == "full" else "cooccurrence/solve_summary.json"
+        )
         summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
         solver = summary.get("solver") or {}
         plans[scope] = {
@@ -150,6 +205,7 @@ def main() -> None:
         "jobs_seconds": {rule: round(sum(times), 1) for rule, times in by_rule.items()},
         "jobs_count": {rule: len(times) for rule, times in by_rule.items()},
         "rule_peak_rss_mib": rule_peaks(build),
+        "jobs_cpu_seconds": rule_cpu_seconds(build, first, last),
         "span_s": (last - first).total_seconds(),
         "time_reports": reports,
         "graph": {k: counts[k] for k in ("vertices", "concept_vertices", "abstract_vertices", "edges")},
@@ -169,7 +225,11 @@ def main() -> None:
     for rule, seconds in sorted(record["jobs_seconds"].items(), key=lambda item: -item[1]):
         peak = f"{peaks[rule]:,.0f}" if rule in peaks else "--"
         lines.append(f"| {rule} | {record['jobs_count'][rule]} | {seconds:,.1f} | {peak} |")
-    lines += ["", "| graph | n | edges | plan | why | dense predicted | solve measured |", "|---|---:|---:|---|---|---:|---:|"]
+    lines += [
+        "",
+        "| graph | n | edges | plan | why | dense predicted | solve measured |",
+        "|---|---:|---:|---|---|---:|---:|",
+    ]
     for scope, plan in plans.items():
         measured = f"{plan['measured_solve_s']:.1f} s" if plan["measured_solve_s"] is not None else "--"
         lines.append(
