@@ -47,13 +47,14 @@ from pipeline.builds.tables import table_path
 from pipeline.config import default_of
 from pipeline.runtime.resources import SpillFolder
 
-# Memory the grouping holds per predication row of a concept--concept edge (the rows, Arrow's hash
-# grouping and its distinct lists): about 200 bytes without the readable evidence, from the
-# 30M-predication corpus, whose 30M rows took the load to 6.3 GB in one piece. The readable
-# evidence (predicate and subject columns, the per-statement table) took the peak from 121 MB to
-# 219 MB on a 300k-predication calibrated build (bench/readable_evidence.py's groupings, one
-# piece each): 1.8 times, so 200 * 1.8, rounded up.
-EVIDENCE_BYTES_PER_ROW = 400
+# Memory the grouping holds per predication row (the rows, Arrow's hash groupings and distinct
+# lists, the per-statement table of the readable evidence, the texts quoted): 734 bytes measured
+# on a 300k-predication calibrated build (bench/readable_evidence.py, one piece), rounded up. It
+# predicts the 30M run: its load, partitioned by the 400 bytes fitted before, peaked at 12.4 GiB,
+# about 760 bytes for each of a partition's 15M rows (bench/results/scale_runs.md). A partition
+# gets half the budget (:func:`evidence_partitions`): the edge keys, the papers' years, the bucket
+# being written and the memory pool's slack are held beside it.
+EVIDENCE_BYTES_PER_ROW = 750
 EVIDENCE_ROWS = pa.schema(
     [
         ("edge", pa.int32()),
@@ -103,8 +104,8 @@ def concept_edge_keys(graph_dir: Path) -> tuple[pa.Array, pa.Array]:
 
 def evidence_partitions(predication_rows: int, budget_bytes: int) -> int:
     """How many partitions the evidence of ``predication_rows`` needs to be grouped within
-    ``budget_bytes`` (1: in memory, in one piece)."""
-    return max(1, -(-predication_rows * EVIDENCE_BYTES_PER_ROW // max(budget_bytes, 1)))
+    ``budget_bytes``, each in half of it (1: in memory, in one piece)."""
+    return max(1, -(-predication_rows * EVIDENCE_BYTES_PER_ROW // max(budget_bytes // 2, 1)))
 
 
 def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch_rows: int) -> Iterator[pa.Table]:
@@ -307,5 +308,7 @@ def evidence_tables(
             for writer in writers:
                 writer.close()
         for path in paths:
-            yield group_evidence(pq.read_table(path), edge_keys, max_evidence, sources)
+            grouped = group_evidence(pq.read_table(path), edge_keys, max_evidence, sources)
             path.unlink()
+            pa.default_memory_pool().release_unused()  # give the partition's memory back before the next
+            yield grouped

@@ -32,10 +32,10 @@ from pipeline.builds.tables import table_path
 from pipeline.store.evidence_rows import ReadableSources, lists_by_owner, sentence_texts
 
 # Memory per predication row of a paper range: the rows, both argument slots, the statements and
-# their ranking, and the texts quoted. On a 300k-predication calibrated build the grouping's peak
-# was 330 MB against the concept--concept peer's 121 MB (bench/readable_evidence.py): 2.7 times the
-# peer's 200 bytes a row at 30M, rounded up.
-PAPER_BYTES_PER_ROW = 600
+# their ranking, and the texts quoted: 929 bytes measured on a 300k-predication calibrated build
+# (bench/readable_evidence.py, one range), rounded up; like EVIDENCE_BYTES_PER_ROW, a range gets
+# half the budget.
+PAPER_BYTES_PER_ROW = 950
 CONCEPT_PREDICATE = pa.struct([("cui", pa.string()), ("predicate", pa.string()), ("count", pa.int64())])
 STATEMENT = pa.struct(
     [
@@ -60,8 +60,9 @@ _COLUMNS = ["predication_id", "doc_id", "sentence_id", "predicate", "subject_cui
 
 
 def paper_partitions(predication_rows: int, budget_bytes: int) -> int:
-    """How many doc_id ranges the papers' evidence needs to be grouped within ``budget_bytes``."""
-    return max(1, -(-predication_rows * PAPER_BYTES_PER_ROW // max(budget_bytes, 1)))
+    """How many doc_id ranges the papers' evidence needs to be grouped within ``budget_bytes``,
+    each in half of it."""
+    return max(1, -(-predication_rows * PAPER_BYTES_PER_ROW // max(budget_bytes // 2, 1)))
 
 
 def paper_tables(tables_dir: Path, partitions: int, sources: ReadableSources) -> Iterator[pa.Table]:
@@ -84,7 +85,10 @@ def paper_tables(tables_dir: Path, partitions: int, sources: ReadableSources) ->
             where = pc.field("doc_id") < high if where is None else where & (pc.field("doc_id") < high)
         rows = predications.to_table(columns=_COLUMNS, filter=where)
         if rows.num_rows:
-            yield group_papers(_as_strings(rows), sources)
+            papers = group_papers(_as_strings(rows), sources)
+            del rows
+            pa.default_memory_pool().release_unused()  # give the range's memory back before the next
+            yield papers
 
 
 def _as_strings(rows: pa.Table) -> pa.Table:
@@ -147,6 +151,21 @@ def _owners(papers: pa.Array, doc_ids: pa.ChunkedArray | pa.Array) -> np.ndarray
     return pc.index_in(doc_ids, value_set=papers).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
+def _rank_within_runs(table: pa.Table, keys: list[str]) -> np.ndarray:
+    """Each row's position within its run of equal ``keys`` (``table`` sorted by them), compared
+    column by column in Arrow (no Python string per row: at 30M predications that held gigabytes)."""
+    n = table.num_rows
+    if n == 0:
+        return np.zeros(0, np.int64)
+    starts = np.zeros(n, bool)
+    starts[0] = True
+    for key in keys:
+        column = table[key].combine_chunks()
+        starts[1:] |= pc.not_equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    first = np.flatnonzero(starts)
+    return np.arange(n) - np.repeat(first, np.diff(np.r_[first, n]))
+
+
 def _quoted_statements(statements: pa.Table, per_hop: int) -> pa.Table:
     """The statements some concept of their paper quotes: each (paper, concept) its first
     ``per_hop`` naming it, by (sentence_id, predicate, subject, object); distinct, in that order
@@ -159,9 +178,7 @@ def _quoted_statements(statements: pa.Table, per_hop: int) -> pa.Table:
     )
     order = [("doc_id", "ascending"), ("cui", "ascending"), *((key, "ascending") for key in keys[1:])]
     named = named.sort_by(order)
-    owner = pc.binary_join_element_wise(named["doc_id"], named["cui"], "|").to_numpy(zero_copy_only=False)
-    first = np.r_[0, np.flatnonzero(owner[1:] != owner[:-1]) + 1] if len(owner) else np.zeros(0, np.int64)
-    rank = np.arange(len(owner)) - np.repeat(first, np.diff(np.r_[first, len(owner)]))
+    rank = _rank_within_runs(named, ["doc_id", "cui"])
     chosen = named.filter(pa.array(rank < per_hop)).select(keys)
     chosen = chosen.group_by(keys, use_threads=False).aggregate([])
     return chosen.sort_by([(key, "ascending") for key in keys])

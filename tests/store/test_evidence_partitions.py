@@ -71,9 +71,10 @@ def test_partitions_follow_the_budget():
     assert evidence_partitions(0, 1 << 30) == 1
     assert evidence_partitions(1000, 1 << 30) == 1
     rows = 30_000_000
-    assert evidence_partitions(rows, rows * evidence_rows.EVIDENCE_BYTES_PER_ROW) == 1
-    assert evidence_partitions(rows, rows * evidence_rows.EVIDENCE_BYTES_PER_ROW // 4) == 4
-    assert evidence_partitions(rows, rows * evidence_rows.EVIDENCE_BYTES_PER_ROW // 4 - 1) == 5
+    # each partition in half the budget
+    assert evidence_partitions(rows, 2 * rows * evidence_rows.EVIDENCE_BYTES_PER_ROW) == 1
+    assert evidence_partitions(rows, rows * evidence_rows.EVIDENCE_BYTES_PER_ROW // 2) == 4
+    assert evidence_partitions(rows, rows * evidence_rows.EVIDENCE_BYTES_PER_ROW // 2 - 2) == 5
 
 
 @pytest.mark.servers

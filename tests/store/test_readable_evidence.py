@@ -102,3 +102,13 @@ def test_papers_evidence_equals_a_plain_python_grouping(built, per_hop):
                     )
         assert doc_order == sorted(set(doc_order))  # one record per paper, in the buckets' key order
         assert found == expected
+
+
+def test_paper_ranges_follow_half_the_budget():
+    from pipeline.store.paper_evidence import PAPER_BYTES_PER_ROW, paper_partitions
+
+    rows = 30_000_000
+    assert paper_partitions(0, 1 << 30) == 1
+    assert paper_partitions(rows, 2 * rows * PAPER_BYTES_PER_ROW) == 1
+    assert paper_partitions(rows, rows * PAPER_BYTES_PER_ROW // 2) == 4
+    assert paper_partitions(rows, 8 << 30) == 7  # the 30M run's budget: 7 doc_id ranges
