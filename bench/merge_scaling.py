@@ -98,6 +98,8 @@ def main() -> None:
     source.add_argument("--build", type=Path, help="a build whose ingest folders (its inputs, in order) are merged")
     source.add_argument("--folders", type=Path, help="a file listing the ingest folders, one a line")
     parser.add_argument("--previous-code", type=Path, required=True, help="a git worktree of the earlier commit")
+    parser.add_argument("--current-code", type=Path, default=REPO,
+                        help="the code measured against it (default this checkout; a worktree keeps it fixed while you edit)")  # fmt: skip
     parser.add_argument("--label", required=True)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--memory-gib", type=float, default=0, help="resources.memory_gib (0: the default budget)")
@@ -111,10 +113,10 @@ def main() -> None:
         folders = [Path(line) for line in args.folders.read_text().split()]
     folders = [folder.resolve() for folder in folders]
     config = {"resources": {"memory_gib": args.memory_gib}}
-    trees = {"previous": args.previous_code.resolve(), "current": REPO}
+    trees = {"previous": args.previous_code.resolve(), "current": args.current_code.resolve()}
     previous_commit = subprocess.run(["git", "-C", str(trees["previous"]), "rev-parse", "--short", "HEAD"],
                                      capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-    current_commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+    current_commit = subprocess.run(["git", "-C", str(trees["current"]), "rev-parse", "--short", "HEAD"],
                                     capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     runs: dict[str, list[dict]] = {"previous": [], "current": []}
     scratch = Path(tempfile.mkdtemp(prefix="merge-scaling-", dir=args.scratch))
