@@ -133,8 +133,26 @@ bool clean_top(SearchSpace& space) {
 
 // The mask of the searches that use every vertex and arc: compiled away.
 struct NoMask {
+    static constexpr bool kBounded = false;  // see RegionMask
     static constexpr bool allows(std::int64_t, std::int64_t) { return true; }
     static constexpr bool allows_edge(std::int64_t, std::int64_t) { return true; }
+};
+
+// The forward search of settle_shortest_path_region: what `base` allows, and
+// only into a vertex that can still lie on a shortest path (reached at
+// `through`, plus the lower bound of its distance to the target, within
+// `bound`). Refusing the arc, rather than settling the vertex and then not
+// expanding it, keeps the vertices a hub's arcs reach off the heap.
+struct RegionMask {
+    static constexpr bool kBounded = true;
+    const SearchMask& base;
+    const double* lower;  // the backward search's distances (+inf: not reached)
+    double radius;        // every vertex not settled backward is at least this far
+    double bound;
+
+    bool allows(std::int64_t u, std::int64_t v) const { return base.allows(u, v); }
+    bool allows_edge(std::int64_t u, std::int64_t v) const { return base.allows_edge(u, v); }
+    bool admits(std::int64_t v, double through) const { return through + std::min(lower[v], radius) <= bound; }
 };
 
 // Relaxes the arc u -> v of cost c from the settled vertex u (distance du): if
@@ -147,6 +165,9 @@ inline void relax_arc(SearchSpace& space, const Mask& mask, std::int64_t u, doub
     if (!mask.allows(u, v)) return;
     double* distance = space.distance.data();
     const double through = du + static_cast<double>(c);
+    if constexpr (Mask::kBounded) {
+        if (!mask.admits(v, through)) return;
+    }
     if (through < distance[v]) {
         if (distance[v] == kUnreachable) space.touched.push_back(v);
         distance[v] = through;
@@ -504,6 +525,7 @@ double settle_shortest_path_region(const CsrGraph& graph, std::int64_t source, s
     // absorbs the rounding between the two directions' sums, which is ~1e-16.
     const double* lower = bwd.distance.data();
     const double bound = first.distance * (1 + 1e-9) + 1e-12;
+    const RegionMask region{own, lower, radius, bound};
     SearchSpace& fwd = spaces.forward;
     fwd.reset();
     prepare_hubs(fwd, hubs);
@@ -515,7 +537,7 @@ double settle_shortest_path_region(const CsrGraph& graph, std::int64_t source, s
         if (fwd.heap.top().distance > distance[target]) break;
         const auto [du, u] = fwd.heap.pop();
         if (u & kHubCursor) {  // only with an index
-            meter.work(advance_hub<false>(*hubs, fwd, u & ~kHubCursor, ignore, own));
+            meter.work(advance_hub<false>(*hubs, fwd, u & ~kHubCursor, ignore, region));
             continue;
         }
         if (du + std::min(lower[u], radius) > bound) continue;  // on no shortest path: not expanded
@@ -525,7 +547,7 @@ double settle_shortest_path_region(const CsrGraph& graph, std::int64_t source, s
             queue_hub(*hubs, fwd, hub, du);
         } else {
             meter.settled(graph, u);
-            relax_edges<false>(graph, fwd, u, du, ignore, own);
+            relax_edges<false>(graph, fwd, u, du, ignore, region);
         }
     }
     return distance[target];

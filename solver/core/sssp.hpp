@@ -248,6 +248,7 @@ PathResult shortest_path(const CsrGraph& forward, const CsrGraph* reverse, std::
 // remove the vertices of the root path and some edges of the spur vertex; the
 // semantic-type filters remove vertices). Nothing is copied.
 struct SearchMask {
+    static constexpr bool kBounded = false;  // no bound on the distances reached (core/sssp.cpp)
     // n bytes; blocked[v] != 0: no arc into v is relaxed (null: none blocked).
     // The search's own source is reached whatever it says.
     const std::uint8_t* blocked = nullptr;
