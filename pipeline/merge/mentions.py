@@ -29,8 +29,16 @@ from pipeline.runtime.columnar import split_keys, sum_by_key
 # Peak bytes per mention row of the in-memory sum (strings, codes, sort, output): beyond the
 # memory budget the merge sums the mentions in doc_id-range partitions on disk instead.
 MERGE_BYTES_PER_MENTION = 120
-# The per-file tables whose rows the mentions step counts (and samples for its doc_id ranges).
+# The per-file tables the mentions step samples for its doc_id ranges (those with a doc_id).
 _MENTION_TABLES = ("mentions", "entity_mentions", "predications")
+# The per-file tables whose rows the mentions step holds, by mention source (its memory estimate):
+# only what the source reads. Counting the ENTITY rows that "predications" never reads (ten times
+# its own rows) split the 30M-predication merge into 15 doc_id ranges where 2 fit the budget.
+_HELD_TABLES = {
+    "predications": ("mentions",),
+    "entities": ("entity_mentions",),
+    "both": ("mentions", "entity_mentions", "predications"),  # each file's argument slots too
+}
 # Rows of parts the in-memory sum holds before it sums them into one (memory near the output's).
 _MENTIONS_COMPACT_ROWS = 1 << 24
 _MENTION_SUMS = pa.schema([("doc_id", pa.string()), ("cui", pa.string()), ("count", pa.int64())])
@@ -51,7 +59,7 @@ def write_mentions(inputs: MergeInputs, papers: PaperIds, mention_source: str, p
     (:func:`~pipeline.merge.entities.placed_entities`).
     """
     mentions = _Mentions(inputs, papers, mention_source)
-    rows = sum(inputs.table_rows(name) for name in _MENTION_TABLES)
+    rows = sum(inputs.table_rows(name) for name in _HELD_TABLES[mention_source])
     partitions = inputs.partitions(rows * MERGE_BYTES_PER_MENTION, "mention_partitions")
     written = counted = 0
     with pq.ParquetWriter(path, tables.MENTIONS, use_dictionary=DICTIONARY_COLUMNS["mentions"]) as writer:
