@@ -49,7 +49,8 @@ from pipeline.runtime.resources import SpillFolder
 
 # Memory the grouping holds per predication row (the rows, Arrow's hash groupings and distinct
 # lists, the per-statement table of the readable evidence, the texts quoted): 734 bytes measured
-# on a 300k-predication calibrated build (bench/readable_evidence.py, one piece), rounded up. It
+# on a 300k-predication calibrated build, 651 on a 1M one (bench/results/readable_evidence.md,
+# one piece), rounded up. It
 # predicts the 30M run: its load, partitioned by the 400 bytes fitted before, peaked at 12.4 GiB,
 # about 760 bytes for each of a partition's 15M rows (bench/results/scale_runs.md). A partition
 # gets half the budget (:func:`evidence_partitions`): the edge keys, the papers' years, the bucket

@@ -32,10 +32,10 @@ from pipeline.builds.tables import table_path
 from pipeline.store.evidence_rows import ReadableSources, lists_by_owner, sentence_texts
 
 # Memory per predication row of a paper range: the rows, both argument slots, the statements and
-# their ranking, and the texts quoted: 929 bytes measured on a 300k-predication calibrated build
-# (bench/readable_evidence.py, one range), rounded up; like EVIDENCE_BYTES_PER_ROW, a range gets
-# half the budget.
-PAPER_BYTES_PER_ROW = 950
+# their ranking, and the texts quoted: 929 bytes measured on a 300k-predication calibrated build,
+# 1,019 on a 1M one (bench/results/readable_evidence.md, one range), rounded up; like
+# EVIDENCE_BYTES_PER_ROW, a range gets half the budget.
+PAPER_BYTES_PER_ROW = 1100
 CONCEPT_PREDICATE = pa.struct([("cui", pa.string()), ("predicate", pa.string()), ("count", pa.int64())])
 STATEMENT = pa.struct(
     [
