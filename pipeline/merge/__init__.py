@@ -67,7 +67,7 @@ from pipeline.merge.citations import write_citations
 from pipeline.merge.delta import Delta
 from pipeline.merge.documents import PaperIds, write_documents
 from pipeline.merge.inputs import MergeInputs
-from pipeline.merge.mentions import write_mentions
+from pipeline.merge.mentions import HELD_TABLES, write_mentions
 from pipeline.merge.predications import write_concepts, write_predications, write_quarantine
 from pipeline.merge.sentences import write_sentences
 from pipeline.merge.time_slice import cut_at_year
@@ -130,7 +130,7 @@ def merge_ingested(
     # The rules in order: (table, the per-file tables it reads, what writes it and returns its rows).
     steps = (
         ("documents", ("documents",), lambda path: write_documents(inputs, papers, path)),
-        ("mentions", ("mentions", "entity_mentions"), lambda path: write_mentions(inputs, papers, mention_source, path)),
+        ("mentions", HELD_TABLES[mention_source], lambda path: write_mentions(inputs, papers, mention_source, path)),
         ("citations", ("citations",), lambda path: write_citations(inputs, papers, path)),
         ("concepts", ("concepts",), lambda path: write_concepts(inputs, path)),
         ("predications", ("predications",), lambda path: write_predications(inputs, papers, path)),

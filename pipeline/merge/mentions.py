@@ -31,10 +31,11 @@ from pipeline.runtime.columnar import split_keys, sum_by_key
 MERGE_BYTES_PER_MENTION = 120
 # The per-file tables the mentions step samples for its doc_id ranges (those with a doc_id).
 _MENTION_TABLES = ("mentions", "entity_mentions", "predications")
-# The per-file tables whose rows the mentions step holds, by mention source (its memory estimate):
+# The per-file tables whose rows the mentions step holds, by mention source (its memory estimate,
+# and the rows the merge's progress counts for it):
 # only what the source reads. Counting the ENTITY rows that "predications" never reads (ten times
 # its own rows) split the 30M-predication merge into 15 doc_id ranges where 2 fit the budget.
-_HELD_TABLES = {
+HELD_TABLES = {
     "predications": ("mentions",),
     "entities": ("entity_mentions",),
     "both": ("mentions", "entity_mentions", "predications"),  # each file's argument slots too
@@ -59,7 +60,7 @@ def write_mentions(inputs: MergeInputs, papers: PaperIds, mention_source: str, p
     (:func:`~pipeline.merge.entities.placed_entities`).
     """
     mentions = _Mentions(inputs, papers, mention_source)
-    rows = sum(inputs.table_rows(name) for name in _HELD_TABLES[mention_source])
+    rows = sum(inputs.table_rows(name) for name in HELD_TABLES[mention_source])
     partitions = inputs.partitions(rows * MERGE_BYTES_PER_MENTION, "mention_partitions")
     written = counted = 0
     with pq.ParquetWriter(path, tables.MENTIONS, use_dictionary=DICTIONARY_COLUMNS["mentions"]) as writer:
