@@ -46,6 +46,9 @@ class DocIdMap(dict):
         self.smallest_key = min(self.keys(), default=None)
         self.largest_key = max(self.keys(), default=None)
 
+    def __reduce__(self) -> tuple[type, tuple[dict[str, str]]]:  # copy and pickle build a new one
+        return DocIdMap, (dict(self),)
+
     def _read_only(self, *args: object, **kwargs: object) -> None:
         raise TypeError("a DocIdMap is read-only (its key arrays are built once); make a new one")
 

@@ -4,7 +4,9 @@ random inputs; and the number of lookups they make, which must not grow with the
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import random
 
 import pyarrow as pa
@@ -55,6 +57,9 @@ def test_doc_id_map_is_read_only():
         with pytest.raises(TypeError):
             change()
     assert mapping == {"CORD:a": "PMID:1"}
+    for duplicate in (copy.copy(mapping), copy.deepcopy(mapping), pickle.loads(pickle.dumps(mapping))):
+        assert isinstance(duplicate, DocIdMap) and duplicate == mapping
+        assert remapped(pa.array(["CORD:a", "x"]), duplicate).to_pylist() == ["PMID:1", "x"]
 
 
 def _documents_folder(folder, records):
