@@ -118,3 +118,33 @@ def test_load_sweeps_a_killed_loads_evidence_spill_first(tmp_path):
     with pytest.raises(mongo.MongoUnavailable):
         load_build("mongodb://127.0.0.1:1/", "litpath", "b", tmp_path / "tables", graph_dir, {}, retry=closed)
     assert not stale.exists()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_edge_rows_match_a_plain_python_lookup_on_random_pairs(tmp_path, seed):
+    """Which predications lie on which edge (either way round), found by integer codes, against a
+    dict of the edges' (cui_a, cui_b): cuis on no edge, a concept paired with itself, pairs given
+    object first, batches smaller than the table, and edges listed in no particular order."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    cuis = [f"C{n:07d}" for n in rng.choice(10_000, 60, replace=False)]
+    pairs = {tuple(sorted(rng.choice(cuis[:40], 2, replace=False).tolist())) for _ in range(200)}
+    edges = list(pairs)
+    rng.shuffle(edges)
+    edge_keys = (pa.array([a for a, _ in edges]), pa.array([b for _, b in edges]))
+    n = 5_000
+    subject = rng.choice(cuis, n).tolist()
+    object_ = [s if rng.random() < 0.05 else str(rng.choice(cuis)) for s in subject]
+    table = pa.table({"predication_id": np.arange(n), "doc_id": [f"PMID:{i % 97}" for i in range(n)],
+                      "sentence_id": np.arange(n) * 3, "predicate": ["TREATS"] * n,
+                      "subject_cui": subject, "object_cui": object_})  # fmt: skip
+    pq.write_table(table, tmp_path / "predications.parquet")
+    position = {edge: k for k, edge in enumerate(edges)}
+    expected = [(position[tuple(sorted((s, o)))], i) for i, (s, o) in enumerate(zip(subject, object_, strict=True))
+                if tuple(sorted((s, o))) in position]  # fmt: skip
+    rows = pa.concat_tables(evidence_rows._evidence_rows(tmp_path, edge_keys, 333))
+    assert list(zip(rows["edge"].to_pylist(), rows["predication_id"].to_pylist(), strict=True)) == expected
+    assert rows["subject_cui"].to_pylist() == [subject[i] for _, i in expected]
+    assert 0 < len(expected) < n
