@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -252,7 +253,10 @@ class _BucketWriter:
         self.written_buckets = self.written_rows = 0
         self._batch: list[dict] = []
         self._batch_rows = self._batch_bytes = 0
-        self._seen = 0
+        self._seen = self._sent = 0
+        # One batch in flight at a time, sent by one thread: batches reach the server in order.
+        self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"litpath-insert-{kind}")
+        self._in_flight: tuple[Future, list[dict], int] | None = None
 
     def add(self, bucket: Bucket) -> None:
         bucket_id = bucket.bucket_id
@@ -270,10 +274,13 @@ class _BucketWriter:
             self.flush()
 
     def flush(self) -> None:
+        """Hand the batch to the sender thread, once the batch before it is in: the next batch is
+        grouped and encoded while this one travels and the server stores it (another process)."""
         if not self._batch:
             return
         batch, rows = self._batch, self._batch_rows
-        what = f"writing {self.kind} buckets {self.written_buckets}..{self.written_buckets + len(batch) - 1}"
+        what = f"writing {self.kind} buckets {self._sent}..{self._sent + len(batch) - 1}"
+        self._sent += len(batch)
 
         def send() -> list[int]:
             """Insert the batch; the positions of its buckets the store already had."""
@@ -288,12 +295,31 @@ class _BucketWriter:
                 return [e["index"] for e in errors]
             return []
 
-        there = self.retry(send, what)
+        self._collect()
+        self._in_flight = (self._sender.submit(self.retry, send, what), batch, rows)
+        self._batch, self._batch_rows, self._batch_bytes = [], 0, 0
+
+    def _collect(self) -> None:
+        """Wait for the batch in flight (its error, if any, is raised here) and count it."""
+        if self._in_flight is None:
+            return
+        future, batch, rows = self._in_flight
+        self._in_flight = None
+        there = future.result()
         self.written_buckets += len(batch) - len(there)
         self.written_rows += rows - sum(batch[i]["rows"] for i in there)
-        self._batch, self._batch_rows, self._batch_bytes = [], 0, 0
         if self.progress is not None:
             self.progress(self.kind, self._seen, None)
+
+    def finish(self) -> None:
+        """Send what is left and wait until every batch is in."""
+        self.flush()
+        self._collect()
+
+    def close(self) -> None:
+        """Stop the sender thread (after the batch in flight, whose outcome no longer matters
+        when the load is already failing)."""
+        self._sender.shutdown(wait=True)
 
     def listing(self) -> Listing:
         return Listing(first=self.first, ids=self.ids, rows=self.rows)
@@ -317,9 +343,12 @@ def write_records(
     known = known_buckets(db, kind) if known is None else known
     writer = _BucketWriter(db, kind, known, batch_size, call, progress)
     schema = RECORDS[kind]
-    for bucket in bucketed((part.select(schema.names).cast(schema) for part in parts), KEYS[kind], MEAN_ROWS[kind]):
-        writer.add(bucket)
-    writer.flush()
+    try:
+        for bucket in bucketed((part.select(schema.names).cast(schema) for part in parts), KEYS[kind], MEAN_ROWS[kind]):
+            writer.add(bucket)
+        writer.finish()
+    finally:
+        writer.close()
     parts_docs = listing_parts(build_id, kind, writer.listing())
     call(lambda: db[BUILD_BUCKETS].delete_many({"build": build_id, "kind": kind}), f"clearing the {kind} listing")
     call(lambda: db[BUILD_BUCKETS].insert_many(parts_docs, ordered=False), f"writing the {kind} listing")
