@@ -280,7 +280,14 @@ def sentence_texts(sentences: Path | None, wanted: pa.ChunkedArray) -> pa.Table:
     if sentences is None or len(wanted) == 0:
         return pa.table({"sentence_id": pa.array([], pa.int64()), "text": pa.array([], pa.string())})
     dataset = ds.dataset(str(sentences), format="parquet")
-    found = dataset.to_table(columns=["sentence_id", "text"], filter=pc.field("sentence_id").isin(wanted))
+    # The bounds say nothing the set does not, but the scan skips the row groups they exclude
+    # (by the set it does not). The merge writes the sentences in the order it finds them, which
+    # for SemMedDB's sentence file is id order: at 30M a paper range's sentences (paper_evidence)
+    # lie in a third of the table's row groups, and the scan took 1.9 s, not 9.4.
+    bounds = pc.min_max(wanted)
+    sentence_id = pc.field("sentence_id")
+    where = (sentence_id >= bounds["min"].as_py()) & (sentence_id <= bounds["max"].as_py()) & sentence_id.isin(wanted)
+    found = dataset.to_table(columns=["sentence_id", "text"], filter=where)
     return found.combine_chunks()
 
 

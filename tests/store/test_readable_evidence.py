@@ -112,3 +112,26 @@ def test_paper_ranges_follow_half_the_budget():
     assert paper_partitions(rows, 2 * rows * PAPER_BYTES_PER_ROW) == 1
     assert paper_partitions(rows, rows * PAPER_BYTES_PER_ROW // 2) == 4
     assert paper_partitions(rows, 8 << 30) == 8  # the 30M run's budget: 8 doc_id ranges
+
+
+@pytest.mark.parametrize("in_id_order", [True, False])
+def test_sentence_texts_finds_exactly_the_wanted_sentences(tmp_path, in_id_order):
+    """The texts of the wanted sentence ids (some not in the table, some twice), against a dict,
+    from a table of many row groups in id order (the scan skips groups by the ids' bounds) or not."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(7)
+    ids = np.sort(rng.choice(100_000, 5_000, replace=False))
+    if not in_id_order:
+        rng.shuffle(ids)
+    texts = [f"sentence {i}" for i in ids]
+    pq.write_table(pa.table({"sentence_id": ids, "text": texts}), tmp_path / "sentences.parquet", row_group_size=300)
+    wanted = np.r_[rng.choice(ids[:2_000], 150), rng.choice(100_000, 50)]
+    found = evidence_rows.sentence_texts(tmp_path / "sentences.parquet", pa.chunked_array([pa.array(wanted)]))
+    by_id = dict(zip(ids.tolist(), texts, strict=True))
+    assert dict(zip(found["sentence_id"].to_pylist(), found["text"].to_pylist(), strict=True)) == {
+        i: by_id[i] for i in wanted.tolist() if i in by_id
+    }
+    assert found.num_rows == len({i for i in wanted.tolist() if i in by_id})
