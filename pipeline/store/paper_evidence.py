@@ -99,37 +99,55 @@ def _as_strings(rows: pa.Table) -> pa.Table:
     return rows
 
 
+def _sorted_codes(*columns: pa.ChunkedArray | pa.Array) -> tuple[list[np.ndarray], pa.Array]:
+    """The strings of ``columns`` as int32 codes into one sorted dictionary (returned with them):
+    codes compare as their strings do, so grouping and sorting by codes gives the strings' order.
+    Arrow groups and sorts integers several times faster than strings (a 2.4M-predication range
+    of the 30M build: the statements' grouping 1.4 s on strings, 0.3 s on codes)."""
+    plain = [column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column for column in columns]
+    encoded = pc.dictionary_encode(pa.chunked_array(plain, type=pa.string()))
+    distinct = pa.concat_arrays([chunk.dictionary for chunk in encoded.chunks]) if encoded.num_chunks else pa.array([], pa.string())
+    distinct = pc.unique(distinct)
+    order = pc.sort_indices(distinct)
+    rank = np.empty(len(distinct), np.int32)
+    rank[order.to_numpy()] = np.arange(len(distinct), dtype=np.int32)
+    codes = [rank[pc.index_in(column, value_set=distinct).to_numpy()] for column in plain]
+    return codes, pc.take(distinct, order)
+
+
 def group_papers(rows: pa.Table, sources: ReadableSources) -> pa.Table:
     """Per paper of ``rows`` (predications), in doc_id order: its concepts' predicates and quoted statements."""
+    # grouped and ordered by codes of the strings (same order), decoded at the end
+    (doc,), doc_ids = _sorted_codes(rows["doc_id"])
+    (subject, object_), cuis = _sorted_codes(rows["subject_cui"], rows["object_cui"])
+    (predicate,), predicate_names = _sorted_codes(rows["predicate"])
+    predication_id = rows["predication_id"].combine_chunks()
     # every concept of a predication, whichever argument it is
-    slots = pa.concat_tables(
-        [
-            pa.table({"doc_id": rows["doc_id"], "cui": rows[column], "predicate": rows["predicate"],
-                      "predication_id": rows["predication_id"]})  # fmt: skip
-            for column in ("subject_cui", "object_cui")
-        ]
-    )
+    slots = pa.table({"doc_id": np.r_[doc, doc], "cui": np.r_[subject, object_], "predicate": np.r_[predicate, predicate],
+                      "predication_id": pa.concat_arrays([predication_id, predication_id])})  # fmt: skip
     counts = slots.group_by(["doc_id", "cui", "predicate"], use_threads=False).aggregate(
         [("predication_id", "count_distinct")]
     )
     counts = counts.sort_by([("doc_id", "ascending"), ("cui", "ascending"), ("predication_id_count_distinct", "descending"),
                              ("predicate", "ascending")])  # fmt: skip
-    statements = rows.group_by(["doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"], use_threads=False).aggregate([])
+    coded = pa.table({"doc_id": doc, "sentence_id": rows["sentence_id"], "predicate": predicate,
+                      "subject_cui": subject, "object_cui": object_})  # fmt: skip
+    statements = coded.group_by(["doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"], use_threads=False).aggregate([])
     quoted = _quoted_statements(statements, sources.sentences_per_hop)
     texts = sentence_texts(sources.sentences, quoted["sentence_id"])
-    papers = pc.unique(counts["doc_id"].combine_chunks())
-    papers = pc.take(papers, pc.sort_indices(papers))
+    paper_codes = np.unique(counts["doc_id"].to_numpy())
+    papers = pc.take(doc_ids, pa.array(paper_codes))
     years = sources.years.filter(pc.is_in(sources.years["doc_id"], value_set=papers))
     year = pc.take(years["year"], pc.index_in(papers, value_set=years["doc_id"].combine_chunks()))
     pmid = pc.cast(pc.if_else(pc.starts_with(papers, "PMID:"), pc.utf8_slice_codeunits(papers, 5), None), pa.int64())
-    predicates = pa.table({"cui": counts["cui"], "predicate": counts["predicate"],
+    predicates = pa.table({"cui": pc.take(cuis, counts["cui"]), "predicate": pc.take(predicate_names, counts["predicate"]),
                            "count": counts["predication_id_count_distinct"].cast(pa.int64())})  # fmt: skip
     sentences = pa.table(
         {
             "sentence_id": quoted["sentence_id"],
-            "predicate": quoted["predicate"],
-            "subject": quoted["subject_cui"],
-            "object": quoted["object_cui"],
+            "predicate": pc.take(predicate_names, quoted["predicate"]),
+            "subject": pc.take(cuis, quoted["subject_cui"]),
+            "object": pc.take(cuis, quoted["object_cui"]),
             "text": pc.take(texts["text"], pc.index_in(quoted["sentence_id"], value_set=texts["sentence_id"])),
         }
     )
@@ -139,16 +157,17 @@ def group_papers(rows: pa.Table, sources: ReadableSources) -> pa.Table:
             pmid,
             year.cast(pa.int32()),
             pa.array(np.full(len(papers), sources.sentences_per_hop, np.int32)),
-            lists_by_owner(predicates, _owners(papers, counts["doc_id"]), len(papers), CONCEPT_PREDICATE),
-            lists_by_owner(sentences, _owners(papers, quoted["doc_id"]), len(papers), STATEMENT),
+            lists_by_owner(predicates, _owners(paper_codes, counts["doc_id"]), len(papers), CONCEPT_PREDICATE),
+            lists_by_owner(sentences, _owners(paper_codes, quoted["doc_id"]), len(papers), STATEMENT),
         ],
         schema=PAPERS,
     )
 
 
-def _owners(papers: pa.Array, doc_ids: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """The position in ``papers`` of each doc_id (rows sorted by doc_id, as ``papers`` is)."""
-    return pc.index_in(doc_ids, value_set=papers).to_numpy(zero_copy_only=False).astype(np.int64)
+def _owners(paper_codes: np.ndarray, doc_codes: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """The position in ``paper_codes`` (sorted) of each row's doc_id code."""
+    doc_codes = doc_codes.combine_chunks() if isinstance(doc_codes, pa.ChunkedArray) else doc_codes
+    return np.searchsorted(paper_codes, doc_codes.to_numpy(zero_copy_only=False)).astype(np.int64)
 
 
 def _rank_within_runs(table: pa.Table, keys: list[str]) -> np.ndarray:
