@@ -142,7 +142,8 @@ def merge_ingested(
     if previous is not None:  # the earlier build's tables, with only what the new files change redone
         delta = Delta(inputs, papers, Path(previous), config)
         refusal = delta.refusal(requested, [name for name, _, _ in steps])
-        incremental = {"previous_tables": str(previous), "used": refusal is None, "reason": refusal}
+        incremental = {"previous_tables": str(previous), "used": refusal is None, "reason": refusal,
+                       "files_added": [inputs.file_counts[i].get("source_file") for i in delta.new_indices]}  # fmt: skip
         steps = delta.steps(out_dir, steps) if refusal is None else steps
     # Progress: the rows each step reads, from the per-file counts (ETA at step granularity).
     step_rows = {name: sum(inputs.table_rows(table) for table in reads) for name, reads, _ in steps}

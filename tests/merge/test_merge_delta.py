@@ -89,6 +89,7 @@ def test_one_more_citation_file_equals_the_full_merge(corpus, tmp_path):
     counts = _on_delta(dirs, dirs[:-1], tmp_path, {})
     assert counts["incremental"]["used"], counts["incremental"]
     assert counts["merge"]["delta_citing_papers_recomputed"] > 0
+    assert counts["incremental"]["files_added"] == [Path(corpus[-1][1]).name]
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
     # nothing of the citation file touches the papers: those tables are the earlier files, byte for byte
     for name in ("mentions", "predications", "concepts"):
