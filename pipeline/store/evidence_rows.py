@@ -243,7 +243,7 @@ def _chosen_sentences(rows: pa.Table, edges: pa.Array, sources: ReadableSources)
     """Per edge of ``edges`` (ascending): up to ``sentences_per_hop`` sentence entries, by the
     rule of the module docstring (most recent year, then PMID, sentence id, predicate, subject)."""
     statements = rows.group_by(["edge", "sentence_id", "predicate", "subject_cui", "doc_id"], use_threads=False).aggregate([])
-    statements = statements.join(sources.years, "doc_id", join_type="left outer", use_threads=False)
+    statements = statements.append_column("year", _years_of(statements["doc_id"], sources.years))
     pmid = pc.cast(pc.if_else(pc.starts_with(statements["doc_id"], "PMID:"),
                               pc.utf8_slice_codeunits(statements["doc_id"], 5), None), pa.int64())  # fmt: skip
     statements = statements.append_column("pmid", pmid)
@@ -272,6 +272,20 @@ def _chosen_sentences(rows: pa.Table, edges: pa.Array, sources: ReadableSources)
     )
     owners = np.searchsorted(edges.to_numpy(), statements["edge"].to_numpy())
     return lists_by_owner(values, owners, len(edges), SENTENCE)
+
+
+def _years_of(doc_ids: pa.ChunkedArray, years: pa.Table) -> pa.ChunkedArray:
+    """Each doc_id's year in ``years`` (doc_id, year; one row a paper), null where it has none.
+    The years' doc_ids are looked up among the distinct doc_ids asked for, so only those are
+    hashed: a join with ``years`` (or a lookup the other way) hashed all the build's papers, 8.9M
+    at 30M, for every partition (1.8 s of a 2.4M-row partition's 6.7 s)."""
+    encoded = pc.dictionary_encode(doc_ids.combine_chunks() if isinstance(doc_ids, pa.ChunkedArray) else doc_ids)
+    where = pc.fill_null(pc.index_in(years["doc_id"], value_set=encoded.dictionary), -1).to_numpy()
+    found = where >= 0
+    row_of_distinct = np.full(len(encoded.dictionary), -1, np.int64)
+    row_of_distinct[where[found]] = np.flatnonzero(found)
+    row = row_of_distinct[encoded.indices.to_numpy(zero_copy_only=False)]
+    return pc.take(years["year"], pa.array(row, mask=row < 0))
 
 
 def sentence_texts(sentences: Path | None, wanted: pa.ChunkedArray) -> pa.Table:

@@ -135,3 +135,19 @@ def test_sentence_texts_finds_exactly_the_wanted_sentences(tmp_path, in_id_order
         i: by_id[i] for i in wanted.tolist() if i in by_id
     }
     assert found.num_rows == len({i for i in wanted.tolist() if i in by_id})
+
+
+def test_years_of_looks_each_doc_id_up_like_a_dict():
+    """Years by doc_id (repeated, unknown to the documents, or with a null year), against a dict."""
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(11)
+    papers = [f"PMID:{n}" for n in rng.choice(100_000, 2_000, replace=False)]
+    years = [None if rng.random() < 0.1 else int(rng.integers(1950, 2025)) for _ in papers]
+    table = pa.table({"doc_id": papers, "year": pa.array(years, pa.int32())})
+    asked = [str(rng.choice(papers)) if rng.random() < 0.8 else f"CORD:{rng.integers(1000)}" for _ in range(5_000)]
+    by_id = dict(zip(papers, years, strict=True))
+    got = evidence_rows._years_of(pa.chunked_array([pa.array(asked)]), table)
+    assert got.to_pylist() == [by_id.get(doc) for doc in asked]
+    assert got.type == pa.int32()
