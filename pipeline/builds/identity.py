@@ -50,7 +50,16 @@ HOW_SETTINGS: dict[str, tuple[str, ...]] = {
 #   2: the build id's first recorded format;
 #   3: build.json records litpath's version and commit, the comparison's source files and the stages'
 #      times; the quarantine ceiling may refuse a file an older litpath ingested.
-RESULTS_FORMAT = 3
+#   4: the sentences table (SENTENCE text of the predications' sentences) and the readable evidence
+#      (predicates and sentences per hop, the papers kind in the store; issue 31).
+RESULTS_FORMAT = 4
+
+# The format of one input kind's per-file ingest tables, in the ingest folder's name (InputFile.key)
+# from 2 on: bump a kind's with a change of what its ingest writes, so that an upgraded litpath
+# ingests those files again instead of merging folders an older one wrote (they are reused by
+# name, and the name is the file's content hash otherwise).
+#   semmeddb_sentence 2: the sentence text is kept (issue 31); format-1 folders have no text column.
+INGEST_FORMATS = {"semmeddb_sentence": 2}
 
 @dataclass(frozen=True)
 class InputFile:
@@ -61,9 +70,11 @@ class InputFile:
 
     @property
     def key(self) -> str:
-        """Stable folder name of this file's ingest output: readable name + content hash."""
+        """Stable folder name of this file's ingest output: readable name + content hash (+ the
+        kind's ingest format from 2 on, :data:`INGEST_FORMATS`)."""
         stem = re.sub(r"[^A-Za-z0-9._-]+", "_", self.path.name)
-        return f"{stem}-{self.sha256[:12]}"
+        ingest_format = INGEST_FORMATS.get(self.kind, 1)
+        return f"{stem}-{self.sha256[:12]}" + (f"-f{ingest_format}" if ingest_format > 1 else "")
 
 
 def sha256_of_file(path: Path, cache: dict[str, Any] | None = None) -> str:

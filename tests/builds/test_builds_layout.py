@@ -80,3 +80,19 @@ def test_the_layout_of_a_build():
     with pytest.raises(ValueError, match="unknown graph 'other'"):
         build.graph("other")
     assert isinstance(BuildLayout("x").root, Path)
+
+
+def test_an_ingest_folder_names_its_kinds_ingest_format():
+    """A kind whose ingest changed (INGEST_FORMATS) gets new folder names, so an upgraded litpath
+    ingests its files again instead of reusing folders an older one wrote (SENTENCE: the text,
+    issue 31); the other kinds' folders keep their names and are reused."""
+    from pathlib import Path
+
+    from pipeline.builds.identity import INGEST_FORMATS, InputFile
+
+    sha = "ab" * 32
+    sentence = InputFile("semmeddb_sentence", Path("/d/semmedVER43_R_SENTENCE.csv.gz"), sha, 0)
+    predication = InputFile("semmeddb_predication", Path("/d/semmedVER43_R_PREDICATION.csv.gz"), sha, 0)
+    assert INGEST_FORMATS["semmeddb_sentence"] >= 2
+    assert sentence.key == f"semmedVER43_R_SENTENCE.csv.gz-{sha[:12]}-f{INGEST_FORMATS['semmeddb_sentence']}"
+    assert predication.key == f"semmedVER43_R_PREDICATION.csv.gz-{sha[:12]}"
