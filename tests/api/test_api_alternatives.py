@@ -30,7 +30,8 @@ def fixture_build(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(fixture_build):
-    app = create_app(Settings(results_dir=fixture_build.results_dir, max_alternatives=8))
+    # A generous tie-count budget: the counts are checked exactly, on a machine that may be busy.
+    app = create_app(Settings(results_dir=fixture_build.results_dir, max_alternatives=8, tie_count_s=30.0))
     with TestClient(app) as test_client:
         yield test_client
 
@@ -157,7 +158,9 @@ def test_k_is_capped_in_the_served_openapi_document(client):
 
 def test_alternatives_over_http(fixture_build, tmp_path):
     try:
-        with running_service(fixture_build.results_dir, tmp_path / "serve.log") as service:
+        with running_service(
+            fixture_build.results_dir, tmp_path / "serve.log", env={"LITPATH_TIE_COUNT_S": "30"}
+        ) as service:
             keys = fixture_build.keys
             with httpx.Client(base_url=service.base, timeout=30) as http:
                 for s, t in ((2, 100), (5, 61), (7, 150)):
@@ -169,3 +172,14 @@ def test_alternatives_over_http(fixture_build, tmp_path):
                     _check(response.json(), fixture_build, s, t, 5, (), ("gngm",))
     except ServiceDidNotStart as exc:
         pytest.fail(str(exc))
+
+
+def test_a_tie_count_past_its_budget_is_null_and_the_path_stands(fixture_build):
+    """LITPATH_TIE_COUNT_S bounds what the count adds to an answer (25 ms by default: at 30M
+    predications the count costs more than the path); past it ``ties`` is null, the path is kept."""
+    keys = fixture_build.keys
+    app = create_app(Settings(results_dir=fixture_build.results_dir, tie_count_s=1e-9))
+    with TestClient(app) as tight:
+        body = tight.get("/v1/path", params={"source": keys[0], "target": keys[130]}).json()
+        assert body["ties"] is None and body["reachable"] and body["hops"]
+        assert Settings().tie_count_s == 0.025
