@@ -14,7 +14,6 @@ model to ``bench/results/incremental_merge.md`` (+ ``.json``).
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import statistics
 import sys
@@ -30,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from on_demand_paths import append_run, cpu_model  # noqa: E402
 
+from pipeline.builds.identity import InputFile  # noqa: E402
 from pipeline.builds.layout import BuildLayout, results_of  # noqa: E402
 from pipeline.builds.record import earlier_build  # noqa: E402
 from pipeline.merge import merge_ingested  # noqa: E402
@@ -41,8 +41,8 @@ def ingested_folders(build: BuildLayout) -> list[Path]:
     results = results_of(build.root)
     folders = []
     for entry in yaml.safe_load(build.config.read_text())["resolved_inputs"]:
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(entry["path"]).name)
-        folders.append(Path(results.ingest(entry["kind"], f"{stem}-{entry['sha256'][:12]}").path))
+        key = InputFile(entry["kind"], Path(entry["path"]), entry["sha256"], 0).key  # the one spelling of it
+        folders.append(Path(results.ingest(entry["kind"], key).path))
     return folders
 
 

@@ -166,10 +166,13 @@ def _assert_as_from_scratch(workdir: Path, first_build: Path, second_build: Path
     # the corpus's second update file re-adds a paper and deletes others, none matched by DOI
     assert counts["incremental"]["used"], counts["incremental"]
     resolved = yaml.safe_load((second_build / "config.yaml").read_text())["resolved_inputs"]
+    from pipeline.builds.identity import InputFile
+
     ingested = [
-        next((workdir / "results" / "ingest" / f["kind"]).glob(f"{Path(f['path']).name}-{f['sha256'][:12]}"))
+        workdir / "results" / "ingest" / f["kind"] / InputFile(f["kind"], Path(f["path"]), f["sha256"], 0).key
         for f in resolved
     ]
+    assert all(folder.is_dir() for folder in ingested), ingested
     scratch = workdir / "scratch"
     merge_ingested(ingested, scratch / "tables", {})
     for table in sorted((scratch / "tables").glob("*.parquet")):
