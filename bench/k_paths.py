@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import itertools
-import json
 import os
 import sys
 import time
@@ -43,32 +42,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from on_demand_paths import append_run, cpu_model, start_service  # noqa: E402
+from on_demand_paths import append_run, cpu_model, start_service, timed_path_answers  # noqa: E402
 from path_service import percentiles  # noqa: E402
 
 TARGETS = {"p50_ms": 50.0}  # issue 31: k = 5 on the 300k corpus's full graph, on demand
 
 
 def litpath_http(base: str, keys: list[str], pairs, k: int) -> tuple[list[float], list[list[float]]]:
-    import http.client
-
-    host, port = base.removeprefix("http://").split(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=60)
-    samples, costs = [], []
-    for s, t in pairs:
-        url = f"/v1/path?source={keys[s]}&target={keys[t]}&graph=full&evidence=false&k={k}"
-        started = time.perf_counter()
-        connection.request("GET", url)
-        response = connection.getresponse()
-        body = json.loads(response.read())
-        samples.append(time.perf_counter() - started)
-        if response.status != 200:
-            raise RuntimeError(f"{url}: {response.status} {body}")
-        if body["distances"] != "on-demand":
-            raise RuntimeError(f"{url}: answered from {body['distances']} distances; the build must be on-demand")
-        costs.append([a["total_cost"] for a in body["alternatives"]])
-    connection.close()
-    return samples, costs
+    samples, bodies = timed_path_answers(base, keys, pairs, f"&k={k}")
+    return samples, [[a["total_cost"] for a in body["alternatives"]] for body in bodies]
 
 
 def litpath_in_process(graph, pairs, k: int) -> list[float]:

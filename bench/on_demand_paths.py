@@ -80,14 +80,19 @@ def start_service(results: Path, build: str) -> tuple[subprocess.Popen, str]:
     raise RuntimeError("litpath serve did not become ready in 600 s")
 
 
-def litpath_sequential(base: str, keys: list[str], pairs: list[tuple[int, int]]) -> tuple[dict, list[float | None]]:
+def timed_path_answers(
+    base: str, keys: list[str], pairs: list[tuple[int, int]], extra: str = ""
+) -> tuple[list[float], list[dict]]:
+    """GET /v1/path (full graph, no evidence, ``extra`` query parameters) for each pair in turn
+    over one keep-alive connection: each answer's seconds and body. The build must answer on
+    demand (no stored distances)."""
     import http.client
 
     host, port = base.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=60)
-    samples, costs = [], []
+    samples, bodies = [], []
     for s, t in pairs:
-        url = f"/v1/path?source={keys[s]}&target={keys[t]}&graph=full&evidence=false"
+        url = f"/v1/path?source={keys[s]}&target={keys[t]}&graph=full&evidence=false{extra}"
         started = time.perf_counter()
         connection.request("GET", url)
         response = connection.getresponse()
@@ -97,9 +102,14 @@ def litpath_sequential(base: str, keys: list[str], pairs: list[tuple[int, int]])
             raise RuntimeError(f"{url}: {response.status} {body}")
         if body["distances"] != "on-demand":
             raise RuntimeError(f"{url}: answered from {body['distances']} distances; the build must be on-demand")
-        costs.append(body["total_cost"] if body["reachable"] else None)
+        bodies.append(body)
     connection.close()
-    return percentiles(samples), costs
+    return samples, bodies
+
+
+def litpath_sequential(base: str, keys: list[str], pairs: list[tuple[int, int]]) -> tuple[dict, list[float | None]]:
+    samples, bodies = timed_path_answers(base, keys, pairs)
+    return percentiles(samples), [body["total_cost"] if body["reachable"] else None for body in bodies]
 
 
 def litpath_under_load(base: str, keys: list[str], pairs, connections: int, duration: int) -> dict | None:
