@@ -42,7 +42,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from on_demand_paths import append_run, cpu_model, start_service, timed_path_answers  # noqa: E402
+from on_demand_paths import (  # noqa: E402
+    append_run,
+    cpu_model,
+    on_demand_graph_and_pairs,
+    start_service,
+    timed_path_answers,
+)
 from path_service import percentiles  # noqa: E402
 
 TARGETS = {"p50_ms": 50.0}  # issue 31: k = 5 on the 300k corpus's full graph, on demand
@@ -109,14 +115,8 @@ def main() -> None:
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "k_paths.md"))
     args = parser.parse_args()
 
-    from pipeline.query.graph import open_graph
-
     results = Path(args.results_dir).resolve()
-    graph = open_graph(results / "builds" / args.build, "full")
-    if graph.distances is not None:
-        raise SystemExit(f"build {args.build}'s full graph has stored distances ({graph.method}); plan it on-demand")
-    rng = np.random.default_rng(args.seed)
-    pairs = [(int(a), int(b)) for a, b in rng.integers(0, graph.n, size=(args.pairs, 2))]
+    graph, pairs = on_demand_graph_and_pairs(results, args.build, args.pairs, args.seed)
     edges = graph.adjacency.nnz // 2
     print(f"graph: {graph.n:,} vertices, {edges:,} edges, path index: {graph.path_index is not None}", file=sys.stderr)
 

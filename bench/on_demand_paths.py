@@ -80,6 +80,18 @@ def start_service(results: Path, build: str) -> tuple[subprocess.Popen, str]:
     raise RuntimeError("litpath serve did not become ready in 600 s")
 
 
+def on_demand_graph_and_pairs(results: Path, build: str, count: int, seed: int):
+    """The build's full graph (it must have no stored distances: the benchmarks time searches on
+    demand) and ``count`` random vertex pairs of it drawn with ``seed``."""
+    from pipeline.query.graph import open_graph
+
+    graph = open_graph(results / "builds" / build, "full")
+    if graph.distances is not None:
+        raise SystemExit(f"build {build}'s full graph has stored distances ({graph.method}); plan it on-demand")
+    rng = np.random.default_rng(seed)
+    return graph, [(int(a), int(b)) for a, b in rng.integers(0, graph.n, size=(count, 2))]
+
+
 def timed_path_answers(
     base: str, keys: list[str], pairs: list[tuple[int, int]], extra: str = ""
 ) -> tuple[list[float], list[dict]]:
@@ -149,14 +161,8 @@ def main() -> None:
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "on_demand_paths.md"))
     args = parser.parse_args()
 
-    from pipeline.query.graph import open_graph
-
     results = Path(args.results_dir).resolve()
-    graph = open_graph(results / "builds" / args.build, "full")
-    if graph.distances is not None:
-        raise SystemExit(f"build {args.build}'s full graph has stored distances ({graph.method}); plan it on-demand")
-    rng = np.random.default_rng(args.seed)
-    pairs = [(int(a), int(b)) for a, b in rng.integers(0, graph.n, size=(args.pairs, 2))]
+    graph, pairs = on_demand_graph_and_pairs(results, args.build, args.pairs, args.seed)
     print(f"graph: {graph.n:,} vertices, {graph.adjacency.nnz // 2:,} edges; {len(pairs)} pairs", file=sys.stderr)
 
     proc, base = start_service(results, args.build)
