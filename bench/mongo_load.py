@@ -79,7 +79,7 @@ def format1_load(uri: str, database: str, build_id: str, tables: Path, graph: Pa
     from pymongo import MongoClient, ReplaceOne, UpdateOne
 
     from pipeline.store.evidence_rows import concept_edge_keys, evidence_tables
-    from pipeline.store.mongo import _concept_rows, _document_parts
+    from pipeline.store.record_buckets import concept_rows, document_parts
 
     client = MongoClient(uri)
     db = client[database]
@@ -90,14 +90,14 @@ def format1_load(uri: str, database: str, build_id: str, tables: Path, graph: Pa
             db[collection].bulk_write(operations[start : start + PEER_BATCH], ordered=False)
 
     try:
-        for part in _document_parts(tables, 1 << 16):
+        for part in document_parts(tables, 1 << 16):
             rows = part.to_pylist()
             write("documents", [UpdateOne({"_id": r["doc_id"]}, {"$set": {
                 "title": r["title"], "year": r["year"], "source": r["source"],
                 "ids": {k: r[k] for k in ("pmid", "doi", "cord_uid") if r[k] is not None}},
                 "$addToSet": {"builds": build_id}}, upsert=True) for r in rows])  # fmt: skip
             counts["documents"] += len(rows)
-        concepts = _concept_rows(tables, graph).to_pylist()
+        concepts = concept_rows(tables, graph).to_pylist()
         write("concepts", [ReplaceOne({"_id": f"{build_id}:{r['cui']}"}, {"build": build_id, **r}, upsert=True)
                            for r in concepts])  # fmt: skip
         counts["concepts"] = len(concepts)

@@ -17,6 +17,8 @@
         ├── distances.bp            the full graph's distances (dense or rows), when stored
         ├── solve_summary.json      the full graph's solve
         ├── cooccurrence/           GraphFiles("cooccurrence"): the same, distances and summary inside
+        ├── store/<kind>.buckets.arrow  the store's record buckets of each kind, grouped ahead of
+        │                           the load (+ .json, their record, written last)
         ├── mongo_load.json         the MongoDB load's record
         ├── mapping/                the CUI -> SPOKE mapping, its coverage report and statistics
         ├── compare/                the comparison: query set, paths, hops, report, run.json
@@ -32,6 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SCOPES = ("full", "cooccurrence")
+
+
+def bucket_file(folder: Path, kind: str) -> Path:
+    """The file of ``kind``'s record buckets in a folder of bucket files (a build's ``store/``)."""
+    return Path(folder) / f"{kind}.buckets.arrow"
+
+
+def bucket_file_record(path: Path) -> Path:
+    """The JSON record written beside a bucket file once it is complete."""
+    path = Path(path)
+    return path.with_name(path.name + ".json")
 
 
 @dataclass(frozen=True)
@@ -252,6 +265,17 @@ class BuildLayout:
     @property
     def mongo_load(self) -> Path:
         return self.root / "mongo_load.json"
+
+    # -- the store's record buckets, grouped ahead of the load (pipeline.store.record_buckets)
+    @property
+    def store(self) -> Path:
+        return self.root / "store"
+
+    def bucket_file(self, kind: str) -> Path:
+        return bucket_file(self.store, kind)
+
+    def bucket_file_record(self, kind: str) -> Path:
+        return bucket_file_record(self.bucket_file(kind))
 
     # -- the merged tables
     @property

@@ -44,14 +44,19 @@ def _progress_printer(every_s: float = 5.0):
     return progress
 
 
+def _read_record(record_file: Path) -> dict:
+    """A YAML/JSON provenance record (a build's config.yaml), which must be a mapping."""
+    text = record_file.read_text()
+    record = json.loads(text) if record_file.suffix == ".json" else yaml.safe_load(text)
+    if not isinstance(record, dict):
+        raise click.BadParameter(f"{record_file}: expected a mapping", param_hint="--build-record")
+    return record
+
+
 def _build_record(graph_dir: Path, record_file: Path | None) -> dict:
     """The provenance record: a given YAML/JSON file, else what graph_counts.json says."""
     if record_file is not None:
-        text = record_file.read_text()
-        record = json.loads(text) if record_file.suffix == ".json" else yaml.safe_load(text)
-        if not isinstance(record, dict):
-            raise click.BadParameter(f"{record_file}: expected a mapping", param_hint="--build-record")
-        return record
+        return _read_record(record_file)
     counts_file = GraphFolder(graph_dir).counts
     if not counts_file.exists():
         return {}
@@ -63,6 +68,12 @@ def _build_record(graph_dir: Path, record_file: Path | None) -> dict:
         "graph_digest": graph.get("graph_digest"),
         "weight_scheme": graph.get("weight_scheme"),
     }
+
+
+def _stage_config(record: dict) -> dict | None:
+    """The build's config (the record itself, or its "config"): it sets the memory budget, the
+    spill folder and the sentences quoted per hop, as for the ingest, merge and graph stages."""
+    return record if "resources" in record else record.get("config")
 
 
 def _status_read_back(uri: str, database: str, build_id: str) -> str | None:
@@ -101,16 +112,30 @@ def _status_read_back(uri: str, database: str, build_id: str) -> str | None:
     "--batch-size", default=64, show_default=True, type=click.IntRange(min=1),
     help="Record buckets per insert at most (and 8 MB).",
 )  # fmt: skip
+@option(
+    "--buckets-dir", "buckets_dir", default=None, type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of bucket files (`litpath bucket-records`, a build's store/): the kinds found there are sent "
+    "from them, the others grouped here.",
+)  # fmt: skip
 @report_option("Write the load's counts here as JSON (the workflow's record of the load).", old=("--out",))
 def load_mongo_command(
-    mongo_uri, mongo_database, build_id, tables_dir, graph_dir, record_file, batch_size, report_path
+    mongo_uri, mongo_database, build_id, tables_dir, graph_dir, record_file, batch_size, buckets_dir, report_path
 ) -> None:
     """Store one build in MongoDB: only the record buckets the store lacks (idempotent: a rerun leaves the same documents)."""
+    from pipeline.builds.layout import bucket_file, bucket_file_record
+    from pipeline.store.record_buckets import BucketFileError
+    from pipeline.store.store_format import KINDS
+
     record = _build_record(graph_dir, record_file)
-    # The build's config (the record itself, or its "config") sets the memory budget and the
-    # spill folder, as for the ingest, merge and graph stages.
-    config = record if "resources" in record else record.get("config")
-    click.echo(f"loading build {build_id} into {redact_uri(mongo_uri)} database {mongo_database}", err=True)
+    config = _stage_config(record)
+    files = {}
+    if buckets_dir is not None:
+        files = {kind: bucket_file(buckets_dir, kind) for kind in KINDS
+                 if bucket_file_record(bucket_file(buckets_dir, kind)).exists()}  # fmt: skip
+    grouped_here = [kind for kind in KINDS if kind not in files]
+    click.echo(f"loading build {build_id} into {redact_uri(mongo_uri)} database {mongo_database}"
+               + (f"; grouping {', '.join(grouped_here)} here (no bucket file)" if grouped_here else
+                  f"; every kind from the bucket files in {buckets_dir}"), err=True)  # fmt: skip
     try:
         counts = load_build(
             mongo_uri,
@@ -124,13 +149,14 @@ def load_mongo_command(
             budget_bytes=memory_budget_bytes(config),
             spill_dir=spill_parent(config, graph_dir.parent),
             sentences_per_hop=((config or {}).get("evidence") or {}).get("sentences_per_hop"),
+            bucket_files=files,
         )
         # The report is the workflow's record that the build is in the store: written only once
         # the store says so too. The services believe "complete" until they read it again
         # (pipeline/store/evidence.py), so a marking lost in the server's unflushed tail must
         # fail the load here, not leave evidence unknown until someone notices.
         status = _status_read_back(mongo_uri, mongo_database, build_id)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, BucketFileError) as error:
         raise click.ClickException(str(error)) from error
     except PyMongoError as error:
         # A driver message may quote parts of a URI it could not parse (a password with an
@@ -147,6 +173,42 @@ def load_mongo_command(
     if report_path is not None:
         summary = {"uri": redact_uri(mongo_uri), "database": mongo_database, "build_id": build_id, "counts": counts}
         write_atomically(report_path, json.dumps(summary, indent=2, default=str) + "\n")
+
+
+@click.command("bucket-records")
+@option("--kind", "kind", required=True, type=click.Choice(["documents", "concepts", "evidence", "papers"]),
+        help="Which records: documents and papers need the tables only, concepts and evidence the graph too.")  # fmt: skip
+@option("--tables-dir", "tables_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="Folder of the build's Parquet tables.")  # fmt: skip
+@option(
+    "--graph-dir", "graph_dir", default=None, type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The build-graph output folder (needed for concepts and evidence).",
+)  # fmt: skip
+@click.option(
+    "--build-record", "record_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The build's config (YAML/JSON): its memory budget, spill folder and evidence settings.",
+)  # fmt: skip
+@option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+        help="The bucket file to write (a build's store/<kind>.buckets.arrow; its .json record beside it).")  # fmt: skip
+def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path) -> None:
+    """Group one kind of a build's store records into record buckets, for `litpath load-mongo --buckets-dir`."""
+    from pipeline.runtime.progress import Progress
+    from pipeline.store.record_buckets import GroupingSettings, kind_records, write_bucket_file
+
+    config = _stage_config(_read_record(record_file)) if record_file is not None else None
+    settings = GroupingSettings(
+        budget_bytes=memory_budget_bytes(config),
+        spill_dir=spill_parent(config, out_path.parent),
+        sentences_per_hop=((config or {}).get("evidence") or {}).get("sentences_per_hop"),
+    )
+    try:
+        records = kind_records(kind, tables_dir, graph_dir, settings)
+        line = Progress(f"litpath bucket-records {kind}", records.total, "rows")
+        counts = write_bucket_file(out_path, kind, records, progress=line.update)
+    except (FileNotFoundError, ValueError) as error:
+        raise click.ClickException(str(error)) from error
+    line.finish(f"{counts[f'{kind}_buckets']:,} buckets")
+    click.echo(f"{kind}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
 
 
 # --- litpath builds ------------------------------------------------------------------------------

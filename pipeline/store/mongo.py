@@ -32,29 +32,23 @@ from pathlib import Path
 from typing import TypeVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 from bson import Binary
 from pymongo import ASCENDING, MongoClient
 from pymongo.database import Database
 from pymongo.errors import BulkWriteError, ConnectionFailure, OperationFailure
 
 from pipeline.builds.layout import GraphFolder
-from pipeline.builds.tables import table_path
-from pipeline.config import default_of
 from pipeline.config.connections import redact_config, redact_uri
 from pipeline.runtime.progress import Progress as ProgressLine
 from pipeline.runtime.resources import memory_budget_bytes, sweep_stale_spills
 from pipeline.store.buckets import MEAN_ROWS, Bucket, bucketed
-from pipeline.store.evidence_rows import (
-    EVIDENCE,
-    ReadableSources,
-    concept_edge_keys,
-    evidence_partitions,
-    evidence_tables,
+from pipeline.store.record_buckets import (
+    NEEDS_GRAPH,
+    RECORDS,
+    BucketFile,
+    GroupingSettings,
+    kind_records,
 )
-from pipeline.store.paper_evidence import PAPERS, paper_partitions, paper_tables
 from pipeline.store.store_format import (
     BUCKET_COLLECTIONS,
     BUILD_BUCKETS,
@@ -162,70 +156,6 @@ def ensure_indexes(db: Database) -> None:
             db[collection].create_index(keys)
 
 
-def _row_count(tables_dir: Path, name: str) -> int | None:
-    """Rows of a table from its Parquet metadata (None when it is absent): the progress total."""
-    path = table_path(tables_dir, name)
-    return None if path is None else ds.dataset(str(path), format="parquet").count_rows()
-
-
-DOCUMENTS = pa.schema(
-    [
-        ("doc_id", pa.string()),
-        ("pmid", pa.int64()),
-        ("doi", pa.string()),
-        ("cord_uid", pa.string()),
-        ("title", pa.string()),
-        ("year", pa.int32()),
-        ("source", pa.string()),
-    ]
-)
-CONCEPTS = pa.schema(
-    [("cui", pa.string()), ("name", pa.string()), ("semtypes", pa.list_(pa.string())), ("vid", pa.int64())]
-)
-RECORDS = {"documents": DOCUMENTS, "concepts": CONCEPTS, "evidence": EVIDENCE, "papers": PAPERS}
-
-
-def _document_parts(tables_dir: Path, batch_rows: int) -> Iterator[pa.Table]:
-    """The build's papers (the documents table, sorted by doc_id), a batch at a time."""
-    path = table_path(tables_dir, "documents")
-    if path is None:
-        return
-    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=DOCUMENTS.names, batch_size=batch_rows):
-        yield pa.Table.from_batches([batch]).cast(DOCUMENTS)
-
-
-def _concept_rows(tables_dir: Path, graph_dir: Path) -> pa.Table:
-    """cui, name, semtypes, vid: the concepts table joined (full outer) with the concept vertices."""
-    vertices = pq.read_table(GraphFolder(graph_dir).vertices, columns=["vid", "kind", "key", "name"])
-    vertices = vertices.filter(pc.equal(vertices["kind"], "concept"))
-    vertices = pa.table({"cui": vertices["key"], "vid": vertices["vid"], "vertex_name": vertices["name"]})
-    path = table_path(tables_dir, "concepts")
-    if path is None:
-        concepts = CONCEPTS.remove(3).empty_table()
-    else:
-        concepts = ds.dataset(str(path), format="parquet").to_table(columns=["cui", "name", "semtypes"])
-    # Joined by lookup: Arrow's hash join cannot carry the list column semtypes.
-    position = pc.index_in(concepts["cui"], value_set=vertices["cui"].combine_chunks())
-    known = pa.table(
-        {
-            "cui": concepts["cui"],
-            "name": concepts["name"],
-            "semtypes": concepts["semtypes"],
-            "vid": pc.take(vertices["vid"], position),
-        }
-    )
-    unknown = vertices.filter(pc.invert(pc.is_in(vertices["cui"], value_set=concepts["cui"].combine_chunks())))
-    only_vertices = pa.table(
-        {
-            "cui": unknown["cui"],
-            "name": unknown["vertex_name"],
-            "semtypes": pa.nulls(unknown.num_rows, pa.list_(pa.string())),
-            "vid": unknown["vid"],
-        }
-    )
-    return pa.concat_tables([known.cast(CONCEPTS), only_vertices.cast(CONCEPTS)]).sort_by("cui")
-
-
 def known_buckets(db: Database, kind: str) -> set[str]:
     """The ids of the buckets of ``kind`` that some complete build of this store lists: those
     are in the store (a failed load may have left others, which an insert then finds there)."""
@@ -325,26 +255,25 @@ class _BucketWriter:
         return Listing(first=self.first, ids=self.ids, rows=self.rows)
 
 
-def write_records(
+def write_buckets(
     db: Database,
     build_id: str,
     kind: str,
-    parts: Iterable[pa.Table],
+    buckets: Iterable[Bucket],
     *,
     batch_size: int = 64,
     retry: Callable[[Callable[[], T], str], T] | None = None,
     progress: Progress | None = None,
     known: set[str] | None = None,
 ) -> dict[str, int]:
-    """Store a build's rows of one ``kind`` (``parts`` in key order, with :data:`RECORDS`' columns):
-    the buckets the store lacks, then the build's listing (replacing an earlier one of the same
-    build). Returns rows and buckets, in the build and written."""
+    """Store a build's ``buckets`` of one ``kind`` (in key order): those the store lacks, then the
+    build's listing (replacing an earlier one of the same build). Returns rows and buckets, in the
+    build and written."""
     call = retry or (lambda function, _what: function())
     known = known_buckets(db, kind) if known is None else known
     writer = _BucketWriter(db, kind, known, batch_size, call, progress)
-    schema = RECORDS[kind]
     try:
-        for bucket in bucketed((part.select(schema.names).cast(schema) for part in parts), KEYS[kind], MEAN_ROWS[kind]):
+        for bucket in buckets:
             writer.add(bucket)
         writer.finish()
     finally:
@@ -358,6 +287,14 @@ def write_records(
         f"{kind}_written": writer.written_rows,
         f"{kind}_buckets_written": writer.written_buckets,
     }
+
+
+def write_records(db: Database, build_id: str, kind: str, parts: Iterable[pa.Table], **options) -> dict[str, int]:
+    """:func:`write_buckets` of the record buckets of ``parts`` (tables of ``kind``'s rows, with
+    :data:`RECORDS`' columns, in key order)."""
+    schema = RECORDS[kind]
+    buckets = bucketed((part.select(schema.names).cast(schema) for part in parts), KEYS[kind], MEAN_ROWS[kind])
+    return write_buckets(db, build_id, kind, buckets, **options)
 
 
 def _verify(db: Database, build_id: str, kind: str, limit: int = 20_000) -> int:
@@ -390,6 +327,7 @@ def load_build(
     budget_bytes: int | None = None,
     spill_dir: Path | None = None,
     sentences_per_hop: int | None = None,
+    bucket_files: dict[str, Path] | None = None,
 ) -> dict:
     """Store one build in MongoDB; return its counts (rows and buckets in the build, written now).
 
@@ -399,13 +337,16 @@ def load_build(
     ``retry`` (default :class:`RetryPolicy`); a server that stays away raises
     :class:`MongoUnavailable`, leaving the build's status at "loading".
 
-    The evidence is grouped within ``budget_bytes`` (default: :func:`memory_budget_bytes`, the
-    stages' budget): beyond it, in partitions spilled under ``spill_dir`` (default: the build
-    folder, ``graph_dir``'s parent); ``counts["evidence_partitions"]``. Each edge quotes up to
+    The buckets of a kind come from its bucket file in ``bucket_files`` (``litpath
+    bucket-records``, :mod:`pipeline.store.record_buckets`: grouped ahead, the load only sends),
+    else they are grouped here: the evidence within ``budget_bytes`` (default:
+    :func:`memory_budget_bytes`, the stages' budget), beyond it in partitions spilled under
+    ``spill_dir`` (default: the build folder, ``graph_dir``'s parent); each edge quotes up to
     ``sentences_per_hop`` sentences (default: the config schema's ``evidence.sentences_per_hop``).
+    ``counts["<kind>_source"]`` says which it was for each kind.
     """
     policy = retry or RetryPolicy()
-    budget = memory_budget_bytes(None) if budget_bytes is None else budget_bytes
+    bucket_files = bucket_files or {}
 
     def retried(call: Callable[[], T], what: str) -> T:
         return _with_retry(call, what, uri, policy)
@@ -414,8 +355,14 @@ def load_build(
     for needed in (GraphFolder(graph_dir).vertices, GraphFolder(graph_dir).edges):
         if not needed.exists():
             raise FileNotFoundError(f"{needed} not found (run build-graph first)")
-    spill_dir = Path(spill_dir) if spill_dir else graph_dir.parent
-    sweep_stale_spills(spill_dir)  # evidence spilled by a load that was killed
+    # Bucket files are checked (kind, format) before anything is written.
+    files = {kind: BucketFile.open(path, kind) for kind, path in bucket_files.items()}
+    grouping = None
+    if set(KINDS) - files.keys():
+        spill_dir = Path(spill_dir) if spill_dir else graph_dir.parent
+        sweep_stale_spills(spill_dir)  # evidence spilled by a load that was killed
+        grouping = GroupingSettings(memory_budget_bytes(None) if budget_bytes is None else budget_bytes, spill_dir,
+                                    max_evidence, sentences_per_hop)  # fmt: skip
     started = time.perf_counter()
     timings: dict[str, float] = {}
     client = connect(uri, timeout_ms=policy.timeout_ms, socket_timeout_ms=max(policy.timeout_ms, 30_000),
@@ -432,49 +379,35 @@ def load_build(
             ),
             "recording the build",
         )
-        counts: dict[str, int] = {"store_format": STORE_FORMAT}
-        edge_keys = concept_edge_keys(graph_dir)
-        partitions = evidence_partitions(_row_count(tables_dir, "predications") or 0, budget)
-        truncated = [0]
-
-        def evidence_parts() -> Iterator[pa.Table]:
-            for part in evidence_tables(tables_dir, edge_keys, 1 << 18, partitions, spill_dir,
-                                        max_evidence=max_evidence, sentences_per_hop=sentences_per_hop):  # fmt: skip
-                truncated[0] += pc.sum(part.column("truncated")).as_py() or 0
-                yield part
-
-        # what each paper says of its concepts: the concept-abstract hops' readable evidence
-        paper_ranges = paper_partitions(_row_count(tables_dir, "predications") or 0, budget)
-        per_hop = int(default_of("evidence.sentences_per_hop") if sentences_per_hop is None else sentences_per_hop)
-        sources = {
-            "documents": lambda: _document_parts(tables_dir, 1 << 18),
-            "concepts": lambda: [_concept_rows(tables_dir, graph_dir)],
-            "evidence": evidence_parts,
-            "papers": lambda: paper_tables(tables_dir, paper_ranges, ReadableSources.of_build(tables_dir, per_hop)),
-        }
-        totals = {"documents": _row_count(tables_dir, "documents"), "concepts": None, "evidence": len(edge_keys[0]),
-                  "papers": None}  # fmt: skip
+        counts: dict[str, int | str] = {"store_format": STORE_FORMAT}
         for kind in KINDS:
             clock = time.perf_counter()
             known = retried(lambda kind=kind: known_buckets(db, kind), f"reading the store's {kind} listings")
-            line = ProgressLine(f"litpath load-mongo {kind}", totals[kind], "rows")
+            if kind in files:
+                source = files[kind]
+                buckets, total, notes = source.buckets(), source.counts.get(f"{kind}_in_build"), source.counts
+                counts[f"{kind}_source"] = "bucket file"
+            else:
+                records = kind_records(kind, tables_dir, graph_dir if kind in NEEDS_GRAPH else None, grouping)
+                buckets, total, notes = records.buckets(), records.total, records.notes
+                counts[f"{kind}_source"] = "grouped by the load"
+            line = ProgressLine(f"litpath load-mongo {kind}", total, "rows")
 
             def report(reported_kind: str, rows: int, total: int | None, line: ProgressLine = line) -> None:
                 line.update(rows)
                 if progress is not None:
                     progress(reported_kind, rows, total)
 
-            counts.update(write_records(db, build_id, kind, sources[kind](), batch_size=batch_size,
-                                        retry=retried, progress=report, known=known))  # fmt: skip
+            counts.update(write_buckets(db, build_id, kind, buckets, batch_size=batch_size, retry=retried,
+                                        progress=report, known=known))  # fmt: skip
+            # the grouping's own counts (partitions, truncated hops), complete now that it ran
+            for key, value in notes.items():
+                counts.setdefault(key, value)
             counts[f"{kind}_verified_buckets"] = retried(
                 lambda kind=kind: _verify(db, build_id, kind), f"reading the {kind} listing back"
             )
             line.finish(f"{counts[f'{kind}_buckets_written']:,} of {counts[f'{kind}_buckets']:,} buckets written")
             timings[kind] = round(time.perf_counter() - clock, 3)
-        counts["evidence_partitions"] = partitions
-        counts["paper_partitions"] = paper_ranges
-        counts["sentences_per_hop"] = per_hop
-        counts["evidence_truncated"] = truncated[0]
         timings["total"] = round(time.perf_counter() - started, 3)
         complete = {
             "$set": {

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from pipeline.builds.tables import table_path
-from pipeline.store.evidence_rows import ReadableSources, lists_by_owner, sentence_texts
+from pipeline.store.evidence_rows import ReadableSources, lists_by_owner, sentence_texts, sorted_codes
 
 # Memory per predication row of a paper range: the rows, both argument slots, the statements and
 # their ranking, and the texts quoted: 929 bytes measured on a 300k-predication calibrated build,
@@ -99,28 +99,12 @@ def _as_strings(rows: pa.Table) -> pa.Table:
     return rows
 
 
-def _sorted_codes(*columns: pa.ChunkedArray | pa.Array) -> tuple[list[np.ndarray], pa.Array]:
-    """The strings of ``columns`` as int32 codes into one sorted dictionary (returned with them):
-    codes compare as their strings do, so grouping and sorting by codes gives the strings' order.
-    Arrow groups and sorts integers several times faster than strings (a 2.4M-predication range
-    of the 30M build: the statements' grouping 1.4 s on strings, 0.3 s on codes)."""
-    plain = [column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column for column in columns]
-    encoded = pc.dictionary_encode(pa.chunked_array(plain, type=pa.string()))
-    distinct = pa.concat_arrays([chunk.dictionary for chunk in encoded.chunks]) if encoded.num_chunks else pa.array([], pa.string())
-    distinct = pc.unique(distinct)
-    order = pc.sort_indices(distinct)
-    rank = np.empty(len(distinct), np.int32)
-    rank[order.to_numpy()] = np.arange(len(distinct), dtype=np.int32)
-    codes = [rank[pc.index_in(column, value_set=distinct).to_numpy()] for column in plain]
-    return codes, pc.take(distinct, order)
-
-
 def group_papers(rows: pa.Table, sources: ReadableSources) -> pa.Table:
     """Per paper of ``rows`` (predications), in doc_id order: its concepts' predicates and quoted statements."""
     # grouped and ordered by codes of the strings (same order), decoded at the end
-    (doc,), doc_ids = _sorted_codes(rows["doc_id"])
-    (subject, object_), cuis = _sorted_codes(rows["subject_cui"], rows["object_cui"])
-    (predicate,), predicate_names = _sorted_codes(rows["predicate"])
+    (doc,), doc_ids = sorted_codes(rows["doc_id"])
+    (subject, object_), cuis = sorted_codes(rows["subject_cui"], rows["object_cui"])
+    (predicate,), predicate_names = sorted_codes(rows["predicate"])
     predication_id = rows["predication_id"].combine_chunks()
     # every concept of a predication, whichever argument it is
     slots = pa.table({"doc_id": np.r_[doc, doc], "cui": np.r_[subject, object_], "predicate": np.r_[predicate, predicate],

@@ -1,5 +1,8 @@
 # The weighted concept-abstract graph, its MongoDB load and the build record.
 
+from pipeline.store.record_buckets import NEEDS_GRAPH
+from pipeline.store.store_format import KINDS
+
 
 rule build_config:
     output:
@@ -35,6 +38,9 @@ rule build_graph:
         RESULTS_LAYOUT.rule_log(BUILD, "build_graph"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "build_graph", ".benchmark.tsv")
+    # First among the jobs the merge frees: the evidence's grouping waits for it, the papers'
+    # and documents' do not and fill the other core meanwhile.
+    priority: 1
     conda:
         "../envs/litpath.yaml"
     resources:
@@ -49,11 +55,49 @@ rule build_graph:
         "--cooccurrence-out {params.cooccurrence:q} --config {params.settings:q} 2>&1 | tee {log:q} >&2"
 
 
+def bucket_records_graph(wildcards):
+    # concepts and evidence read the graph (vertex ids, concept-concept edges); documents and
+    # papers only the tables, so their jobs run beside build_graph.
+    if wildcards.kind in NEEDS_GRAPH:
+        return LAYOUT.graph("full").counts
+    return []
+
+
+rule bucket_records:
+    input:
+        tables=LAYOUT.tables.counts,
+        graph=bucket_records_graph,
+        config=BUILD_CONFIG,
+    output:
+        buckets=LAYOUT.bucket_file("{kind}"),
+        record=LAYOUT.bucket_file_record("{kind}"),
+    log:
+        RESULTS_LAYOUT.rule_log(BUILD, "bucket_records_{kind}"),
+    benchmark:
+        RESULTS_LAYOUT.rule_log(BUILD, "bucket_records_{kind}", ".benchmark.tsv")
+    wildcard_constraints:
+        kind="|".join(KINDS),
+    conda:
+        "../envs/litpath.yaml"
+    params:
+        tables=lambda wc, input: Path(input.tables).parent,
+        graph=lambda wc, input: (
+            f"--graph-dir {shlex.quote(str(Path(input.graph).parent))}"
+            if input.graph
+            else ""
+        ),
+    shell:
+        "litpath bucket-records --kind {wildcards.kind} --tables-dir {params.tables:q} {params.graph} "
+        "--build-record {input.config:q} --out {output.buckets:q} 2>&1 | tee {log:q} >&2"
+
+
 rule load_mongo:
     input:
         tables=LAYOUT.tables.counts,
         graph=LAYOUT.graph("full").counts,
         config=BUILD_CONFIG,
+        # Grouped ahead by bucket_records, one job per kind: the load only sends.
+        buckets=[LAYOUT.bucket_file_record(kind) for kind in KINDS],
     output:
         LAYOUT.mongo_load,
     log:
@@ -69,9 +113,10 @@ rule load_mongo:
         build=BUILD,
         tables=lambda wc, input: Path(input.tables).parent,
         graph=lambda wc, input: Path(input.graph).parent,
+        buckets=LAYOUT.store,
     shell:
         "litpath load-mongo --mongo-database {params.database:q} --build-id {params.build:q} "
-        "--tables-dir {params.tables:q} --graph-dir {params.graph:q} "
+        "--tables-dir {params.tables:q} --graph-dir {params.graph:q} --buckets-dir {params.buckets:q} "
         "--build-record {input.config:q} --report {output:q} 2>&1 | tee {log:q} >&2"
 
 

@@ -1,0 +1,307 @@
+"""A build's store records, grouped and cut into record buckets ahead of the load, one kind at a time.
+
+What MongoDB holds of a build (store format 2, :mod:`pipeline.store.store_format`) is four kinds of
+records -- papers (``documents``), concepts with their vertex ids (``concepts``), the evidence of
+each concept--concept edge (``evidence``) and what each paper says of its concepts (``papers``) --
+each cut into content-addressed record buckets (:mod:`pipeline.store.buckets`). Producing them is
+the work: grouping 30M predications' evidence took about 6 of the 30M build's 6.1 load minutes;
+writing the buckets a store lacks is the rest.
+
+So the grouping is a stage of its own (``litpath bucket-records``, the workflow's
+``bucket_records`` rule, one job per kind) that writes a **bucket file** per kind into the build
+folder, and ``litpath load-mongo`` only sends the buckets the store lacks, at the store's speed:
+
+* the kinds are independent of each other, and documents and papers need no graph: under
+  Snakemake their jobs run beside the graph build and beside each other, on cores the single-threaded
+  grouping left idle;
+* a load that failed halfway (the server went away), a second store (the user's own MongoDB
+  beside the local one) or a reload after ``litpath builds rm`` reads the bucket files again
+  instead of grouping again.
+
+A bucket file is an Arrow IPC file (:func:`write_bucket_file`): one row per bucket, in key order
+-- ``bucket_id``, ``first`` (the key of its first row, as strings), ``rows``, ``data`` (the
+bucket's own IPC bytes, lz4 inside, so the file itself is uncompressed) -- and beside it a JSON
+record (:func:`pipeline.builds.layout.bucket_file_record`) of the kind, the store format and the grouping's counts, written last:
+a file without its record is incomplete. The load checks the kind and format before it trusts a
+file, and each bucket's bytes against its id as it reads them; the bytes are the buckets
+themselves, so a load from bucket files stores exactly what the in-process load would (tested).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+from pipeline.builds.layout import GraphFolder, bucket_file_record
+from pipeline.builds.tables import table_path
+from pipeline.config import default_of
+from pipeline.runtime.files import write_atomically
+from pipeline.store.buckets import MEAN_ROWS, Bucket, bucketed
+from pipeline.store.evidence_rows import (
+    EVIDENCE,
+    ReadableSources,
+    concept_edge_keys,
+    evidence_partitions,
+    evidence_tables,
+)
+from pipeline.store.paper_evidence import PAPERS, paper_partitions, paper_tables
+from pipeline.store.store_format import KEYS, KINDS, STORE_FORMAT
+
+DOCUMENTS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("pmid", pa.int64()),
+        ("doi", pa.string()),
+        ("cord_uid", pa.string()),
+        ("title", pa.string()),
+        ("year", pa.int32()),
+        ("source", pa.string()),
+    ]
+)
+CONCEPTS = pa.schema(
+    [("cui", pa.string()), ("name", pa.string()), ("semtypes", pa.list_(pa.string())), ("vid", pa.int64())]
+)
+RECORDS = {"documents": DOCUMENTS, "concepts": CONCEPTS, "evidence": EVIDENCE, "papers": PAPERS}
+# The kinds whose records need the graph (vertex ids, concept--concept edges); the others are
+# grouped from the merged tables alone, so their jobs need not wait for build-graph.
+NEEDS_GRAPH = frozenset({"concepts", "evidence"})
+
+BUCKET_FILE = pa.schema(
+    [("bucket_id", pa.string()), ("first", pa.list_(pa.string())), ("rows", pa.int64()), ("data", pa.large_binary())]
+)
+_BATCH_BUCKETS = 256
+
+
+def row_count(tables_dir: Path, name: str) -> int | None:
+    """Rows of a table from its Parquet metadata (None when it is absent): the progress total."""
+    path = table_path(tables_dir, name)
+    return None if path is None else ds.dataset(str(path), format="parquet").count_rows()
+
+
+def document_parts(tables_dir: Path, batch_rows: int) -> Iterator[pa.Table]:
+    """The build's papers (the documents table, sorted by doc_id), a batch at a time."""
+    path = table_path(tables_dir, "documents")
+    if path is None:
+        return
+    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=DOCUMENTS.names, batch_size=batch_rows):
+        yield pa.Table.from_batches([batch]).cast(DOCUMENTS)
+
+
+def concept_rows(tables_dir: Path, graph_dir: Path) -> pa.Table:
+    """cui, name, semtypes, vid: the concepts table joined (full outer) with the concept vertices."""
+    vertices = pq.read_table(GraphFolder(graph_dir).vertices, columns=["vid", "kind", "key", "name"])
+    vertices = vertices.filter(pc.equal(vertices["kind"], "concept"))
+    vertices = pa.table({"cui": vertices["key"], "vid": vertices["vid"], "vertex_name": vertices["name"]})
+    path = table_path(tables_dir, "concepts")
+    if path is None:
+        concepts = CONCEPTS.remove(3).empty_table()
+    else:
+        concepts = ds.dataset(str(path), format="parquet").to_table(columns=["cui", "name", "semtypes"])
+    # Joined by lookup: Arrow's hash join cannot carry the list column semtypes.
+    position = pc.index_in(concepts["cui"], value_set=vertices["cui"].combine_chunks())
+    known = pa.table(
+        {
+            "cui": concepts["cui"],
+            "name": concepts["name"],
+            "semtypes": concepts["semtypes"],
+            "vid": pc.take(vertices["vid"], position),
+        }
+    )
+    unknown = vertices.filter(pc.invert(pc.is_in(vertices["cui"], value_set=concepts["cui"].combine_chunks())))
+    only_vertices = pa.table(
+        {
+            "cui": unknown["cui"],
+            "name": unknown["vertex_name"],
+            "semtypes": pa.nulls(unknown.num_rows, pa.list_(pa.string())),
+            "vid": unknown["vid"],
+        }
+    )
+    return pa.concat_tables([known.cast(CONCEPTS), only_vertices.cast(CONCEPTS)]).sort_by("cui")
+
+
+@dataclass(frozen=True)
+class GroupingSettings:
+    """What the grouping of the readable evidence is told: the memory budget it partitions within,
+    where it spills, the cap on documents per hop and the sentences quoted per hop (None: the
+    config schema's ``evidence.sentences_per_hop``)."""
+
+    budget_bytes: int
+    spill_dir: Path
+    max_evidence: int = 1_000
+    sentences_per_hop: int | None = None
+
+    @property
+    def per_hop(self) -> int:
+        value = default_of("evidence.sentences_per_hop") if self.sentences_per_hop is None else self.sentences_per_hop
+        return int(value)
+
+
+@dataclass
+class KindRecords:
+    """One kind's records as table parts in key order (``parts()``, to be consumed once), the row
+    total for the progress line (None when unknown up front), and ``notes``: the counts the
+    grouping records beside the rows (partitions, hops truncated), complete once the parts are."""
+
+    kind: str
+    parts: Callable[[], Iterable[pa.Table]]
+    total: int | None
+    notes: dict[str, int] = field(default_factory=dict)
+
+    def buckets(self) -> Iterator[Bucket]:
+        """The kind's record buckets, in key order (:func:`pipeline.store.buckets.bucketed`)."""
+        schema = RECORDS[self.kind]
+        yield from bucketed((part.select(schema.names).cast(schema) for part in self.parts()), KEYS[self.kind],
+                            MEAN_ROWS[self.kind])  # fmt: skip
+
+
+def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: GroupingSettings) -> KindRecords:
+    """The records of ``kind`` of the build whose merged tables are in ``tables_dir`` (and whose
+    graph is in ``graph_dir``, which the kinds of :data:`NEEDS_GRAPH` read)."""
+    tables_dir = Path(tables_dir)
+    if kind in NEEDS_GRAPH:
+        if graph_dir is None:
+            raise ValueError(f"the {kind} records need the build's graph folder (--graph-dir)")
+        graph_dir = Path(graph_dir)
+        for needed in (GraphFolder(graph_dir).vertices, GraphFolder(graph_dir).edges):
+            if not needed.exists():
+                raise FileNotFoundError(f"{needed} not found (run build-graph first)")
+    if kind == "documents":
+        return KindRecords(kind, lambda: document_parts(tables_dir, 1 << 18), row_count(tables_dir, "documents"))
+    if kind == "concepts":
+        return KindRecords(kind, lambda: [concept_rows(tables_dir, graph_dir)], None)
+    predications = row_count(tables_dir, "predications") or 0
+    if kind == "evidence":
+        edge_keys = concept_edge_keys(graph_dir)
+        partitions = evidence_partitions(predications, settings.budget_bytes)
+        records = KindRecords(kind, lambda: [], len(edge_keys[0]),
+                              {"evidence_partitions": partitions, "evidence_truncated": 0})  # fmt: skip
+
+        def evidence_parts() -> Iterator[pa.Table]:
+            for part in evidence_tables(tables_dir, edge_keys, 1 << 18, partitions, settings.spill_dir,
+                                        max_evidence=settings.max_evidence, sentences_per_hop=settings.per_hop):  # fmt: skip
+                records.notes["evidence_truncated"] += pc.sum(part.column("truncated")).as_py() or 0
+                yield part
+
+        records.parts = evidence_parts
+        return records
+    if kind == "papers":
+        # what each paper says of its concepts: the concept-abstract hops' readable evidence
+        ranges = paper_partitions(predications, settings.budget_bytes)
+        per_hop = settings.per_hop
+        return KindRecords(
+            kind,
+            lambda: paper_tables(tables_dir, ranges, ReadableSources.of_build(tables_dir, per_hop)),
+            None,
+            {"paper_partitions": ranges, "sentences_per_hop": per_hop},
+        )
+    raise ValueError(f"unknown record kind {kind!r}: expected one of {', '.join(KINDS)}")
+
+
+# -- bucket files
+
+
+def write_bucket_file(path: Path, kind: str, records: KindRecords,
+                      progress: Callable[[int], None] | None = None) -> dict[str, int]:  # fmt: skip
+    """Group ``records`` into buckets and write them to ``path`` (atomically: a temporary file
+    renamed over it once complete); return the counts (rows and buckets, and the grouping's notes),
+    which also go into the file's metadata. ``progress`` gets the rows bucketed so far."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    rows = buckets = 0
+    batch: list[Bucket] = []
+    with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, BUCKET_FILE) as writer:
+
+        def flush() -> None:
+            if batch:
+                writer.write_table(_bucket_table(batch))
+                batch.clear()
+
+        for bucket in records.buckets():
+            batch.append(bucket)
+            rows += bucket.rows
+            buckets += 1
+            if len(batch) >= _BATCH_BUCKETS:
+                flush()
+                if progress is not None:
+                    progress(rows)
+        flush()
+    counts = {f"{kind}_in_build": rows, f"{kind}_buckets": buckets, **records.notes}
+    tmp.replace(path)
+    # The counts are known only once every bucket is written, after the IPC file's schema: they go
+    # into a JSON record beside it, written last, so that a file without its record is incomplete.
+    write_atomically(bucket_file_record(path), json.dumps({"kind": kind, "store_format": STORE_FORMAT, "counts": counts},
+                                                 indent=1, sort_keys=True))  # fmt: skip
+    return counts
+
+
+def _bucket_table(buckets: list[Bucket]) -> pa.Table:
+    return pa.table(
+        {
+            "bucket_id": [b.bucket_id for b in buckets],
+            "first": [[None if v is None else str(v) for v in b.first] for b in buckets],
+            "rows": [b.rows for b in buckets],
+            "data": pa.array([b.data for b in buckets], pa.large_binary()),
+        },
+        schema=BUCKET_FILE,
+    )
+
+
+class BucketFileError(ValueError):
+    """A bucket file that cannot be used: missing its record, of another kind or store format."""
+
+
+@dataclass(frozen=True)
+class BucketFile:
+    """A bucket file written by :func:`write_bucket_file`, checked for its kind and store format."""
+
+    path: Path
+    kind: str
+    counts: dict[str, int]
+
+    @classmethod
+    def open(cls, path: Path, kind: str) -> BucketFile:
+        path = Path(path)
+        record = bucket_file_record(path)
+        if not path.exists() or not record.exists():
+            raise BucketFileError(f"{path}: no complete bucket file (run `litpath bucket-records --kind {kind}`)")
+        try:
+            meta = json.loads(record.read_text())
+        except (OSError, ValueError) as error:
+            raise BucketFileError(f"{record}: unreadable ({error})") from error
+        if meta.get("kind") != kind:
+            raise BucketFileError(f"{path}: holds {meta.get('kind')!r} buckets, not {kind!r}")
+        if meta.get("store_format") != STORE_FORMAT:
+            raise BucketFileError(
+                f"{path}: store format {meta.get('store_format')!r}, this litpath writes {STORE_FORMAT}: "
+                "group the records again"
+            )
+        return cls(path, kind, dict(meta.get("counts") or {}))
+
+    def buckets(self) -> Iterator[Bucket]:
+        """The file's buckets, in key order, a batch in memory at a time."""
+        key_columns = len(KEYS[self.kind])
+        with pa.memory_map(str(self.path), "r") as source:
+            reader = ipc.open_file(source)
+            for index in range(reader.num_record_batches):
+                batch = reader.get_batch(index)
+                firsts = batch.column("first").to_pylist()
+                rows = batch.column("rows").to_pylist()
+                ids = batch.column("bucket_id").to_pylist()
+                data = batch.column("data")
+                for position, (first, n) in enumerate(zip(firsts, rows, strict=True)):
+                    if len(first) != key_columns:
+                        raise BucketFileError(f"{self.path}: bucket {position} of batch {index} has a key of "
+                                              f"{len(first)} columns, {self.kind} has {key_columns}")  # fmt: skip
+                    bucket = Bucket(first=tuple(first), rows=n, data=data[position].as_py())
+                    if bucket.bucket_id != ids[position]:  # the id is the bytes' digest: damage shows
+                        raise BucketFileError(f"{self.path}: bucket {ids[position]} does not match its bytes")
+                    yield bucket
