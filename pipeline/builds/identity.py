@@ -95,6 +95,27 @@ def sha256_of_file(path: Path, cache: dict[str, Any] | None = None) -> str:
     return value
 
 
+# The input kinds whose rows no stage reads under a mention source: the SemMedDB ENTITY table
+# (a concept occurrence per row, 15 per predication in a release: 137.7 GB of CSV) is read only to
+# count mentions by entities ("entities", "both"). Under "predications" (and "auto", which is
+# predications: pipeline.merge.mention_source_for) the workflow neither ingests nor merges those
+# files: at 30M calibrated predications the ENTITY file's ingest alone was a 15.7-minute job, the
+# longest of the build. The files stay among the build's inputs (their checksums in its record
+# and id), so a build that changes the mention source ingests them then.
+UNREAD_KINDS: dict[str, frozenset[str]] = {
+    "auto": frozenset({"semmeddb_entity"}),
+    "predications": frozenset({"semmeddb_entity"}),
+    "entities": frozenset(),
+    "both": frozenset(),
+}
+
+
+def unread_kinds(config: dict[str, Any]) -> frozenset[str]:
+    """The input kinds no stage reads under ``config``'s ``ingest.mention_source`` (:data:`UNREAD_KINDS`)."""
+    source = (config.get("ingest") or {}).get("mention_source") or schema_of("ingest.mention_source")["default"]
+    return UNREAD_KINDS.get(source, frozenset())
+
+
 def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> list[InputFile]:
     """Expand the configured paths/globs; a pattern that matches nothing is an error."""
     cache: dict[str, Any] = {}

@@ -65,6 +65,12 @@ class TableFolder:
     def counts(self) -> Path:
         return Path(self.path) / "counts.json"
 
+    @property
+    def changed_papers(self) -> Path:
+        """A merge on the delta's list of the papers whose rows may differ from the earlier
+        build's (doc_id, sorted); absent after a full merge."""
+        return Path(self.path) / "changed_papers.parquet"
+
 
 @dataclass(frozen=True)
 class GraphFolder:

@@ -95,11 +95,13 @@ def mention_source_for(requested: str, file_counts: list[dict[str, Any]]) -> tup
     if requested != "auto":
         return requested, f"mention_source: {requested} set in the configuration"
     entity_files = Counter(counts.get("kind") for counts in file_counts)["semmeddb_entity"]
-    ignored = (f"; the {entity_files} SemMedDB ENTITY file(s) are not read for mentions (mention_source: "
-               "entities or both reads them)" if entity_files else "")  # fmt: skip
+    # The workflow does not ingest ENTITY files under auto (pipeline.builds.identity.UNREAD_KINDS);
+    # a merge given some anyway leaves them unread.
+    ignored = (f"; the {entity_files} SemMedDB ENTITY file(s) given are not read" if entity_files
+               else "; SemMedDB ENTITY files are neither ingested nor read")  # fmt: skip
     return "predications", (
         "auto: a mention is a predication argument, the reading whose counts reproduce the paper's "
-        "196M paper-concept relations" + ignored
+        "196M paper-concept relations" + ignored + " (mention_source: entities or both reads them)"
     )
 
 
@@ -154,6 +156,11 @@ def merge_ingested(
         written[name] = write(TableFolder(out_dir).table(name))
         progress.advance(step_rows[name])
     # ingest.until_year: the time slice, the papers published up to that year (time_slice.py)
+    changed_papers = TableFolder(out_dir).changed_papers
+    if incremental is not None and incremental["used"]:
+        incremental["changed_papers"] = delta.write_changed_papers(changed_papers)
+    else:
+        changed_papers.unlink(missing_ok=True)  # left by an earlier merge into this folder
     time_slice = None if config.get("until_year") is None else cut_at_year(out_dir, int(config["until_year"]))
     if time_slice is not None:
         written.update({name: rows["kept"] for name, rows in time_slice["rows"].items()})

@@ -80,6 +80,8 @@ class Delta:
         self.old_papers: PaperIds | None = None
         self.deleted = pa.array([], pa.string())  # the papers the new files delete (D)
         self.rematched = pa.array([], pa.string())  # papers whose DOI match changed, and their targets
+        # every paper whose rows may differ from the earlier build's (write_documents sets it)
+        self.changed_papers = pa.array([], pa.string())
 
     def refusal(self, requested: str, step_names: list[str]) -> str | None:
         """Why this merge cannot work on the delta, or None when it can. Matches DOIs before and
@@ -205,6 +207,10 @@ class Delta:
                     parts.append(cleaned_records(records, index, self.papers))
         merged = merged_documents(pa.concat_tables(parts)) if parts else tables.DOCUMENTS.empty_table()
         self.inputs.bump("delta_documents_recomputed", len(keys))
+        # The papers merged again are every paper whose row of any table may differ from the
+        # earlier build's (the other tables change only for the deleted ones, among them): what
+        # the store's grouping redoes (pipeline.store.record_buckets) on top of the earlier build.
+        self.changed_papers = keys.take(pc.sort_indices(keys))
         written, _ = _splice(
             self.previous.table("documents"), path, tables.DOCUMENTS, ["doc_id"],
             drop=lambda t: _is_in(t.column("doc_id"), keys), added=merged,
@@ -214,6 +220,12 @@ class Delta:
         self.papers.deleted_for_good = set(deleted.filter(pc.invert(_is_in(deleted, present))).to_pylist())
         self.inputs.bump("documents_deleted_final", len(self.papers.deleted_for_good))
         return written
+
+    def write_changed_papers(self, path: Path) -> int:
+        """The papers whose rows may differ from the earlier build's (sorted doc_ids), for the
+        stages that redo only those on top of the earlier build's outputs."""
+        pq.write_table(pa.table({"doc_id": self.changed_papers}), path)
+        return len(self.changed_papers)
 
     def write_doc_rows(self, name: str, path: Path, dictionary: list[str] | bool = False) -> int:
         """Mentions or predications: the earlier table without the rows of the papers the new

@@ -190,10 +190,12 @@ def load_mongo_command(
 )  # fmt: skip
 @option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
         help="The bucket file to write (a build's store/<kind>.buckets.arrow; its .json record beside it).")  # fmt: skip
-def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path) -> None:
+@option("--reuse/--no-reuse", "reuse", default=True, show_default=True,
+        help="On top of the earlier build of a merge on the delta, reuse its buckets of the records that did not change.")  # fmt: skip
+def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path, reuse) -> None:
     """Group one kind of a build's store records into record buckets, for `litpath load-mongo --buckets-dir`."""
     from pipeline.runtime.progress import Progress
-    from pipeline.store.record_buckets import GroupingSettings, kind_records, write_bucket_file
+    from pipeline.store.record_buckets import GroupingSettings, group_kind
 
     config = _stage_config(_read_record(record_file)) if record_file is not None else None
     settings = GroupingSettings(
@@ -202,12 +204,17 @@ def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path) -
         sentences_per_hop=((config or {}).get("evidence") or {}).get("sentences_per_hop"),
     )
     try:
-        records = kind_records(kind, tables_dir, graph_dir, settings)
-        line = Progress(f"litpath bucket-records {kind}", records.total, "rows")
-        counts = write_bucket_file(out_path, kind, records, progress=line.update)
+        lines: list[Progress] = []
+
+        def progress_for(total: int | None):
+            lines.append(Progress(f"litpath bucket-records {kind}", total, "rows"))
+            return lines[-1].update
+
+        counts = group_kind(kind, tables_dir, graph_dir, settings, out_path, reuse=reuse, progress_for=progress_for)
     except (FileNotFoundError, ValueError) as error:
         raise click.ClickException(str(error)) from error
-    line.finish(f"{counts[f'{kind}_buckets']:,} buckets")
+    lines[-1].finish(f"{counts[f'{kind}_buckets']:,} buckets" + (f", {counts[f'{kind}_reused_buckets']:,} of them "
+                     "reused" if f"{kind}_reused_buckets" in counts else ""))
     click.echo(f"{kind}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
 
 

@@ -56,7 +56,7 @@ PAPERS = pa.schema(
         ("sentences", pa.list_(STATEMENT)),
     ]
 )
-_COLUMNS = ["predication_id", "doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"]
+PREDICATION_COLUMNS = ["predication_id", "doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"]
 
 
 def paper_partitions(predication_rows: int, budget_bytes: int) -> int:
@@ -83,15 +83,15 @@ def paper_tables(tables_dir: Path, partitions: int, sources: ReadableSources) ->
             where = pc.field("doc_id") >= low
         if high is not None:
             where = pc.field("doc_id") < high if where is None else where & (pc.field("doc_id") < high)
-        rows = predications.to_table(columns=_COLUMNS, filter=where)
+        rows = predications.to_table(columns=PREDICATION_COLUMNS, filter=where)
         if rows.num_rows:
-            papers = group_papers(_as_strings(rows), sources)
+            papers = group_papers(as_strings(rows), sources)
             del rows
             pa.default_memory_pool().release_unused()  # give the range's memory back before the next
             yield papers
 
 
-def _as_strings(rows: pa.Table) -> pa.Table:
+def as_strings(rows: pa.Table) -> pa.Table:
     for name in ("doc_id", "predicate", "subject_cui", "object_cui"):
         column = rows.column(name)
         if column.type != pa.string():

@@ -4,8 +4,8 @@ What MongoDB holds of a build (store format 2, :mod:`pipeline.store.store_format
 records -- papers (``documents``), concepts with their vertex ids (``concepts``), the evidence of
 each concept--concept edge (``evidence``) and what each paper says of its concepts (``papers``) --
 each cut into content-addressed record buckets (:mod:`pipeline.store.buckets`). Producing them is
-the work: grouping 30M predications' evidence took about 6 of the 30M build's 6.1 load minutes;
-writing the buckets a store lacks is the rest.
+the work: at 30M predications, grouping the evidence and the papers' statements took 6.3 of the
+load's 6.8 minutes (bench/results/mongo_load.md); writing the buckets a store lacks is the rest.
 
 So the grouping is a stage of its own (``litpath bucket-records``, the workflow's
 ``bucket_records`` rule, one job per kind) that writes a **bucket file** per kind into the build
@@ -15,8 +15,9 @@ folder, and ``litpath load-mongo`` only sends the buckets the store lacks, at th
   Snakemake their jobs run beside the graph build and beside each other, on cores the single-threaded
   grouping left idle;
 * a load that failed halfway (the server went away), a second store (the user's own MongoDB
-  beside the local one) or a reload after ``litpath builds rm`` reads the bucket files again
-  instead of grouping again.
+  beside the local one) or a store restored from an older backup is sent the bucket files
+  again instead of grouping again; and a rebuild on top of this build reuses them
+  (:func:`rebuilt_records`).
 
 A bucket file is an Arrow IPC file (:func:`write_bucket_file`): one row per bucket, in key order
 -- ``bucket_id``, ``first`` (the key of its first row, as strings), ``rows``, ``data`` (the
@@ -30,6 +31,7 @@ themselves, so a load from bucket files stores exactly what the in-process load 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +42,11 @@ import pyarrow.dataset as ds
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from pipeline.builds.layout import GraphFolder, bucket_file_record
-from pipeline.builds.tables import table_path
+from pipeline.builds.layout import BuildLayout, GraphFolder, TableFolder, bucket_file_record
+from pipeline.builds.tables import ALL_TABLES, table_path
 from pipeline.config import default_of
 from pipeline.runtime.files import write_atomically
+from pipeline.store.bucket_reuse import ReuseMismatch, ReuseTally, rebuilt_buckets, reuse_plan
 from pipeline.store.buckets import MEAN_ROWS, Bucket, bucketed
 from pipeline.store.evidence_rows import (
     EVIDENCE,
@@ -52,7 +55,14 @@ from pipeline.store.evidence_rows import (
     evidence_partitions,
     evidence_tables,
 )
-from pipeline.store.paper_evidence import PAPERS, paper_partitions, paper_tables
+from pipeline.store.paper_evidence import (
+    PAPERS,
+    PREDICATION_COLUMNS,
+    as_strings,
+    group_papers,
+    paper_partitions,
+    paper_tables,
+)
 from pipeline.store.store_format import KEYS, KINDS, STORE_FORMAT
 
 DOCUMENTS = pa.schema(
@@ -73,6 +83,8 @@ RECORDS = {"documents": DOCUMENTS, "concepts": CONCEPTS, "evidence": EVIDENCE, "
 # The kinds whose records need the graph (vertex ids, concept--concept edges); the others are
 # grouped from the merged tables alone, so their jobs need not wait for build-graph.
 NEEDS_GRAPH = frozenset({"concepts", "evidence"})
+
+log = logging.getLogger(__name__)
 
 BUCKET_FILE = pa.schema(
     [("bucket_id", pa.string()), ("first", pa.list_(pa.string())), ("rows", pa.int64()), ("data", pa.large_binary())]
@@ -153,10 +165,15 @@ class KindRecords:
     kind: str
     parts: Callable[[], Iterable[pa.Table]]
     total: int | None
-    notes: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int | str] = field(default_factory=dict)
+    # On top of an earlier build: the buckets, most of them the earlier build's (rebuilt_records)
+    rebuilt: Callable[[], Iterator[Bucket]] | None = None
 
     def buckets(self) -> Iterator[Bucket]:
         """The kind's record buckets, in key order (:func:`pipeline.store.buckets.bucketed`)."""
+        if self.rebuilt is not None:
+            yield from self.rebuilt()
+            return
         schema = RECORDS[self.kind]
         yield from bucketed((part.select(schema.names).cast(schema) for part in self.parts()), KEYS[self.kind],
                             MEAN_ROWS[self.kind])  # fmt: skip
@@ -182,7 +199,8 @@ def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: 
         edge_keys = concept_edge_keys(graph_dir)
         partitions = evidence_partitions(predications, settings.budget_bytes)
         records = KindRecords(kind, lambda: [], len(edge_keys[0]),
-                              {"evidence_partitions": partitions, "evidence_truncated": 0})  # fmt: skip
+                              {"evidence_partitions": partitions, "evidence_truncated": 0,
+                               "sentences_per_hop": settings.per_hop, "max_evidence": settings.max_evidence})  # fmt: skip
 
         def evidence_parts() -> Iterator[pa.Table]:
             for part in evidence_tables(tables_dir, edge_keys, 1 << 18, partitions, settings.spill_dir,
@@ -203,6 +221,208 @@ def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: 
             {"paper_partitions": ranges, "sentences_per_hop": per_hop},
         )
     raise ValueError(f"unknown record kind {kind!r}: expected one of {', '.join(KINDS)}")
+
+
+# -- on top of an earlier build
+
+
+# Above this share of the earlier build's buckets to decode and cut again, grouping everything
+# afresh costs about as much and holds less at once.
+MAX_REBUILT_SHARE = 0.5
+REUSED_KINDS = ("evidence", "papers")  # documents and concepts are cheap to group whole
+
+
+@dataclass(frozen=True)
+class EarlierBuild:
+    """The build a merge on the delta started from (``root``, its folder), and ``changed``: the
+    papers whose rows may differ between the two (the merge's ``changed_papers.parquet``)."""
+
+    root: Path
+    changed: pa.Array
+
+    @classmethod
+    def of(cls, tables_dir: Path) -> tuple[EarlierBuild | None, str]:
+        """The earlier build of the merge that wrote ``tables_dir``, or None and why there is none."""
+        folder = TableFolder(tables_dir)
+        try:
+            incremental = json.loads(folder.counts.read_text()).get("incremental") or {}
+        except (OSError, ValueError) as error:
+            return None, f"{folder.counts} unreadable ({error})"
+        if not incremental.get("used"):
+            return None, "the merge was not on the delta of an earlier build" + (
+                f" ({incremental['reason']})" if incremental.get("reason") else "")
+        if not folder.changed_papers.exists():
+            return None, f"{folder.changed_papers} is missing"
+        changed = pq.read_table(folder.changed_papers, columns=["doc_id"]).column("doc_id").combine_chunks()
+        if len(changed) != incremental.get("changed_papers"):
+            return None, f"{folder.changed_papers} does not hold the {incremental.get('changed_papers')} papers counts.json names"
+        return cls(Path(incremental["previous_tables"]).parent, changed), ""
+
+    @property
+    def tables(self) -> Path:
+        return BuildLayout(self.root).tables.path
+
+    def bucket_file(self, kind: str) -> BucketFile | None:
+        try:
+            return BucketFile.open(BuildLayout(self.root).bucket_file(kind), kind)
+        except BucketFileError:
+            return None
+
+
+def _joined_pairs(cui_a: pa.Array, cui_b: pa.Array) -> pa.Array:
+    """Concept pairs as "cui_a|cui_b", as :func:`pipeline.store.buckets.bucketed` joins a key."""
+    joined = pc.binary_join_element_wise(cui_a.cast(pa.string()), cui_b.cast(pa.string()), "|")
+    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
+
+
+def _rows_of_papers(tables_dir: Path, doc_ids: pa.Array, columns: list[str]) -> pa.Table:
+    """The predications of these papers (a filtered scan)."""
+    path = table_path(tables_dir, "predications")
+    if path is None:
+        return ALL_TABLES["predications"].empty_table().select(columns)
+    return ds.dataset(str(path), format="parquet").to_table(columns=columns, filter=pc.field("doc_id").isin(doc_ids))
+
+
+def papers_redone(tables_dir: Path, earlier: EarlierBuild) -> pa.Array:
+    """Of the papers the merge changed, those whose store records may differ: a predication
+    removed or added (the merge on the delta only removes: a deleted paper's), or another year
+    (a revised record). A title or DOI changes the documents only, which are grouped whole."""
+    changed = earlier.changed.cast(pa.string())
+
+    def statements(folder: Path) -> pa.Table:
+        rows = _rows_of_papers(folder, changed, ["doc_id", "predication_id"])
+        return rows.group_by("doc_id").aggregate([("predication_id", "count_distinct"), ("predication_id", "sum")])
+
+    def years(folder: Path) -> pa.Table:
+        path = table_path(folder, "documents")
+        table = ds.dataset(str(path), format="parquet").to_table(columns=["doc_id", "year"],
+                                                                 filter=pc.field("doc_id").isin(changed))  # fmt: skip
+        return table.cast(pa.schema([("doc_id", pa.string()), ("year", pa.int32())]))
+
+    redone: set[str] = set()
+    for table in (statements, years):
+        before = {tuple(row.values()) for row in table(earlier.tables).to_pylist()}
+        after = {tuple(row.values()) for row in table(tables_dir).to_pylist()}
+        redone |= {row[0] for row in before ^ after}
+    return pa.array(sorted(redone), pa.string())
+
+
+def _rebuilt(kind: str, earlier_file: BucketFile, changed: list[tuple], regroup: Callable[[], pa.Table],
+             expected_rows: int, notes: dict) -> Callable[[], Iterator[Bucket]] | None:  # fmt: skip
+    """The rebuild of ``kind``'s buckets on the earlier file, or None when too much changed."""
+    mapped = earlier_file.mapped()
+    plan = reuse_plan(mapped.firsts, changed, MEAN_ROWS[kind])
+    share = 1 - sum(plan) / max(len(plan), 1)
+    notes.update({f"{kind}_changed_keys": len(changed), f"{kind}_earlier_buckets": len(plan)})
+    if share > MAX_REBUILT_SHARE:
+        mapped.close()
+        notes[f"{kind}_reuse"] = f"none: {share:.0%} of the earlier buckets would be cut again"
+        return None
+
+    def buckets() -> Iterator[Bucket]:
+        tally = ReuseTally()
+        try:
+            yield from rebuilt_buckets(mapped, changed, regroup(), KEYS[kind], MEAN_ROWS[kind], expected_rows, tally)
+        finally:
+            mapped.close()
+        notes.update({f"{kind}_reused_buckets": tally.reused, f"{kind}_decoded_buckets": tally.decoded,
+                      f"{kind}_reuse": f"on build {earlier_file.path.parents[1].name}"})  # fmt: skip
+        if kind == "evidence":
+            dropped = sum(pc.sum(t.column("truncated")).as_py() or 0 for t in tally.dropped)
+            earlier_truncated = int(earlier_file.counts.get("evidence_truncated", 0))
+            notes["evidence_truncated"] = earlier_truncated - dropped + int(notes.get("evidence_truncated", 0))
+
+    return buckets
+
+
+def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | None, settings: GroupingSettings,
+                    earlier: EarlierBuild) -> KindRecords:  # fmt: skip
+    """``records`` of ``kind`` (:func:`kind_records`), set to reuse the earlier build's buckets of
+    the records that did not change (:mod:`pipeline.store.bucket_reuse`); as they were when the
+    earlier build has no bucket file of the kind or too much changed (``notes`` says which)."""
+    kind = records.kind
+    earlier_file = earlier.bucket_file(kind) if kind in REUSED_KINDS else None
+    if earlier_file is None:
+        records.notes[f"{kind}_reuse"] = "none: " + ("grouped whole" if kind not in REUSED_KINDS
+                                                     else "the earlier build has no bucket file of it")  # fmt: skip
+        return records
+    earlier_settings = {key: earlier_file.counts.get(key) for key in ("sentences_per_hop", "max_evidence")}
+    settings_now = {"sentences_per_hop": settings.per_hop, "max_evidence": settings.max_evidence}
+    if kind == "papers":
+        del earlier_settings["max_evidence"], settings_now["max_evidence"]
+    if earlier_settings != settings_now:  # the earlier records quote other numbers of sentences or documents
+        records.notes[f"{kind}_reuse"] = f"none: the earlier build grouped with {earlier_settings}, this one {settings_now}"
+        return records
+    papers = papers_redone(tables_dir, earlier)
+    if kind == "papers":
+        changed = [(doc,) for doc in papers.to_pylist()]
+        sources = ReadableSources.of_build(tables_dir, settings.per_hop)
+
+        def regroup() -> pa.Table:
+            rows = _rows_of_papers(tables_dir, papers, PREDICATION_COLUMNS)
+            return group_papers(as_strings(rows), sources) if rows.num_rows else PAPERS.empty_table()
+
+        path = table_path(tables_dir, "predications")
+        expected = pc.count_distinct(ds.dataset(str(path), format="parquet").to_table(columns=["doc_id"])["doc_id"]).as_py() \
+            if path is not None else 0
+    else:  # evidence: the pairs those papers' predications join, and the edges added or removed
+        edge_keys = concept_edge_keys(graph_dir)
+        now = _joined_pairs(*edge_keys)
+        before = _joined_pairs(*concept_edge_keys(BuildLayout(earlier.root).graph("full").graph_dir))
+        named = []
+        for folder in (earlier.tables, tables_dir):
+            rows = _rows_of_papers(folder, papers, ["subject_cui", "object_cui"])
+            s, o = rows["subject_cui"].cast(pa.string()), rows["object_cui"].cast(pa.string())
+            first = pc.if_else(pc.less(s, o), s, o)
+            named.append(_joined_pairs(first, pc.if_else(pc.less(s, o), o, s)))
+        named = pc.unique(pa.concat_arrays([a.cast(pa.string()) for a in named]))
+        added = now.filter(pc.invert(pc.is_in(now, value_set=before)))
+        removed = before.filter(pc.invert(pc.is_in(before, value_set=now)))
+        on_an_edge = named.filter(pc.or_(pc.is_in(named, value_set=now), pc.is_in(named, value_set=before)))
+        changed = sorted(tuple(pair.split("|", 1)) for pair in
+                         pc.unique(pa.concat_arrays([on_an_edge, added, removed])).to_pylist())  # fmt: skip
+        redo = pc.is_in(now, value_set=pa.concat_arrays([named, added]))
+        subset = (edge_keys[0].filter(redo), edge_keys[1].filter(redo))
+
+        def regroup() -> pa.Table:
+            if not len(subset[0]):
+                return EVIDENCE.empty_table()
+            grouped = list(evidence_tables(tables_dir, subset, 1 << 18, 1, settings.spill_dir,
+                                           max_evidence=settings.max_evidence, sentences_per_hop=settings.per_hop))  # fmt: skip
+            table = pa.concat_tables(grouped) if grouped else EVIDENCE.empty_table()
+            records.notes.update({"evidence_partitions": 1,
+                                  "evidence_truncated": pc.sum(table.column("truncated")).as_py() or 0})  # fmt: skip
+            return table
+
+        expected = len(edge_keys[0])
+    rebuilt = _rebuilt(kind, earlier_file, changed, regroup, expected, records.notes)
+    records.rebuilt = rebuilt
+    return records
+
+
+def group_kind(kind: str, tables_dir: Path, graph_dir: Path | None, settings: GroupingSettings, out_path: Path,
+               reuse: bool = True, progress_for: Callable[[int | None], Callable[[int], None]] | None = None,
+               ) -> dict:  # fmt: skip
+    """``litpath bucket-records``: group ``kind``'s records into the bucket file ``out_path``; with
+    ``reuse``, on top of the earlier build of a merge on the delta where there is one
+    (:class:`EarlierBuild`, :func:`rebuilt_records`), else afresh. Returns the file's counts; its
+    ``<kind>_reuse`` says which it was and why. ``progress_for(total rows)`` gives the callback
+    that is told the rows written so far."""
+    earlier, why = EarlierBuild.of(tables_dir) if reuse else (None, "reuse turned off (--no-reuse)")
+    records = kind_records(kind, tables_dir, graph_dir, settings)
+    progress = progress_for(records.total) if progress_for is not None else None
+    if earlier is None:
+        records.notes[f"{kind}_reuse"] = f"none: {why}"
+        return write_bucket_file(out_path, kind, records, progress)
+    records = rebuilt_records(records, tables_dir, graph_dir, settings, earlier)
+    try:
+        return write_bucket_file(out_path, kind, records, progress)
+    except (ReuseMismatch, BucketFileError) as error:
+        # the check of the rebuild failed: the earlier build is no base for this one; group afresh
+        log.warning("%s: %s; grouping every record afresh", kind, error)
+        records = kind_records(kind, tables_dir, graph_dir, settings)
+        records.notes[f"{kind}_reuse"] = f"none: {error}"
+        return write_bucket_file(out_path, kind, records, progress)
 
 
 # -- bucket files
@@ -305,3 +525,30 @@ class BucketFile:
                     if bucket.bucket_id != ids[position]:  # the id is the bytes' digest: damage shows
                         raise BucketFileError(f"{self.path}: bucket {ids[position]} does not match its bytes")
                     yield bucket
+
+    def mapped(self) -> MappedBuckets:
+        """The file's buckets for random access: first keys and rows read now, bytes on demand."""
+        return MappedBuckets(self)
+
+
+class MappedBuckets:
+    """A bucket file memory-mapped: ``firsts`` and ``rows`` of every bucket, in key order, and
+    ``bucket(i)``, which reads (and checks) one bucket's bytes only when asked."""
+
+    def __init__(self, file: BucketFile) -> None:
+        self.file = file
+        self._source = pa.memory_map(str(file.path), "r")
+        table = ipc.open_file(self._source).read_all()
+        self.firsts = [tuple(first) for first in table.column("first").to_pylist()]
+        self.rows = table.column("rows").to_pylist()
+        self._ids = table.column("bucket_id").to_pylist()
+        self._data = table.column("data")
+
+    def bucket(self, index: int) -> Bucket:
+        bucket = Bucket(first=self.firsts[index], rows=self.rows[index], data=self._data[index].as_py())
+        if bucket.bucket_id != self._ids[index]:
+            raise BucketFileError(f"{self.file.path}: bucket {self._ids[index]} does not match its bytes")
+        return bucket
+
+    def close(self) -> None:
+        self._source.close()

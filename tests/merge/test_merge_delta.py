@@ -36,7 +36,8 @@ def corpus(request, tmp_path_factory):
 
 
 def _tables(folder: Path) -> dict[str, pa.Table]:
-    return {p.stem: pq.read_table(p) for p in sorted(folder.glob("*.parquet"))}
+    # changed_papers.parquet is the delta merge's note for the stages after it, not a table
+    return {p.stem: pq.read_table(p) for p in sorted(folder.glob("*.parquet")) if p != TableFolder(folder).changed_papers}
 
 
 def assert_same_tables(delta: Path, full: Path) -> None:
@@ -71,6 +72,14 @@ def test_one_more_pubmed_update_file_equals_the_full_merge(corpus, tmp_path, men
     assert counts["incremental"]["used"], counts["incremental"]
     assert counts["merge"]["delta_documents_recomputed"] > 0
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
+    # the papers merged again, for the stages that redo only those: the new file's papers and
+    # the ones it deletes, sorted
+    changed = pq.read_table(TableFolder(tmp_path / "delta").changed_papers).column("doc_id").to_pylist()
+    assert changed == sorted(set(changed)) and len(changed) == counts["incremental"]["changed_papers"]
+    new_file = TableFolder(dirs[last_update])
+    named = set(pq.read_table(new_file.table("documents")).column("doc_id").to_pylist())
+    assert set(pq.read_table(new_file.table("deletions")).column("doc_id").to_pylist()) <= set(changed)
+    assert named & set(changed) and len(changed) == counts["merge"]["delta_documents_recomputed"]
 
 
 def test_both_update_files_at_once_equal_the_full_merge(corpus, tmp_path):

@@ -128,6 +128,7 @@ def test_a_load_from_bucket_files_stores_what_a_grouping_load_stores(mongo_uri, 
             assert result.exit_code == 0, result.output
         from_files, grouped = (json.loads(report.read_text())["counts"] for report in reports)
         assert {from_files.pop(f"{kind}_source") for kind in KINDS} == {"bucket file"}
+        assert {from_files.pop(f"{kind}_reuse") for kind in KINDS} == {"none: the merge was not on the delta of an earlier build"}
         assert {grouped.pop(f"{kind}_source") for kind in KINDS} == {"grouped by the load"}
         assert from_files == grouped and grouped["evidence_written"] > 500
         for collection in [*BUCKET_COLLECTIONS.values(), BUILD_BUCKETS]:

@@ -106,8 +106,10 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
 
     write_config(tmp_path, corpus, pubmed[:-1])
     first = job_stats(run_snakemake(tmp_path, env))
-    n_inputs = sum(len(v) for v in yaml.safe_load((tmp_path / "config.yaml").read_text())["inputs"].values())
-    assert first["ingest_file"] == n_inputs
+    inputs = yaml.safe_load((tmp_path / "config.yaml").read_text())["inputs"]
+    # every input is ingested but the ENTITY files, which the default mention source does not read
+    assert inputs.get("semmeddb_entity")
+    assert first["ingest_file"] == sum(len(v) for kind, v in inputs.items() if kind != "semmeddb_entity")
     first_build = (tmp_path / "results" / "latest").resolve()
     first_record = (first_build / "build.json").read_text()
 
@@ -355,3 +357,21 @@ def test_compare_without_mongo_uses_no_evidence_store(finished_build) -> None:
     (command,) = [line for line in output.splitlines() if line.startswith("Shell command: litpath compare ")]
     assert " --no-mongo " in command and "--mongo-database" not in command
     assert "load_mongo" not in job_stats(output)
+
+
+def test_entity_files_are_ingested_only_for_a_mention_source_that_reads_them(finished_build) -> None:
+    """The default mention source (predications) reads no ENTITY row: the finished build ingested
+    none (its merge names none), and a config counting mentions by entities plans their ingest."""
+    workdir, env, pubmed = finished_build
+    build = (workdir / "results" / "latest").resolve()
+    merged = json.loads((build / "tables" / "counts.json").read_text())
+    assert {f["kind"] for f in merged["files"]} >= {"semmeddb_predication", "semmeddb_sentence"}
+    assert "semmeddb_entity" not in {f["kind"] for f in merged["files"]}
+    assert "ENTITY files are neither ingested nor read" in merged["mention_source_reason"]
+    record = yaml.safe_load((build / "config.yaml").read_text())
+    entity = [f for f in record["resolved_inputs"] if f["kind"] == "semmeddb_entity"]
+    assert entity and all(len(f["sha256"]) == 64 for f in entity)  # still the build's inputs, checksummed
+    write_config(workdir, workdir / "corpus", pubmed, "config-entities.yaml", ingest={"mention_source": "entities"})
+    planned = job_stats(run_snakemake(workdir, env, "--dry-run", config="config-entities.yaml"))
+    n_entity = len(yaml.safe_load((workdir / "config-entities.yaml").read_text())["inputs"]["semmeddb_entity"])
+    assert planned["ingest_file"] == n_entity, planned  # the other files' ingest folders are reused

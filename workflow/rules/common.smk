@@ -11,7 +11,7 @@
 
 import shlex
 
-from pipeline.builds.identity import build_id, resolve_inputs
+from pipeline.builds.identity import build_id, resolve_inputs, unread_kinds
 from pipeline.builds.layout import ResultsLayout
 from pipeline.config import refuse_sample_files
 from pipeline.config.connections import export_connection_settings, redact_config
@@ -35,6 +35,7 @@ RESULTS_LAYOUT = ResultsLayout(config["results_dir"])
 INPUTS = resolve_inputs(config, cache_file=RESULTS_LAYOUT.checksums)
 INPUT_BY_KEY = {(f.kind, f.key): f for f in INPUTS}
 BUILD = build_id(INPUTS, config)
+UNREAD = unread_kinds(config)
 LAYOUT = RESULTS_LAYOUT.build(BUILD)
 BUILD_DIR = LAYOUT.root
 BUILD_CONFIG = LAYOUT.config
@@ -47,11 +48,13 @@ if not INPUTS:
 
 
 def ingest_outputs(kind=None):
-    """counts.json of every per-file ingest job (in input order), optionally of one kind."""
+    """counts.json of every per-file ingest job (in input order), optionally of one kind; not of
+    the kinds no stage reads under this config's mention source (UNREAD: ENTITY files unless
+    mentions are counted by entities), which are neither ingested nor merged."""
     return [
         RESULTS_LAYOUT.ingest(f.kind, f.key).counts
         for f in INPUTS
-        if kind is None or f.kind == kind
+        if (kind is None or f.kind == kind) and f.kind not in UNREAD
     ]
 
 

@@ -1,0 +1,169 @@
+"""Record buckets of a rebuild on top of an earlier build: its buckets whose rows did not change are
+reused as they are, and only the stretches around the changed keys are grouped and cut again.
+
+The records of a kind are a function of a few papers' rows each (a paper's record of its own; a
+concept pair's of the papers whose predications join the pair), and a merge on the delta
+(:mod:`pipeline.merge.delta`) says which papers' rows may differ from the earlier build's
+(``changed_papers.parquet``). From that the kind's *changed keys* K follow
+(:mod:`pipeline.store.record_buckets`): every key whose record may differ, was added or was
+removed. The new buckets then equal those of bucketing the whole new table afresh
+(:func:`pipeline.store.buckets.bucketed`, content-defined cuts), because:
+
+* a bucket restarts wherever a key's hash is 0 modulo the mean (an *anchor*), and otherwise only
+  after 4 x mean rows, counted from its start; so from a point where both the earlier and the new
+  bucketing start a bucket, identical rows give identical cuts;
+* an earlier bucket with no key of K in its key range (from its first key up to the next
+  bucket's) holds exactly the rows the new table has there; it is reused when the new bucketing
+  starts a bucket at its first key too -- it is the table's first, its first key is an anchor, or
+  the bucket before it was reused and so ended at the same row -- and its end is the same: the
+  next bucket's first key is not in K (still there, nothing inserted before it);
+* every other stretch, between two such points, is bucketed afresh from its rows: the earlier
+  buckets' rows without the keys of K, plus K's records grouped anew (those that still exist).
+
+A run of the rebuild checks itself: the rows of the new buckets must add up to the rows the new
+table has (the caller's ``expected_rows``), else it raises and the caller groups everything.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.store.buckets import Bucket, bucketed, decode, key_hashes
+
+
+class ReuseMismatch(RuntimeError):
+    """The reused and regrouped buckets do not add up to the new table: group everything instead."""
+
+
+@dataclass
+class ReuseTally:
+    """What a rebuild reused and redid: buckets reused, earlier buckets decoded, keys grouped anew,
+    and the rows of each that a caller wants counted (``dropped``: earlier rows of K, decoded)."""
+
+    reused: int = 0
+    decoded: int = 0
+    regrouped_keys: int = 0
+    dropped: list[pa.Table] = field(default_factory=list)
+
+
+def _joined(table: pa.Table, key: list[str]) -> pa.Array:
+    column = table.column(key[0]) if len(key) == 1 else pc.binary_join_element_wise(*[table.column(k) for k in key], "|")
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _anchored(firsts: list[tuple], mean: int) -> np.ndarray:
+    """Whether a row with each of these keys starts a bucket wherever it is (its hash is 0 modulo
+    ``mean``; the keys joined as :func:`pipeline.store.buckets.bucketed` joins them)."""
+    joined = pa.array(["|".join(first) for first in firsts], pa.string())
+    return key_hashes(joined) % np.uint64(mean) == 0
+
+
+class EarlierBuckets(Protocol):
+    """The earlier build's buckets of a kind, in key order: their first keys and rows up front, a
+    bucket's bytes when asked (:class:`pipeline.store.record_buckets.BucketFile`)."""
+
+    firsts: list[tuple]
+    rows: list[int]
+
+    def bucket(self, index: int) -> Bucket: ...
+
+
+def rebuilt_buckets(
+    earlier: EarlierBuckets,
+    changed: list[tuple],
+    regrouped: pa.Table,
+    key: list[str],
+    mean: int,
+    expected_rows: int,
+    tally: ReuseTally | None = None,
+) -> Iterator[Bucket]:
+    """The new table's buckets, in key order, from the ``earlier`` build's buckets (in key order),
+    the ``changed`` keys K (sorted tuples) and ``regrouped``: the new records of K's keys that
+    exist (sorted by ``key``). Raises :class:`ReuseMismatch` when the rows do not add up to
+    ``expected_rows``."""
+    tally = tally if tally is not None else ReuseTally()
+    tally.regrouped_keys = len(changed)
+    regrouped_keys = list(zip(*[regrouped.column(k).to_pylist() for k in key], strict=True)) if regrouped.num_rows else []
+    n = len(earlier.firsts)
+    changed_joined = pa.array(["|".join(k) for k in changed], pa.string())
+    reusable = reuse_plan(earlier.firsts, changed, mean)
+    written = 0
+    i = 0
+    if n == 0:  # nothing to reuse: the new table is K's records
+        for bucket in bucketed([regrouped], key, mean):
+            written += bucket.rows
+            yield bucket
+    if n and reusable[0]:
+        # the first bucket starts at an anchor: keys added before it are cut on their own
+        before_first = bisect.bisect_left(regrouped_keys, earlier.firsts[0])
+        for bucket in bucketed([regrouped.slice(0, before_first)], key, mean):
+            written += bucket.rows
+            yield bucket
+    while i < n:
+        if reusable[i]:
+            tally.reused += 1
+            written += earlier.rows[i]
+            yield earlier.bucket(i)
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and not reusable[j + 1]:
+            j += 1
+        lo = None if i == 0 else earlier.firsts[i]
+        hi = earlier.firsts[j + 1] if j + 1 < n else None
+        kept = []
+        for index in range(i, j + 1):
+            rows = decode(earlier.bucket(index).data)
+            tally.decoded += 1
+            is_changed = pc.is_in(_joined(rows, key), value_set=changed_joined)
+            if pc.any(is_changed).as_py():
+                tally.dropped.append(rows.filter(is_changed))
+            kept.append(rows.filter(pc.invert(is_changed)))
+        start = 0 if lo is None else bisect.bisect_left(regrouped_keys, lo)
+        stop = len(regrouped_keys) if hi is None else bisect.bisect_left(regrouped_keys, hi)
+        pieces = [t for t in kept if t.num_rows]
+        if stop > start:
+            pieces.append(regrouped.slice(start, stop - start).select(pieces[0].column_names if pieces else regrouped.column_names))
+        if pieces:
+            stretch = pa.concat_tables([p.cast(pieces[0].schema) for p in pieces]).sort_by([(k, "ascending") for k in key])
+            for bucket in bucketed([stretch], key, mean):
+                written += bucket.rows
+                yield bucket
+        i = j + 1
+    if written != expected_rows:
+        raise ReuseMismatch(f"the reused and regrouped buckets hold {written:,} rows, the new table {expected_rows:,}")
+
+
+def reuse_plan(firsts: list[tuple], changed: list[tuple], mean: int) -> list[bool]:
+    """Which of the earlier buckets (their ``firsts``, in key order) the new table has as they
+    are, given the changed keys (sorted): see the module docstring."""
+    n = len(firsts)
+    changed_set = set(changed)
+    anchored = _anchored(firsts, mean) if n else np.zeros(0, bool)
+
+    def has_changed(lo: tuple | None, hi: tuple | None) -> bool:
+        """Whether some key of K lies in [lo, hi) (None: unbounded)."""
+        start = 0 if lo is None else bisect.bisect_left(changed, lo)
+        stop = len(changed) if hi is None else bisect.bisect_left(changed, hi)
+        return stop > start
+
+    reusable = [False] * n
+    for i, first in enumerate(firsts):
+        nxt = firsts[i + 1] if i + 1 < n else None
+        clean = not has_changed(first, nxt) and (nxt is None or nxt not in changed_set)
+        # where the new bucketing starts a bucket at this one's first key
+        starts_here = (i == 0 and not has_changed(None, first)) or (i > 0 and reusable[i - 1]) or bool(anchored[i])
+        reusable[i] = clean and starts_here
+    return reusable
+
+
+def changed_tuples(keys: pa.Table) -> list[tuple]:
+    """A table of key columns as the sorted distinct tuples :func:`rebuilt_buckets` takes."""
+    return sorted(set(zip(*[keys.column(name).to_pylist() for name in keys.column_names], strict=True)))
