@@ -127,6 +127,14 @@ def main() -> None:
         default="wall",
         help="fit the jobs' wall seconds, or their CPU seconds (for runs on a shared machine)",
     )
+    parser.add_argument(
+        "--without-job",
+        action="append",
+        default=[],
+        metavar="LABEL:RULE=SECONDS",
+        help="take one job of RULE out of run LABEL before fitting (its wall SECONDS; CPU seconds alike with "
+        "--basis cpu): a job the current code no longer runs, measured in that run (repeatable; said in the table)",
+    )
     parser.add_argument("--note", default="")
     parser.add_argument("--results", default=str(REPO / "bench" / "results" / "scale_runs.md"))
     args = parser.parse_args()
@@ -138,6 +146,19 @@ def main() -> None:
         if label not in records:
             sys.exit(f"project_release: no run labelled {label!r} in {out.with_suffix('.json')}")
         runs.append((int(predications), records[label]))
+    removed = []
+    for spec in args.without_job:
+        label, _, rest = spec.partition(":")
+        rule, _, seconds = rest.partition("=")
+        record = next((record for _, record in runs if record["label"] == label), None)
+        if record is None or rule not in record["jobs_seconds"]:
+            sys.exit(f"project_release: --without-job {spec!r}: no run {label!r} with rule {rule!r} among --run")
+        record = json.loads(json.dumps(record))  # a copy: the results file's record stays as measured
+        key = "jobs_seconds" if args.basis == "wall" else "jobs_cpu_seconds"
+        record[key][rule] -= float(seconds)
+        record["jobs_count"][rule] -= 1
+        runs = [(n, record if r["label"] == label else r) for n, r in runs]
+        removed.append(f"{rule} of {label}: {float(seconds):,.0f} s")
     result = project(runs, args.cores, args.target, args.basis)
     figure = out.with_name("scale_projection.png")
     draw(result, figure)
@@ -147,7 +168,8 @@ def main() -> None:
         f"({args.target:,} predications) from the runs at {sizes} (`bench/project_release.py`)\n",
         "Each stage fitted as a·n^b over all runs and between the two largest; the projection takes the larger "
         f"of the two. {'Wall' if args.basis == 'wall' else 'CPU'} seconds per stage (ingest: job seconds / "
-        f"{args.cores} cores). " + (args.note + " " if args.note else "") + f"Plot: `{figure.name}`.",
+        f"{args.cores} cores). " + (args.note + " " if args.note else "")
+        + (f"Jobs taken out before fitting: {'; '.join(removed)}. " if removed else "") + f"Plot: `{figure.name}`.",
         "",
         "| stage | "
         + " | ".join(f"{n / 1e6:g}M (s)" for n in result["sizes"])
@@ -167,7 +189,7 @@ def main() -> None:
         handle.write("\n".join(lines) + "\n")
     history = out.with_name("scale_projection.json")
     entries = json.loads(history.read_text()) if history.exists() else []
-    entries.append({"date": datetime.now(UTC).isoformat(timespec="seconds"), **result})
+    entries.append({"date": datetime.now(UTC).isoformat(timespec="seconds"), "without_jobs": removed, **result})
     history.write_text(json.dumps(entries, indent=1) + "\n")
     print("\n".join(lines), file=sys.stderr)
 
