@@ -16,6 +16,7 @@ from pipeline.builds.layout import ResultsLayout
 from pipeline.config import refuse_sample_files
 from pipeline.config.connections import export_connection_settings, redact_config
 from pipeline.ingest.run import export_quarantine_ceiling
+from pipeline.store.record_buckets import NEEDS_GRAPH
 
 # Before anything is hashed or run: a config of one's own must not still name sample files.
 refuse_sample_files(config, workflow.overwrite_configfiles)
@@ -196,3 +197,11 @@ def release_options(wildcards=None):
         for key, value in config["compare"]["releases"].items()
         if value
     )
+
+
+def bucket_records_graph(wildcards):
+    # concepts and evidence read the graph (vertex ids, concept-concept edges); documents and
+    # papers only the tables, so their jobs run beside build_graph.
+    if wildcards.kind in NEEDS_GRAPH:
+        return LAYOUT.graph("full").counts
+    return []

@@ -1,6 +1,5 @@
 # The weighted concept-abstract graph, its MongoDB load and the build record.
 
-from pipeline.store.record_buckets import NEEDS_GRAPH
 from pipeline.store.store_format import KINDS
 
 
@@ -53,14 +52,6 @@ rule build_graph:
     shell:
         "litpath build-graph --tables-dir {params.tables:q} --out {params.out:q} "
         "--cooccurrence-out {params.cooccurrence:q} --config {params.settings:q} 2>&1 | tee {log:q} >&2"
-
-
-def bucket_records_graph(wildcards):
-    # concepts and evidence read the graph (vertex ids, concept-concept edges); documents and
-    # papers only the tables, so their jobs run beside build_graph.
-    if wildcards.kind in NEEDS_GRAPH:
-        return LAYOUT.graph("full").counts
-    return []
 
 
 rule bucket_records:
