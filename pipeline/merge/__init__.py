@@ -97,7 +97,7 @@ def mention_source_for(requested: str, file_counts: list[dict[str, Any]]) -> tup
     entity_files = Counter(counts.get("kind") for counts in file_counts)["semmeddb_entity"]
     # The workflow does not ingest ENTITY files under auto (pipeline.builds.identity.UNREAD_KINDS);
     # a merge given some anyway leaves them unread.
-    ignored = (f"; the {entity_files} SemMedDB ENTITY file(s) given are not read" if entity_files
+    ignored = (f"; the {entity_files} SemMedDB ENTITY file(s) are not read" if entity_files
                else "; SemMedDB ENTITY files are neither ingested nor read")  # fmt: skip
     return "predications", (
         "auto: a mention is a predication argument, the reading whose counts reproduce the paper's "

@@ -11,11 +11,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support.pipeline_runs import ingested_in_input_order
 
-from pipeline.builds.identity import INPUT_KINDS
 from pipeline.builds.layout import TableFolder
-from pipeline.ingest.run import ingest_file
-from pipeline.ingest.synth import generate_corpus
 from pipeline.merge import merge_ingested
 from pipeline.merge.documents import PaperIds
 from pipeline.merge.inputs import MergeInputs
@@ -26,13 +24,7 @@ def corpus(request, tmp_path_factory):
     """A synthetic corpus with two PubMed update files (the second re-adds a paper the first
     deletes) and a second citation file, each file ingested; the folders in input order."""
     root = tmp_path_factory.mktemp(f"delta{request.param}")
-    manifest = generate_corpus(root / "corpus", scale=3000, seed=request.param, n_update_files=2, n_citation_updates=1)
-    files = sorted(manifest["files"], key=lambda f: (INPUT_KINDS.index(f["kind"]), Path(f["path"]).name))
-    dirs = []
-    for i, entry in enumerate(files):
-        ingest_file(entry["kind"], root / "corpus" / entry["path"], root / f"{i:02d}")
-        dirs.append((entry["kind"], entry["path"], root / f"{i:02d}"))
-    return dirs
+    return ingested_in_input_order(root, scale=3000, seed=request.param, n_update_files=2, n_citation_updates=1)
 
 
 def _tables(folder: Path) -> dict[str, pa.Table]:

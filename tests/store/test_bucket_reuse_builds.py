@@ -9,12 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
+from support.pipeline_runs import ingested_in_input_order
 
-from pipeline.builds.identity import INPUT_KINDS
 from pipeline.builds.layout import BuildLayout, bucket_file
 from pipeline.graph.build import build_graph
-from pipeline.ingest.run import ingest_file
-from pipeline.ingest.synth import generate_corpus
 from pipeline.merge import merge_ingested
 from pipeline.store import record_buckets
 from pipeline.store.record_buckets import BucketFile, GroupingSettings, group_kind
@@ -25,15 +23,8 @@ from pipeline.store.store_format import KINDS
 def corpus(tmp_path_factory):
     """A synthetic corpus with two PubMed update files (the second re-adds a paper the first
     deletes) and a second citation file, each file ingested; (kind, path, folder) in input order."""
-    root = tmp_path_factory.mktemp("reuse")
-    manifest = generate_corpus(root / "corpus", scale=20_000, seed=3, n_update_files=2, n_citation_updates=1,
-                               profile="calibrated")  # fmt: skip
-    files = sorted(manifest["files"], key=lambda f: (INPUT_KINDS.index(f["kind"]), Path(f["path"]).name))
-    out = []
-    for i, entry in enumerate(files):
-        ingest_file(entry["kind"], root / "corpus" / entry["path"], root / f"{i:02d}")
-        out.append((entry["kind"], entry["path"], root / f"{i:02d}"))
-    return out
+    return ingested_in_input_order(tmp_path_factory.mktemp("reuse"), scale=20_000, seed=3, n_update_files=2,
+                                   n_citation_updates=1, profile="calibrated")  # fmt: skip
 
 
 def _build(root: Path, dirs: list[Path], previous: Path | None) -> BuildLayout:

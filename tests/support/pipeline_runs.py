@@ -21,6 +21,21 @@ def ingested(root: Path, scale: int = 3000, seed: int = 7, n_update_files: int =
     return folders
 
 
+def ingested_in_input_order(root: Path, **synth) -> list[tuple[str, str, Path]]:
+    """(kind, path in the corpus, ingest folder) of every file of a synthetic corpus written under
+    ``root`` (:func:`pipeline.ingest.synth.generate_corpus`'s arguments), ingested, in the order a
+    build lists its inputs (the kinds' order, then file names)."""
+    from pipeline.builds.identity import INPUT_KINDS
+
+    manifest = generate_corpus(root / "corpus", **synth)
+    files = sorted(manifest["files"], key=lambda f: (INPUT_KINDS.index(f["kind"]), Path(f["path"]).name))
+    out = []
+    for i, entry in enumerate(files):
+        ingest_file(entry["kind"], root / "corpus" / entry["path"], root / f"{i:02d}")
+        out.append((entry["kind"], entry["path"], root / f"{i:02d}"))
+    return out
+
+
 def merged_and_graphed(root: Path, **corpus) -> tuple[Path, Path]:
     """(tables, graph) folders of a synthetic corpus built under ``root`` (see :func:`ingested`)."""
     merge_ingested(ingested(root, **corpus), root / "tables", {})
