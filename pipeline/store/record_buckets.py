@@ -507,24 +507,13 @@ class BucketFile:
         return cls(path, kind, dict(meta.get("counts") or {}))
 
     def buckets(self) -> Iterator[Bucket]:
-        """The file's buckets, in key order, a batch in memory at a time."""
-        key_columns = len(KEYS[self.kind])
-        with pa.memory_map(str(self.path), "r") as source:
-            reader = ipc.open_file(source)
-            for index in range(reader.num_record_batches):
-                batch = reader.get_batch(index)
-                firsts = batch.column("first").to_pylist()
-                rows = batch.column("rows").to_pylist()
-                ids = batch.column("bucket_id").to_pylist()
-                data = batch.column("data")
-                for position, (first, n) in enumerate(zip(firsts, rows, strict=True)):
-                    if len(first) != key_columns:
-                        raise BucketFileError(f"{self.path}: bucket {position} of batch {index} has a key of "
-                                              f"{len(first)} columns, {self.kind} has {key_columns}")  # fmt: skip
-                    bucket = Bucket(first=tuple(first), rows=n, data=data[position].as_py())
-                    if bucket.bucket_id != ids[position]:  # the id is the bytes' digest: damage shows
-                        raise BucketFileError(f"{self.path}: bucket {ids[position]} does not match its bytes")
-                    yield bucket
+        """The file's buckets, in key order, each read (and checked) as it is yielded."""
+        mapped = self.mapped()
+        try:
+            for index in range(len(mapped.firsts)):
+                yield mapped.bucket(index)
+        finally:
+            mapped.close()
 
     def mapped(self) -> MappedBuckets:
         """The file's buckets for random access: first keys and rows read now, bytes on demand."""
@@ -538,8 +527,14 @@ class MappedBuckets:
     def __init__(self, file: BucketFile) -> None:
         self.file = file
         self._source = pa.memory_map(str(file.path), "r")
-        table = ipc.open_file(self._source).read_all()
+        table = ipc.open_file(self._source).read_all()  # the bytes stay on disk until a bucket is read
         self.firsts = [tuple(first) for first in table.column("first").to_pylist()]
+        key_columns = len(KEYS[file.kind])
+        for index, first in enumerate(self.firsts):
+            if len(first) != key_columns:
+                self._source.close()
+                raise BucketFileError(f"{file.path}: bucket {index} has a key of {len(first)} columns, "
+                                      f"{file.kind} has {key_columns}")  # fmt: skip
         self.rows = table.column("rows").to_pylist()
         self._ids = table.column("bucket_id").to_pylist()
         self._data = table.column("data")
