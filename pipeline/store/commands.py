@@ -25,6 +25,7 @@ from pipeline.runtime.files import write_atomically
 from pipeline.runtime.resources import memory_budget_bytes, spill_parent
 from pipeline.store.evidence import build_status
 from pipeline.store.mongo import load_build
+from pipeline.store.store_format import KINDS
 
 
 def _progress_printer(every_s: float = 5.0):
@@ -124,7 +125,6 @@ def load_mongo_command(
     """Store one build in MongoDB: only the record buckets the store lacks (idempotent: a rerun leaves the same documents)."""
     from pipeline.builds.layout import bucket_file, bucket_file_record
     from pipeline.store.record_buckets import BucketFileError
-    from pipeline.store.store_format import KINDS
 
     record = _build_record(graph_dir, record_file)
     config = _stage_config(record)
@@ -176,7 +176,7 @@ def load_mongo_command(
 
 
 @click.command("bucket-records")
-@option("--kind", "kind", required=True, type=click.Choice(["documents", "concepts", "evidence", "papers"]),
+@option("--kind", "kind", required=True, type=click.Choice(KINDS),
         help="Which records: documents and papers need the tables only, concepts and evidence the graph too.")  # fmt: skip
 @option("--tables-dir", "tables_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
         help="Folder of the build's Parquet tables.")  # fmt: skip

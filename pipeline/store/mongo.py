@@ -41,19 +41,18 @@ from pipeline.builds.layout import GraphFolder
 from pipeline.config.connections import redact_config, redact_uri
 from pipeline.runtime.progress import Progress as ProgressLine
 from pipeline.runtime.resources import memory_budget_bytes, sweep_stale_spills
-from pipeline.store.buckets import MEAN_ROWS, Bucket, bucketed
+from pipeline.store.buckets import Bucket
 from pipeline.store.record_buckets import (
     NEEDS_GRAPH,
-    RECORDS,
     BucketFile,
     GroupingSettings,
     kind_records,
+    record_buckets_of,
 )
 from pipeline.store.store_format import (
     BUCKET_COLLECTIONS,
     BUILD_BUCKETS,
     BUILDS,
-    KEYS,
     KINDS,
     STORE_FORMAT,
     Listing,
@@ -292,9 +291,7 @@ def write_buckets(
 def write_records(db: Database, build_id: str, kind: str, parts: Iterable[pa.Table], **options) -> dict[str, int]:
     """:func:`write_buckets` of the record buckets of ``parts`` (tables of ``kind``'s rows, with
     :data:`RECORDS`' columns, in key order)."""
-    schema = RECORDS[kind]
-    buckets = bucketed((part.select(schema.names).cast(schema) for part in parts), KEYS[kind], MEAN_ROWS[kind])
-    return write_buckets(db, build_id, kind, buckets, **options)
+    return write_buckets(db, build_id, kind, record_buckets_of(kind, parts), **options)
 
 
 def _verify(db: Database, build_id: str, kind: str, limit: int = 20_000) -> int:

@@ -170,13 +170,18 @@ class KindRecords:
     rebuilt: Callable[[], Iterator[Bucket]] | None = None
 
     def buckets(self) -> Iterator[Bucket]:
-        """The kind's record buckets, in key order (:func:`pipeline.store.buckets.bucketed`)."""
+        """The kind's record buckets, in key order (:func:`record_buckets_of`)."""
         if self.rebuilt is not None:
             yield from self.rebuilt()
             return
-        schema = RECORDS[self.kind]
-        yield from bucketed((part.select(schema.names).cast(schema) for part in self.parts()), KEYS[self.kind],
-                            MEAN_ROWS[self.kind])  # fmt: skip
+        yield from record_buckets_of(self.kind, self.parts())
+
+
+def record_buckets_of(kind: str, parts: Iterable[pa.Table]) -> Iterator[Bucket]:
+    """The record buckets of ``parts`` (tables of ``kind``'s rows, with :data:`RECORDS`' columns,
+    in key order): :func:`pipeline.store.buckets.bucketed` on the kind's key and mean."""
+    schema = RECORDS[kind]
+    return bucketed((part.select(schema.names).cast(schema) for part in parts), KEYS[kind], MEAN_ROWS[kind])
 
 
 def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: GroupingSettings) -> KindRecords:
