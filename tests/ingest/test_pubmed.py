@@ -75,3 +75,30 @@ def test_broken_xml_names_file_and_position(tmp_path):
     broken.write_text(text.replace("<Title>J Ex</Title></Journal>", "<Title>J Ex</Journal>", 1))
     with pytest.raises(IngestError, match=r"broken\.xml: broken XML at line \d+, column \d+ after 1 records"):
         ingest_file("pubmed_xml", broken, tmp_path / "out")
+
+
+def test_child_paths_match_elementpath():
+    """_at/_all/_text_at (chains of one-tag finds, the reader's fast path) against ElementPath's
+    find/findall/findtext of the same "A/B/C" path, on random trees with repeated and missing tags."""
+    import random
+    import xml.etree.ElementTree as ET
+
+    from pipeline.ingest.pubmed import _all, _at, _text_at
+
+    rng = random.Random(7)
+
+    def grow(element, depth):
+        for _ in range(rng.randint(0, 3) if depth < 4 else 0):
+            child = ET.SubElement(element, rng.choice("ABC"))
+            child.text = rng.choice([None, "", f"t{rng.randint(0, 99)}"])
+            grow(child, depth + 1)
+
+    for _ in range(300):
+        root = ET.Element("R")
+        grow(root, 0)
+        for length in (1, 2, 3):
+            tags = [rng.choice("ABCD") for _ in range(length)]
+            path = "/".join(tags)
+            assert _all(root, *tags) == root.findall(path)
+            assert _at(root, *tags) is root.find(path)
+            assert _text_at(root, *tags) == root.findtext(path)
