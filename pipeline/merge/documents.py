@@ -21,10 +21,13 @@ from pipeline.builds import tables
 from pipeline.builds.layout import TableFolder
 from pipeline.merge.inputs import MergeInputs
 from pipeline.merge.partitions import RangePartitions, sample_step, strided_sample, table_batches
+from pipeline.runtime.columnar import string_codes
 
 SOURCE_RANK = {"pubmed": 0, "cord19": 1, "semmeddb": 2}
-# Peak bytes per byte of document records (their decoded Parquet size) when pandas merges them:
-# 15.2 GiB for the 1.95 GiB of the 30M-predication corpus (17M records with titles and abstracts).
+# Peak bytes per byte of document records (their decoded Parquet size) when the merge held them in
+# pandas: 15.2 GiB for the 1.95 GiB of the 30M-predication corpus (17M records with titles and
+# abstracts). The columnar merge (merged_documents) holds less -- the whole 30M merge peaked at
+# 4.4 GiB with it, 4 partitions -- but has not been re-fitted, so this stays as an upper bound.
 MERGE_BYTES_PER_DOCUMENT_BYTE = 8
 
 
@@ -183,8 +186,8 @@ def write_documents(inputs: MergeInputs, papers: PaperIds, path: Path) -> int:
 
     First the DOI match of CORD-19 papers to PubMed ids (:meth:`PaperIds.match_dois`, from the
     key columns only); then each paper's records merged (:func:`merged_documents`). When the
-    records would not fit the memory budget (titles and abstracts held by pandas take about
-    MERGE_BYTES_PER_DOCUMENT_BYTE times their size in Parquet), they are split by doc_id range
+    records would not fit the memory budget (at most MERGE_BYTES_PER_DOCUMENT_BYTE times their
+    size in Parquet), they are split by doc_id range
     into partitions on disk and merged one partition at a time, which gives the same table in
     the same order. Settles ``papers.deleted_for_good``.
     """
@@ -277,26 +280,49 @@ def merged_documents(records: pa.Table) -> pa.Table:
     """One row per doc_id from its records (``_file`` = the file's position): per column the
     first value that is not null, taking records by source rank (PubMed, CORD-19, SemMedDB)
     and then the latest file first; ``source`` and ``source_file`` from the top record itself;
-    ``pmid`` from the doc_id. Sorted by doc_id."""
-    import pandas as pd  # here, not at the top: pandas is slow to import and only this step uses it
+    ``pmid`` from the doc_id. Sorted by doc_id.
 
+    Columnar: the records are ordered by (paper, rank, latest file) as integer keys, and each
+    column's first valid value per paper is found by a running minimum over the ordered rows, so
+    each column is copied once, by one take. (pandas' sort and ``groupby().first()`` on the
+    title and abstract strings took most of the merge's documents step: 2.6 min for 18M records
+    at 30M predications, nearly every paper having a PubMed and a SemMedDB record.)"""
     if records.num_rows == 0:
         return tables.DOCUMENTS.empty_table()
-    frame = records.to_pandas()
-    frame["_rank"] = frame["source"].map(SOURCE_RANK).fillna(len(SOURCE_RANK))
-    frame = frame.sort_values(["doc_id", "_rank", "_file"], ascending=[True, True, False], kind="stable")
-    merged = frame.groupby("doc_id", sort=True, as_index=False).first()
-    # first() skips nulls per column; source/source_file must come from the top record
-    top = frame.drop_duplicates("doc_id").set_index("doc_id")
-    merged["source"] = merged["doc_id"].map(top["source"])
-    merged["source_file"] = merged["doc_id"].map(top["source_file"])
-    merged["pmid"] = pd.array([None] * len(merged), dtype="Int64")  # set from doc_id below
-    merged = merged.astype({"year": "Int32"})
-    table = pa.Table.from_pandas(merged[tables.DOCUMENTS.names], schema=tables.DOCUMENTS, preserve_index=False)
-    doc_id = table.column("doc_id")
+    n = records.num_rows
+    doc, doc_ids = string_codes(records.column("doc_id").chunks)
+    rank = _source_ranks(records.column("source"))
+    latest_first = -records.column("_file").to_numpy()
+    order = np.lexsort((latest_first, rank, doc))  # stable: records tied on all three keep their order
+    ordered_doc = doc[order]
+    starts = np.flatnonzero(np.r_[True, ordered_doc[1:] != ordered_doc[:-1]])
+    top = pa.array(order[starts])  # each paper's top record
+    columns = {"doc_id": doc_ids.take(pa.array(ordered_doc[starts]))}  # codes ascend: doc_id order
+    for name in _FIRST_VALUE_COLUMNS:
+        column = records.column(name)
+        valid = pc.is_valid(column).to_numpy(zero_copy_only=False)[order]
+        first = np.minimum.reduceat(np.where(valid, np.arange(n), n), starts)  # n: none in the paper
+        found = first < n
+        columns[name] = column.take(pa.array(order[np.minimum(first, n - 1)], mask=~found))
+    for name in ("source", "source_file"):
+        columns[name] = records.column(name).take(top)
+    doc_id = columns["doc_id"]
     pubmed = pc.starts_with(doc_id, "PMID:")
     digits = pc.if_else(pubmed, pc.utf8_slice_codeunits(doc_id, 5), pa.scalar(None, pa.string()))
-    return table.set_column(1, "pmid", pc.cast(digits, pa.int64()))
+    columns["pmid"] = pc.cast(digits, pa.int64())
+    return pa.table([columns[name] for name in tables.DOCUMENTS.names], schema=tables.DOCUMENTS)
+
+
+# The columns merged value by value (the first record that has one); doc_id is the key, pmid
+# follows from it, source and source_file are the top record's.
+_FIRST_VALUE_COLUMNS = ("doi", "cord_uid", "title", "abstract", "year", "mesh")
+
+
+def _source_ranks(source: pa.ChunkedArray) -> np.ndarray:
+    """Each record's rank by :data:`SOURCE_RANK` (an unknown source after the known ones)."""
+    unknown = len(SOURCE_RANK)
+    position = pc.fill_null(pc.index_in(source, value_set=pa.array(list(SOURCE_RANK), pa.string())), unknown)
+    return np.array([*SOURCE_RANK.values(), unknown], np.int64)[position.to_numpy()]
 
 
 def _uncompressed_bytes(path: Path) -> int:

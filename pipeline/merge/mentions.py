@@ -24,7 +24,7 @@ from pipeline.merge.documents import PaperIds
 from pipeline.merge.entities import placed_entities
 from pipeline.merge.inputs import MergeInputs
 from pipeline.merge.partitions import RangePartitions, table_batches
-from pipeline.runtime.columnar import split_keys, sum_by_key
+from pipeline.runtime.columnar import split_keys, string_codes, sum_by_key
 
 # Peak bytes per mention row of the in-memory sum (strings, codes, sort, output): beyond the
 # memory budget the merge sums the mentions in doc_id-range partitions on disk instead.
@@ -47,7 +47,6 @@ _SENTENCE_MENTIONS = pa.schema(
     [("doc_id", pa.string()), ("sentence_id", pa.int64()), ("cui", pa.string()), ("count", pa.int64())]
 )
 _SENTENCE_KEY = ["doc_id", "sentence_id", "cui"]
-_CODES = pa.dictionary(pa.int32(), pa.string())
 
 
 def write_mentions(inputs: MergeInputs, papers: PaperIds, mention_source: str, path: Path) -> int:
@@ -250,8 +249,8 @@ def _sum_mentions(parts: list[pa.Table]) -> pa.Table:
         [np.zeros(0, np.int64)] + [part.column("count").to_numpy().astype(np.int64) for part in parts]
     )
     with ThreadPoolExecutor(max_workers=2) as pool:  # both release the GIL for most of their work
-        coding_cuis = pool.submit(_sorted_codes, cui_chunks)
-        doc, docs = _sorted_codes(doc_chunks)
+        coding_cuis = pool.submit(string_codes, cui_chunks)
+        doc, docs = string_codes(doc_chunks)
         cui, cuis = coding_cuis.result()
     width = max(len(cuis), 1)
     key = doc * width
@@ -264,36 +263,6 @@ def _sum_mentions(parts: list[pa.Table]) -> pa.Table:
         {"doc_id": docs.take(pa.array(doc)), "cui": cuis.take(pa.array(cui)), "count": pa.array(summed, pa.int64())},
         schema=_MENTION_SUMS,
     )
-
-
-def _sorted_codes(chunks: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
-    """(code per row, distinct values) of a column's chunks: codes number the distinct values
-    in sorted order."""
-    unified = _dictionary_column(chunks)
-    if not unified.num_chunks:
-        return np.zeros(0, np.int64), pa.array([], pa.string())
-    dictionary = unified.chunk(0).dictionary
-    order = pc.sort_indices(dictionary).to_numpy()
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    indices = np.concatenate([chunk.indices.to_numpy(zero_copy_only=False) for chunk in unified.chunks])
-    return rank[indices], dictionary.take(pa.array(order))
-
-
-def _dictionary_column(chunks: list[pa.Array]) -> pa.ChunkedArray:
-    """A column's chunks as dictionary chunks sharing one dictionary.
-
-    Chunks read from Parquet with ``read_dictionary`` already are dictionaries (one per row
-    group): unifying them hashes each row group's distinct values, not every row. Plain
-    string chunks (entity mentions, remapped doc ids) are encoded here.
-    """
-    chunks = [
-        chunk.cast(_CODES)
-        if pa.types.is_dictionary(chunk.type)
-        else pc.dictionary_encode(chunk.cast(pa.string()))
-        for chunk in chunks
-    ]
-    return pa.table({"c": pa.chunked_array(chunks, _CODES)}).unify_dictionaries().column("c")
 
 
 def _concat_as(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:

@@ -1,7 +1,8 @@
-"""Sorting and summing of int64 keys, shared by the ingest, the merge and the graph build.
+"""Sorting and summing of int64 keys, shared by the ingest, the merge and the graph build, and
+strings turned into such keys (:func:`string_codes`).
 
-Plain numpy, no litpath imports: the stages below the graph (ingest) and the graph itself
-use these without importing one another.
+Plain numpy and pyarrow, no litpath imports: the stages below the graph (ingest) and the graph
+itself use these without importing one another.
 """
 
 from __future__ import annotations
@@ -10,6 +11,10 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_CODES = pa.dictionary(pa.int32(), pa.string())
 
 # From this many values a sort is split over two threads (below it, the split costs about
 # what it saves).
@@ -147,3 +152,34 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.n
         return keys, counts.astype(np.int64, copy=False)
     start = np.flatnonzero(~np.r_[False, repeats])
     return keys[start], np.add.reduceat(counts, start).astype(np.int64, copy=False)
+
+
+def string_codes(chunks: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
+    """(code per row, distinct values) of a string column's chunks: codes number the distinct
+    values in sorted order, so sorting or grouping by code is sorting or grouping by the string,
+    and Arrow and numpy do either several times faster on int64 than on strings."""
+    unified = _dictionary_column(chunks)
+    if not unified.num_chunks:
+        return np.zeros(0, np.int64), pa.array([], pa.string())
+    dictionary = unified.chunk(0).dictionary
+    order = pc.sort_indices(dictionary).to_numpy()
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    indices = np.concatenate([chunk.indices.to_numpy(zero_copy_only=False) for chunk in unified.chunks])
+    return rank[indices], dictionary.take(pa.array(order))
+
+
+def _dictionary_column(chunks: list[pa.Array]) -> pa.ChunkedArray:
+    """A column's chunks as dictionary chunks sharing one dictionary.
+
+    Chunks read from Parquet with ``read_dictionary`` already are dictionaries (one per row
+    group): unifying them hashes each row group's distinct values, not every row. Plain
+    string chunks (entity mentions, remapped doc ids) are encoded here.
+    """
+    chunks = [
+        chunk.cast(_CODES)
+        if pa.types.is_dictionary(chunk.type)
+        else pc.dictionary_encode(chunk.cast(pa.string()))
+        for chunk in chunks
+    ]
+    return pa.table({"c": pa.chunked_array(chunks, _CODES)}).unify_dictionaries().column("c")
