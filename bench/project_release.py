@@ -1,4 +1,4 @@
-"""Fit the stage times of whole-workflow runs at several sizes and project them to a full release.
+"""Fit the times of whole-workflow runs at several sizes and project them to a full release.
 
     .venv/bin/python bench/project_release.py \\
         --run "synth 1M calibrated (issue 27), first build=1000000" \\
@@ -6,14 +6,24 @@
         --run "synth 30M calibrated (issue 27), first build=30000000"
 
 Reads the named records of ``bench/results/scale_runs.json`` (written by ``bench/scale_run.py``),
-each with the PREDICATION rows its corpus holds, and fits each stage's time as ``a * n**b`` (least
+each with the PREDICATION rows its corpus holds, and fits each part's time as ``a * n**b`` (least
 squares in log-log over every run given, and separately the slope between the two largest runs,
-which sees the growth nearest the target; stages under 5 s in every run are taken as they are). A stage's wall time is its job seconds divided by the
-jobs that ran at once (``ingest_file``: ``--cores``; every other stage is one job). The projection
-to ``--target`` predications (a SemMedDB release's 126,268,045 PREDICATION rows by default) takes,
-per stage, the larger of the two fits -- the conservative reading -- and the sum is the projected
-wall time on this machine. Appends a table to ``bench/results/scale_runs.md`` and draws
-``bench/results/scale_projection.png`` (stage times against predications, log-log, with the fits).
+which sees the growth nearest the target; parts under 5 s in every run are taken as they are). The
+projection to ``--target`` predications (a SemMedDB release's 126,268,045 PREDICATION rows by
+default) takes, per part, the larger of the two fits -- the conservative reading -- and the sum is
+the projected wall time on this machine.
+
+The parts (``--by``):
+
+* ``phase`` (default): the run's wall by phase -- ingest, merge, graph and grouping, load, finish,
+  split where the merge and the load start and end (``phases_s``). They add up to the run's span:
+  jobs that ran side by side count once, Snakemake's gaps between jobs count.
+* ``stage``: each rule's job seconds, divided by the jobs that ran at once (``ingest_file``:
+  ``--cores``; every other rule is taken as one job). Sums jobs that overlapped (the record buckets
+  beside the graph), so it over-states the wall; the breakdown says which rule grows how.
+
+Appends a table to ``bench/results/scale_runs.md`` and draws ``bench/results/scale_projection.png``
+(times against predications, log-log, with the fits).
 """
 
 from __future__ import annotations
@@ -58,10 +68,23 @@ def stage_walls(record: dict, cores: int, basis: str = "wall") -> dict[str, floa
     }
 
 
-def project(runs: list[tuple[int, dict]], cores: int, target: int, basis: str = "wall") -> dict:
+def phase_walls_of(record: dict) -> dict[str, float]:
+    """The run's wall seconds by phase (``phases_s``, bench/scale_run.py's phase_walls): they add up
+    to its span, what ran side by side counted once and Snakemake's gaps between jobs included."""
+    if not record.get("phases_s"):
+        raise ValueError(f"run {record['label']!r} has no wall by phase (bench/scale_run.py --add-phases-to)")
+    return dict(record["phases_s"])
+
+
+def project(runs: list[tuple[int, dict]], cores: int, target: int, basis: str = "wall", by: str = "stage") -> dict:
+    """Fit and project each stage (``by="stage"``: the rules' job seconds, parallel rules divided by
+    ``cores``) or each phase (``by="phase"``: the runs' wall by phase, which needs ``basis="wall"``)."""
     runs = sorted(runs, key=lambda run: run[0])
-    walls = [(n, stage_walls(record, cores, basis)) for n, record in runs]
-    rules = sorted({rule for _, stage in walls for rule in stage})
+    if by == "phase":
+        walls = [(n, phase_walls_of(record)) for n, record in runs]
+    else:
+        walls = [(n, stage_walls(record, cores, basis)) for n, record in runs]
+    rules = list(dict.fromkeys(rule for _, stage in walls for rule in stage))
     rows = []
     for rule in rules:
         points = [(n, stage.get(rule, 0.0)) for n, stage in walls]
@@ -84,7 +107,7 @@ def project(runs: list[tuple[int, dict]], cores: int, target: int, basis: str = 
                      # a stage is taken never to get faster with size (a fit through noise can fall)
                      "projected_s": round(max(all_runs, largest_two, points[-1][1]), 1)})  # fmt: skip
     spans = [(n, record["span_s"]) for n, record in runs]
-    return {"target": target, "cores": cores, "basis": basis, "sizes": [n for n, _ in runs], "stages": rows,
+    return {"target": target, "cores": cores, "basis": basis, "by": by, "sizes": [n for n, _ in runs], "stages": rows,
             "measured_span_s": [t for _, t in spans],
             "projected_total_s": round(sum(row["projected_s"] for row in rows), 1)}  # fmt: skip
 
@@ -108,8 +131,9 @@ def draw(result: dict, out: Path) -> None:
                     color=line.get_color())  # fmt: skip
     axes.axvline(result["target"], color="grey", lw=0.8)
     axes.set_xlabel("PREDICATION rows")
-    axes.set_ylabel(f"stage {result['basis']} seconds (ingest: job seconds / cores)")
-    axes.set_title(f"Stage times measured (dots) and projected to a release (dashes): "
+    axes.set_ylabel("phase wall seconds" if result["by"] == "phase"
+                    else f"stage {result['basis']} seconds (ingest: job seconds / cores)")  # fmt: skip
+    axes.set_title(f"{result['by'].capitalize()} times measured (dots) and projected to a release (dashes): "
                    f"{result['projected_total_s'] / 3600:.2f} h in all", fontsize=10)  # fmt: skip
     axes.legend(fontsize=8)
     figure.tight_layout()
@@ -135,6 +159,12 @@ def main() -> None:
         help="take one job of RULE out of run LABEL before fitting (its wall SECONDS; CPU seconds alike with "
         "--basis cpu): a job the current code no longer runs, measured in that run (repeatable; said in the table)",
     )
+    parser.add_argument(
+        "--by",
+        choices=("phase", "stage"),
+        default="phase",
+        help="fit the runs' wall by phase (default), or each rule's job seconds",
+    )
     parser.add_argument("--note", default="")
     parser.add_argument("--results", default=str(REPO / "bench" / "results" / "scale_runs.md"))
     args = parser.parse_args()
@@ -147,6 +177,10 @@ def main() -> None:
             sys.exit(f"project_release: no run labelled {label!r} in {out.with_suffix('.json')}")
         runs.append((int(predications), records[label]))
     removed = []
+    if args.without_job and args.by == "phase":
+        sys.exit("project_release: --without-job takes a job out of the stage times: use it with --by stage")
+    if args.by == "phase" and args.basis != "wall":
+        sys.exit("project_release: the wall by phase is wall time: --by phase needs --basis wall")
     for spec in args.without_job:
         label, _, rest = spec.partition(":")
         rule, _, seconds = rest.partition("=")
@@ -159,19 +193,23 @@ def main() -> None:
         record["jobs_count"][rule] -= 1
         runs = [(n, record if r["label"] == label else r) for n, r in runs]
         removed.append(f"{rule} of {label}: {float(seconds):,.0f} s")
-    result = project(runs, args.cores, args.target, args.basis)
+    result = project(runs, args.cores, args.target, args.basis, args.by)
     figure = out.with_name("scale_projection.png")
     draw(result, figure)
     sizes = ", ".join(f"{n / 1e6:g}M" for n in result["sizes"])
     lines = [
         f"\n## {datetime.now(UTC).isoformat(timespec='seconds')} -- projection to a full release "
         f"({args.target:,} predications) from the runs at {sizes} (`bench/project_release.py`)\n",
-        "Each stage fitted as a·n^b over all runs and between the two largest; the projection takes the larger "
-        f"of the two. {'Wall' if args.basis == 'wall' else 'CPU'} seconds per stage (ingest: job seconds / "
-        f"{args.cores} cores). " + (args.note + " " if args.note else "")
+        f"Each {args.by} fitted as a·n^b over all runs and between the two largest; the projection takes the "
+        "larger of the two. "
+        + ("Wall seconds by phase (split where the merge and the load start and end; jobs side by side count "
+           "once, Snakemake's gaps between jobs count). " if args.by == "phase" else
+           f"{'Wall' if args.basis == 'wall' else 'CPU'} seconds per stage (ingest: job seconds / "
+           f"{args.cores} cores; other rules' jobs summed, also where they overlapped). ")
+        + (args.note + " " if args.note else "")
         + (f"Jobs taken out before fitting: {'; '.join(removed)}. " if removed else "") + f"Plot: `{figure.name}`.",
         "",
-        "| stage | "
+        f"| {args.by} | "
         + " | ".join(f"{n / 1e6:g}M (s)" for n in result["sizes"])
         + " | b (all runs) | b (largest two) | projected (s) |",
         "|---|" + "---:|" * (len(result["sizes"]) + 3),
@@ -183,8 +221,9 @@ def main() -> None:
         lines.append(f"| {row['rule']} | {seconds} | {fitted} | {two} | {row['projected_s']:,.0f} |")
     spans = " / ".join(f"{t / 60:.1f}" for t in result["measured_span_s"])
     lines += ["", f"Measured first job to last: {spans} min. **Projected wall at {args.target:,} predications: "
-              f"{result['projected_total_s'] / 3600:.2f} h** (sum of the stages; Snakemake's own overhead between "
-              "jobs is not in it)."]  # fmt: skip
+              f"{result['projected_total_s'] / 3600:.2f} h** ("
+              + ("sum of the phases)." if args.by == "phase" else
+                 "sum of the stages; Snakemake's own overhead between jobs is not in it).")]  # fmt: skip
     with out.open("a") as handle:
         handle.write("\n".join(lines) + "\n")
     history = out.with_name("scale_projection.json")

@@ -58,6 +58,28 @@ def job_times(log: Path) -> list[tuple[str, float, datetime, datetime]]:
     return finished
 
 
+# The workflow's phases, split where one barrier job starts or ends: every later job needs the merged
+# tables (merge_tables), and the comparison's report waits for the store's load (load_mongo).
+PHASES = ("ingest", "merge", "graph and grouping", "load", "finish")
+
+
+def phase_walls(jobs: list[tuple[str, float, datetime, datetime]]) -> dict[str, float] | None:
+    """Wall seconds of each of :data:`PHASES` in one run: first job to the merge's start, the merge,
+    its end to load_mongo's start (graph, solves, record buckets, mapping, side by side), the load,
+    and its end to the last job. They add up to the run's span, Snakemake's gaps between jobs
+    included, and what ran side by side counts once. None when the run had no merge or no load (a
+    rerun that merged nothing, a store turned off)."""
+    first = min(begin for _, _, begin, _ in jobs)
+    last = max(end for _, _, _, end in jobs)
+    merge = [(begin, end) for name, _, begin, end in jobs if name == "merge_tables"]
+    load = [(begin, end) for name, _, begin, end in jobs if name == "load_mongo"]
+    if len(merge) != 1 or len(load) != 1:
+        return None
+    (merge_start, merge_end), (load_start, load_end) = merge[0], load[0]
+    marks = [first, merge_start, merge_end, load_start, load_end, last]
+    return {phase: (marks[i + 1] - marks[i]).total_seconds() for i, phase in enumerate(PHASES)}
+
+
 def time_report(path: Path | None) -> dict:
     if path is None or not path.exists():
         return {}
@@ -155,11 +177,29 @@ def add_cpu_to(history: Path, label: str, build: Path, log_paths: list[Path]) ->
     print(f"{label}: {matched[-1]['jobs_cpu_seconds']}", file=sys.stderr)
 
 
+def add_phases_to(history: Path, label: str, log_paths: list[Path]) -> None:
+    """Add ``phases_s`` (:func:`phase_walls`) to the record of an earlier run (by label), from the
+    copy of its Snakemake log that bench/scale_series.sh keeps (data/scale-logs/<stamp>/)."""
+    records = json.loads(history.read_text())
+    matched = [record for record in records if record["label"] == label]
+    if not matched:
+        sys.exit(f"scale_run: no record labelled {label!r} in {history}")
+    jobs = [job for log in log_paths for job in job_times(log)]
+    phases = phase_walls(jobs)
+    span = (max(job[3] for job in jobs) - min(job[2] for job in jobs)).total_seconds()
+    if abs(span - matched[-1]["span_s"]) > 1:
+        sys.exit(f"scale_run: the log spans {span:.0f} s, the record of {label!r} {matched[-1]['span_s']:.0f} s")
+    for record in matched:
+        record["phases_s"] = phases
+    history.write_text(json.dumps(records, indent=1) + "\n")
+    print(f"{label}: {phases}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--log", action="append", required=True, help="Snakemake log (repeatable)")
-    parser.add_argument("--build", required=True, help="the build folder")
-    parser.add_argument("--label", required=True)
+    parser.add_argument("--build", help="the build folder (required but with --add-phases-to)")
+    parser.add_argument("--label")
     parser.add_argument("--time", action="append", default=[], help="/usr/bin/time -v output (repeatable)")
     parser.add_argument("--note", default="", help="a sentence on the conditions of the run")
     parser.add_argument("--sampled", help="bench/process_rss.py's JSON: each process's peak RSS")
@@ -168,8 +208,16 @@ def main() -> None:
     parser.add_argument(
         "--add-cpu-to", metavar="LABEL", help="only add CPU seconds per rule to that earlier record"
     )
+    parser.add_argument(
+        "--add-phases-to", metavar="LABEL", help="only add the wall by phase to that earlier record"
+    )
     args = parser.parse_args()
 
+    if args.add_phases_to:
+        add_phases_to(Path(args.out).with_suffix(".json"), args.add_phases_to, [Path(log) for log in args.log])
+        return
+    if not args.build or not args.label:
+        parser.error("--build and --label are required")
     build = Path(args.build)
     if args.add_cpu_to:
         add_cpu_to(
@@ -207,6 +255,7 @@ def main() -> None:
         "rule_peak_rss_mib": rule_peaks(build),
         "jobs_cpu_seconds": rule_cpu_seconds(build, first, last),
         "span_s": (last - first).total_seconds(),
+        "phases_s": phase_walls(jobs),
         "time_reports": reports,
         "graph": {k: counts[k] for k in ("vertices", "concept_vertices", "abstract_vertices", "edges")},
         "plans": plans,
@@ -225,6 +274,9 @@ def main() -> None:
     for rule, seconds in sorted(record["jobs_seconds"].items(), key=lambda item: -item[1]):
         peak = f"{peaks[rule]:,.0f}" if rule in peaks else "--"
         lines.append(f"| {rule} | {record['jobs_count'][rule]} | {seconds:,.1f} | {peak} |")
+    if record["phases_s"]:
+        lines.append("\nWall by phase (first job to last, split at the merge and the load): " + ", ".join(
+            f"{phase} {seconds:,.0f} s" for phase, seconds in record["phases_s"].items()) + ".")
     lines += [
         "",
         "| graph | n | edges | plan | why | dense predicted | solve measured |",

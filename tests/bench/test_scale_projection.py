@@ -1,0 +1,63 @@
+"""The scale runs' wall by phase (bench/scale_run.py) and its projection (bench/project_release.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+scale_run = _module("scale_run")
+project_release = _module("project_release")
+T0 = datetime(2026, 11, 28, 12, 0, 0)
+
+
+def job(rule: str, start: float, end: float) -> tuple[str, float, datetime, datetime]:
+    return rule, end - start, T0 + timedelta(seconds=start), T0 + timedelta(seconds=end)
+
+
+def test_phases_split_the_span_and_count_side_by_side_jobs_once():
+    jobs = [
+        job("load_spoke", 0, 5), job("ingest_file", 1, 50), job("ingest_file", 2, 60),
+        job("merge_tables", 62, 100), job("build_graph", 101, 130), job("bucket_records", 101, 160),
+        job("bucket_records", 131, 170), job("load_mongo", 171, 200), job("compare", 201, 210),
+    ]  # fmt: skip
+    phases = scale_run.phase_walls(jobs)
+    assert list(phases) == list(scale_run.PHASES)
+    assert phases == {"ingest": 62, "merge": 38, "graph and grouping": 71, "load": 29, "finish": 10}
+    assert sum(phases.values()) == 210  # the span, first job to last
+
+
+def test_no_phases_without_one_merge_and_one_load():
+    assert scale_run.phase_walls([job("merge_tables", 0, 10), job("compare", 10, 12)]) is None
+
+
+@pytest.mark.parametrize("exponent", [0.8, 1.0, 1.3])
+def test_phase_projection_recovers_a_power_law(exponent):
+    def record(n: int) -> dict:
+        return {"label": f"{n}", "span_s": 0.0,
+                "phases_s": {"ingest": 2e-3 * n**exponent, "merge": 1e-3 * n**exponent, "finish": 3.0}}  # fmt: skip
+
+    runs = [(n, record(n)) for n in (10**6, 10**7, 3 * 10**7)]
+    result = project_release.project(runs, cores=2, target=10**8, by="phase")
+    projected = {row["rule"]: row["projected_s"] for row in result["stages"]}
+    assert projected["ingest"] == pytest.approx(2e-3 * 1e8**exponent, rel=1e-3)
+    assert projected["merge"] == pytest.approx(1e-3 * 1e8**exponent, rel=1e-3)
+    assert projected["finish"] == 3.0  # under the log's resolution everywhere: taken as measured
+    assert result["projected_total_s"] == pytest.approx(sum(projected.values()), abs=0.2)
+
+
+def test_phase_projection_needs_the_phases():
+    with pytest.raises(ValueError, match="no wall by phase"):
+        project_release.project([(10**6, {"label": "old run", "span_s": 1.0})], cores=2, target=10**8, by="phase")
