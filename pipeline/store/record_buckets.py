@@ -221,7 +221,7 @@ def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: 
         per_hop = settings.per_hop
         return KindRecords(
             kind,
-            lambda: paper_tables(tables_dir, ranges, ReadableSources.of_build(tables_dir, per_hop)),
+            lambda: paper_tables(tables_dir, ranges, ReadableSources.of_build(tables_dir, per_hop), settings.spill_dir),
             None,
             {"paper_partitions": ranges, "sentences_per_hop": per_hop},
         )
