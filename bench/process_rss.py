@@ -64,8 +64,10 @@ def sample(command: list[str], interval: float) -> tuple[int, dict[int, dict]]:
             seen = peaks.get(process.pid)
             if seen is None:
                 # the command line is read once: by the next sample a short process may be gone
+                # a server by its command line: one that make run starts is in the command's tree
+                # when first seen, before the next scan lists it among the servers
                 seen = peaks[process.pid] = {"peak_mib": 0.0, "command": _summary(process),
-                                             "server": process in servers}  # fmt: skip
+                                             "server": process in servers or _is_server(process)}  # fmt: skip
             if rss > seen["peak_mib"]:
                 # at its peak, the process's command line as it is then (an exec may have changed it)
                 seen["peak_mib"], seen["command"] = round(rss, 1), _summary(process)
