@@ -46,6 +46,7 @@ import pyarrow.parquet as pq
 from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import table_path
 from pipeline.config import default_of
+from pipeline.runtime.columnar import string_codes
 from pipeline.runtime.resources import SpillFolder
 
 # Memory the grouping holds per predication row (the rows, Arrow's hash groupings and distinct
@@ -234,15 +235,10 @@ def sorted_codes(*columns: pa.ChunkedArray | pa.Array) -> tuple[list[np.ndarray]
     codes compare as their strings do, so grouping and sorting by codes gives the strings' order.
     Arrow groups and sorts integers several times faster than strings (a 2.4M-predication range
     of the 30M build: the statements' grouping 1.4 s on strings, 0.3 s on codes)."""
-    plain = [column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column for column in columns]
-    encoded = pc.dictionary_encode(pa.chunked_array(plain, type=pa.string()))
-    distinct = pa.concat_arrays([chunk.dictionary for chunk in encoded.chunks]) if encoded.num_chunks else pa.array([], pa.string())
-    distinct = pc.unique(distinct)
-    order = pc.sort_indices(distinct)
-    rank = np.empty(len(distinct), np.int32)
-    rank[order.to_numpy()] = np.arange(len(distinct), dtype=np.int32)
-    codes = [rank[pc.index_in(column, value_set=distinct).to_numpy()] for column in plain]
-    return codes, pc.take(distinct, order)
+    chunks = [chunk for column in columns for chunk in (column.chunks if isinstance(column, pa.ChunkedArray) else [column])]
+    codes, dictionary = string_codes(chunks)
+    ends = np.cumsum([len(column) for column in columns])
+    return [part.astype(np.int32) for part in np.split(codes, ends[:-1])], dictionary
 
 
 @dataclass(frozen=True)
@@ -428,9 +424,10 @@ class SpilledPartitions:
     """Rows split by partition index into one file per partition (in ``folder``), written in one
     pass over a table and taken back a partition at a time, each file removed once taken.
 
-    Arrow IPC files, uncompressed: a spill is written and read back once, on local disk, and when
-    it was Parquet, its encoding and compression took a fifth of the 30M build's evidence grouping.
-    A partition's rows keep the order they were added in."""
+    Arrow IPC files, uncompressed: a spill is written and read back once, on local disk. As Parquet
+    it took a fifth of the 30M build's evidence grouping in a sampling profile; a 5M-row spill
+    writes and reads back in 0.4 s as IPC against 2.5 s as Parquet. A partition's rows keep the
+    order they were added in."""
 
     def __init__(self, folder: Path, schema: pa.Schema, partitions: int) -> None:
         self.schema = schema
