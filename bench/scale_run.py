@@ -19,8 +19,10 @@ import platform
 import re
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
@@ -163,36 +165,38 @@ def rule_cpu_seconds(build: Path, first: datetime, last: datetime) -> dict[str, 
     return {rule: round(seconds, 1) for rule, seconds in cpu.items()}
 
 
-def add_cpu_to(history: Path, label: str, build: Path, log_paths: list[Path]) -> None:
-    """Add ``jobs_cpu_seconds`` to the record of an earlier run (by label), from its logs."""
+def _add_to_record(history: Path, label: str, key: str, value_of: Callable[[dict], Any]) -> None:
+    """Set ``key`` of the records of an earlier run (by label) to ``value_of(its last record)``."""
     records = json.loads(history.read_text())
-    jobs = [job for log in log_paths for job in job_times(log)]
-    first, last = min(job[2] for job in jobs), max(job[3] for job in jobs)
     matched = [record for record in records if record["label"] == label]
     if not matched:
         sys.exit(f"scale_run: no record labelled {label!r} in {history}")
+    value = value_of(matched[-1])
     for record in matched:
-        record["jobs_cpu_seconds"] = rule_cpu_seconds(build, first, last)
+        record[key] = value
     history.write_text(json.dumps(records, indent=1) + "\n")
-    print(f"{label}: {matched[-1]['jobs_cpu_seconds']}", file=sys.stderr)
+    print(f"{label}: {key} = {value}", file=sys.stderr)
+
+
+def add_cpu_to(history: Path, label: str, build: Path, log_paths: list[Path]) -> None:
+    """Add ``jobs_cpu_seconds`` to the record of an earlier run (by label), from its logs."""
+    jobs = [job for log in log_paths for job in job_times(log)]
+    first, last = min(job[2] for job in jobs), max(job[3] for job in jobs)
+    _add_to_record(history, label, "jobs_cpu_seconds", lambda _: rule_cpu_seconds(build, first, last))
 
 
 def add_phases_to(history: Path, label: str, log_paths: list[Path]) -> None:
     """Add ``phases_s`` (:func:`phase_walls`) to the record of an earlier run (by label), from the
     copy of its Snakemake log that bench/scale_series.sh keeps (data/scale-logs/<stamp>/)."""
-    records = json.loads(history.read_text())
-    matched = [record for record in records if record["label"] == label]
-    if not matched:
-        sys.exit(f"scale_run: no record labelled {label!r} in {history}")
     jobs = [job for log in log_paths for job in job_times(log)]
-    phases = phase_walls(jobs)
     span = (max(job[3] for job in jobs) - min(job[2] for job in jobs)).total_seconds()
-    if abs(span - matched[-1]["span_s"]) > 1:
-        sys.exit(f"scale_run: the log spans {span:.0f} s, the record of {label!r} {matched[-1]['span_s']:.0f} s")
-    for record in matched:
-        record["phases_s"] = phases
-    history.write_text(json.dumps(records, indent=1) + "\n")
-    print(f"{label}: {phases}", file=sys.stderr)
+
+    def phases(record: dict) -> dict[str, float] | None:
+        if abs(span - record["span_s"]) > 1:  # another run's log
+            sys.exit(f"scale_run: the log spans {span:.0f} s, the record of {label!r} {record['span_s']:.0f} s")
+        return phase_walls(jobs)
+
+    _add_to_record(history, label, "phases_s", phases)
 
 
 def main() -> None:
