@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CAP_BYTES = 8 << 30
 # The spill folders the stages make: the graph build's, the merge's, the MongoDB load's evidence.
-SPILL_PREFIXES = (".graph-spill-", ".merge-spill-", ".evidence-spill-")
+SPILL_PREFIXES = (".graph-spill-", ".merge-spill-", ".evidence-spill-", ".papers-spill-")
 # Inside a spill folder: who made it. Its owner holds an flock on it while the folder is in use.
 SPILL_OWNER = "owner.json"
 

@@ -22,7 +22,7 @@ from pipeline.cli.options import (
 )
 from pipeline.config.connections import redact_uri, scrub
 from pipeline.runtime.files import write_atomically
-from pipeline.runtime.resources import memory_budget_bytes, spill_parent
+from pipeline.runtime.resources import memory_budget_bytes, spill_parent, sweep_stale_spills
 from pipeline.store.evidence import build_status
 from pipeline.store.mongo import load_build
 from pipeline.store.store_format import KINDS
@@ -203,6 +203,7 @@ def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path, r
         spill_dir=spill_parent(config, out_path.parent),
         sentences_per_hop=((config or {}).get("evidence") or {}).get("sentences_per_hop"),
     )
+    sweep_stale_spills(settings.spill_dir)  # the evidence or papers spilled by a job that was killed
     try:
         lines: list[Progress] = []
 

@@ -148,3 +148,22 @@ def test_edge_rows_match_a_plain_python_lookup_on_random_pairs(tmp_path, seed):
     assert list(zip(rows["edge"].to_pylist(), rows["predication_id"].to_pylist(), strict=True)) == expected
     assert rows["subject_cui"].to_pylist() == [subject[i] for _, i in expected]
     assert 0 < len(expected) < n
+
+
+@pytest.mark.parametrize("prefix", [".evidence-spill-", ".papers-spill-"])
+def test_bucket_stage_sweeps_a_killed_jobs_spill_first(tmp_path, prefix):
+    """`litpath bucket-records` sweeps its spill folder (the store folder by default) when it
+    starts: the evidence and papers jobs spill there, and a job killed mid-grouping leaves its
+    folder behind (here the tables folder is empty: the stage writes an empty bucket file)."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    store = tmp_path / "build" / "store"
+    store.mkdir(parents=True)
+    (tmp_path / "tables").mkdir()
+    stale = stale_spill_folder(store, prefix)
+    result = CliRunner().invoke(cli, ["bucket-records", "--kind", "papers", "--tables-dir", str(tmp_path / "tables"),
+                                       "--out", str(store / "papers.buckets.arrow")])  # fmt: skip
+    assert not stale.exists(), result.output
+    assert "removed stale spill folder" in result.output
