@@ -456,6 +456,8 @@ class SpilledPartitions:
         """Partition ``k``'s rows, read into memory; its file is removed."""
         with pa.memory_map(str(self.paths[k])) as source:
             rows = ipc.open_file(source).read_all()
-        rows = rows.combine_chunks() if rows.num_rows else self.schema.empty_table()  # off the map
+        # one chunk per partition; a copy off the map unless the file held a single batch, whose
+        # buffers stay mapped -- the unlinked file lives on until they are freed
+        rows = rows.combine_chunks() if rows.num_rows else self.schema.empty_table()
         self.paths[k].unlink()
         return rows
