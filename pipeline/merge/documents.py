@@ -93,6 +93,7 @@ class PaperIds:
         self.last_deleted: dict[str, int] = {}  # doc_id -> the last file that deletes it
         self._doomed_by_file: dict[int, pa.Array] = {}
         self.remap: dict[str, str] = DocIdMap()
+        self.dois_matched = False  # match_dois has run: the remap is settled
         self.deleted_for_good: set[str] = set()
 
     def load_deletions(self) -> None:
@@ -153,6 +154,7 @@ class PaperIds:
         self.remap = DocIdMap()
         cord = [part for part in cord if part.num_rows]
         if not pubmed or not cord:
+            self.dois_matched = True
             self.inputs.bump("cord_papers_matched_by_doi", 0)
             return
         pubmed_doi = pa.concat_tables(pubmed)
@@ -178,6 +180,7 @@ class PaperIds:
         ):
             remap[doc_id] = target
         self.remap = DocIdMap(remap)
+        self.dois_matched = True
         self.inputs.bump("cord_papers_matched_by_doi", len(self.remap))
 
 
@@ -191,7 +194,8 @@ def write_documents(inputs: MergeInputs, papers: PaperIds, path: Path) -> int:
     into partitions on disk and merged one partition at a time, which gives the same table in
     the same order. Settles ``papers.deleted_for_good``.
     """
-    papers.match_dois()
+    if not papers.dois_matched:  # the merge's lanes match them before the other rules start
+        papers.match_dois()
     record_bytes = sum(_uncompressed_bytes(path) for path in inputs.paths("documents"))
     partitions = inputs.partitions(record_bytes * MERGE_BYTES_PER_DOCUMENT_BYTE, "document_partitions")
     deleted = pa.array(sorted(papers.last_deleted), pa.string())

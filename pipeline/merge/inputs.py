@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,14 @@ class MergeInputs:
         self.quarantine: list[dict[str, Any]] = []
         self.budget_bytes = memory_budget_bytes(config)
         self.spill_parent = spill_parent(config, Path(out_dir))
+        self._tally = threading.Lock()  # steps may run in two threads (merge_ingested's lanes)
+
+    def with_budget_share(self, share: float) -> MergeInputs:
+        """The same inputs and the same record (stats, quarantine), with ``share`` of the memory
+        budget: what a step running beside another may hold, so that the two keep to the budget."""
+        shared = copy.copy(self)
+        shared.budget_bytes = int(self.budget_bytes * share)
+        return shared
 
     def load_counts(self) -> None:
         """Each folder's counts.json, whose absence means its ingest did not finish."""
@@ -38,7 +48,8 @@ class MergeInputs:
             self.file_counts.append(json.loads(counts_path.read_text()))
 
     def bump(self, key: str, n: int) -> None:
-        self.stats[key] = self.stats.get(key, 0) + int(n)
+        with self._tally:
+            self.stats[key] = self.stats.get(key, 0) + int(n)
 
     def table_rows(self, name: str) -> int:
         """Rows of the per-file table ``name`` over every file (from the ingest counts)."""
