@@ -61,16 +61,23 @@ def job_times(log: Path) -> list[tuple[str, float, datetime, datetime]]:
 
 
 # The workflow's phases, split where one barrier job starts or ends: every later job needs the merged
-# tables (merge_tables), and the comparison's report waits for the store's load (load_mongo).
+# tables (merge_tables), and the comparison's report waits for the store's load (load_mongo, which
+# reads back the kinds load_mongo_kind sent as their bucket files were written).
 PHASES = ("ingest", "merge", "graph and grouping", "load", "finish")
+
+
+def _is_load(name: str) -> bool:
+    return name == "load_mongo" or name.startswith("load_mongo_")
 
 
 def phase_walls(jobs: list[tuple[str, float, datetime, datetime]]) -> dict[str, float] | None:
     """Wall seconds of each of :data:`PHASES` in one run: first job to the merge's start, the merge,
-    its end to load_mongo's start (graph, solves, record buckets, mapping, side by side), the load,
-    and its end to the last job. They add up to the run's span, Snakemake's gaps between jobs
-    included, and what ran side by side counts once. None when the run had no merge or no load (a
-    rerun that merged nothing, a store turned off)."""
+    its end to the end of the last job that is not a load (graph, solves, record buckets, mapping,
+    and the loads of kinds grouped early, side by side), from there to load_mongo's end (the loads
+    left, Snakemake's gap before them included), and its end to the last job. They add up to the
+    run's span, and what ran side by side counts once. (Runs recorded before the loads went by
+    kind, 2026-11-28, ended the graph phase at load_mongo's start: a second or so of gap apart.)
+    None when the run had no merge or no load (a rerun that merged nothing, a store turned off)."""
     first = min(begin for _, _, begin, _ in jobs)
     last = max(end for _, _, _, end in jobs)
     merge = [(begin, end) for name, _, begin, end in jobs if name == "merge_tables"]
@@ -78,7 +85,9 @@ def phase_walls(jobs: list[tuple[str, float, datetime, datetime]]) -> dict[str, 
     if len(merge) != 1 or len(load) != 1:
         return None
     (merge_start, merge_end), (load_start, load_end) = merge[0], load[0]
-    marks = [first, merge_start, merge_end, load_start, load_end, last]
+    others_end = [end for name, _, _, end in jobs if not _is_load(name) and merge_end <= end <= load_start]
+    loads_alone = max(others_end, default=merge_end)
+    marks = [first, merge_start, merge_end, loads_alone, load_end, last]
     return {phase: (marks[i + 1] - marks[i]).total_seconds() for i, phase in enumerate(PHASES)}
 
 

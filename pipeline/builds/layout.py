@@ -19,6 +19,7 @@
         ├── cooccurrence/           GraphFiles("cooccurrence"): the same, distances and summary inside
         ├── store/<kind>.buckets.arrow  the store's record buckets of each kind, grouped ahead of
         │                           the load (+ .json, their record, written last)
+        ├── store/<kind>.mongo_load.json  the record of that kind's load (`load-mongo --partial`)
         ├── mongo_load.json         the MongoDB load's record
         ├── mapping/                the CUI -> SPOKE mapping, its coverage report and statistics
         ├── compare/                the comparison: query set, paths, hops, report, run.json
@@ -282,6 +283,10 @@ class BuildLayout:
 
     def bucket_file_record(self, kind: str) -> Path:
         return bucket_file_record(self.bucket_file(kind))
+
+    def mongo_load_of(self, kind: str) -> Path:
+        """The record of one kind's load, sent as soon as its bucket file was written."""
+        return self.store / f"{kind}.mongo_load.json"
 
     # -- the merged tables
     @property

@@ -5,6 +5,7 @@ them from both (:mod:`pipeline.store.retention`)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import click
@@ -99,9 +100,10 @@ def _status_read_back(uri: str, database: str, build_id: str) -> str | None:
 @build_id_option("The build's id (the hash that names its folder).", required=True)
 @tables_dir_option("Folder of the build's Parquet tables.")
 @option(
-    "--graph-dir", "graph_dir", old=("--graph",), required=True,
+    "--graph-dir", "graph_dir", old=("--graph",), default=None,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The build-graph output folder (vertices.parquet, edges.parquet, graph_counts.json).",
+    help="The build-graph output folder (vertices.parquet, edges.parquet, graph_counts.json); needed when "
+    "a kind is grouped here (no bucket file) or there is no --build-record.",
 )  # fmt: skip
 @click.option(
     "--build-record",
@@ -118,24 +120,51 @@ def _status_read_back(uri: str, database: str, build_id: str) -> str | None:
     help="Folder of bucket files (`litpath bucket-records`, a build's store/): the kinds found there are sent "
     "from them, the others grouped here.",
 )  # fmt: skip
+@option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
+        help="Write only these kinds (repeatable; default: every kind not in a --loaded report).")  # fmt: skip
+@click.option(
+    "--complete/--partial", "complete", default=True, show_default=True,
+    help="--partial writes the kinds and leaves the build loading (the workflow loads each kind as soon as "
+    "its bucket file is written); --complete, with every kind written now or in a --loaded report, marks it complete.",
+)
+@option(
+    "--loaded", "loaded_reports", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The report of a --partial load of this build (repeatable): its kinds are read back, not written again.",
+)  # fmt: skip
 @report_option("Write the load's counts here as JSON (the workflow's record of the load).", old=("--out",))
 def load_mongo_command(
-    mongo_uri, mongo_database, build_id, tables_dir, graph_dir, record_file, batch_size, buckets_dir, report_path
-) -> None:
+    mongo_uri, mongo_database, build_id, tables_dir, graph_dir, record_file, batch_size, buckets_dir,
+    kinds, complete, loaded_reports, report_path,
+) -> None:  # fmt: skip
     """Store one build in MongoDB: only the record buckets the store lacks (idempotent: a rerun leaves the same documents)."""
     from pipeline.builds.layout import bucket_file, bucket_file_record
+    from pipeline.store.mongo import LoadedKind
     from pipeline.store.record_buckets import BucketFileError
 
+    if graph_dir is None and record_file is None:
+        raise click.UsageError("give --build-record or --graph-dir (whose graph_counts.json is the record)")
+    loaded = _loaded_kinds(loaded_reports, build_id, mongo_database)
+    kinds = tuple(kind for kind in KINDS if kind in kinds) if kinds else tuple(k for k in KINDS if k not in loaded)
+    if set(kinds) & set(loaded):
+        raise click.UsageError(f"{', '.join(sorted(set(kinds) & set(loaded)))}: both in --kind and in a --loaded report")
+    if complete and set(KINDS) - set(kinds) - set(loaded):
+        raise click.UsageError(f"--complete needs every kind: {', '.join(sorted(set(KINDS) - set(kinds) - set(loaded)))} "
+                               "neither in --kind nor in a --loaded report (or load them with --partial)")  # fmt: skip
     record = _build_record(graph_dir, record_file)
     config = _stage_config(record)
     files = {}
     if buckets_dir is not None:
-        files = {kind: bucket_file(buckets_dir, kind) for kind in KINDS
+        files = {kind: bucket_file(buckets_dir, kind) for kind in kinds
                  if bucket_file_record(bucket_file(buckets_dir, kind)).exists()}  # fmt: skip
-    grouped_here = [kind for kind in KINDS if kind not in files]
-    click.echo(f"loading build {build_id} into {redact_uri(mongo_uri)} database {mongo_database}"
+    grouped_here = [kind for kind in kinds if kind not in files]
+    if grouped_here and graph_dir is None:
+        raise click.UsageError(f"{', '.join(grouped_here)} have no bucket file: give --graph-dir to group them here")
+    click.echo(f"loading {'build' if len(kinds) == len(KINDS) else 'the ' + ', '.join(kinds) + ' of build'} "
+               f"{build_id} into {redact_uri(mongo_uri)} database {mongo_database}"
                + (f"; grouping {', '.join(grouped_here)} here (no bucket file)" if grouped_here else
-                  f"; every kind from the bucket files in {buckets_dir}"), err=True)  # fmt: skip
+                  f"; from the bucket files in {buckets_dir}" if kinds else "")
+               + (f"; {', '.join(loaded)} loaded before (read back)" if loaded else ""), err=True)  # fmt: skip
+    started = time.perf_counter()
     try:
         counts = load_build(
             mongo_uri,
@@ -147,15 +176,18 @@ def load_mongo_command(
             batch_size=batch_size,
             progress=_progress_printer(),
             budget_bytes=memory_budget_bytes(config),
-            spill_dir=spill_parent(config, graph_dir.parent),
+            spill_dir=spill_parent(config, (graph_dir or tables_dir).parent),
             sentences_per_hop=((config or {}).get("evidence") or {}).get("sentences_per_hop"),
             bucket_files=files,
+            kinds=kinds,
+            loaded={kind: LoadedKind(**value) for kind, value in loaded.items()},
+            complete=complete,
         )
         # The report is the workflow's record that the build is in the store: written only once
         # the store says so too. The services believe "complete" until they read it again
         # (pipeline/store/evidence.py), so a marking lost in the server's unflushed tail must
         # fail the load here, not leave evidence unknown until someone notices.
-        status = _status_read_back(mongo_uri, mongo_database, build_id)
+        status = _status_read_back(mongo_uri, mongo_database, build_id) if complete else "loading"
     except (FileNotFoundError, BucketFileError) as error:
         raise click.ClickException(str(error)) from error
     except PyMongoError as error:
@@ -164,7 +196,7 @@ def load_mongo_command(
         raise click.ClickException(
             f"MongoDB at {redact_uri(mongo_uri)}: {type(error).__name__}: {scrub(str(error), mongo_uri)}"
         ) from None
-    if status != "complete":
+    if complete and status != "complete":
         raise click.ClickException(
             f"MongoDB at {redact_uri(mongo_uri)}: build {build_id} was marked complete, but its builds record "
             f"reads back as {'missing' if status is None else repr(status)}; the load is not recorded, run it again"
@@ -172,7 +204,31 @@ def load_mongo_command(
     click.echo("mongo: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     if report_path is not None:
         summary = {"uri": redact_uri(mongo_uri), "database": mongo_database, "build_id": build_id, "counts": counts}
+        if not complete:  # what a --loaded reads back: the kinds written and how long they took
+            summary |= {"partial": True, "kinds": list(kinds), "seconds": round(time.perf_counter() - started, 3)}
         write_atomically(report_path, json.dumps(summary, indent=2, default=str) + "\n")
+
+
+def _loaded_kinds(reports: tuple[Path, ...], build_id: str, database: str) -> dict[str, dict]:
+    """The kinds the --partial load ``reports`` wrote, {kind: {"counts", "seconds"}}; each report
+    must be a partial load of this build into this database, and name its kinds once."""
+    loaded: dict[str, dict] = {}
+    for path in reports:
+        try:
+            report = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise click.UsageError(f"{path}: not a load report ({error})") from error
+        if not report.get("partial") or not isinstance(report.get("kinds"), list) or not report["kinds"]:
+            raise click.UsageError(f"{path}: not the report of a --partial load")
+        if (report.get("build_id"), report.get("database")) != (build_id, database):
+            raise click.UsageError(f"{path}: a load of build {report.get('build_id')} into {report.get('database')}, "
+                                   f"not of {build_id} into {database}")  # fmt: skip
+        for kind in report["kinds"]:
+            if kind in loaded:
+                raise click.UsageError(f"{path}: {kind} is in two --loaded reports")
+            # the report's counts are its kinds' (and the store format): each kind takes them all
+            loaded[kind] = {"counts": report["counts"], "seconds": float(report["seconds"]) / len(report["kinds"])}
+    return loaded
 
 
 @click.command("bucket-records")

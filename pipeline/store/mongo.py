@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -310,12 +310,21 @@ def _verify(db: Database, build_id: str, kind: str, limit: int = 20_000) -> int:
     return len(ids)
 
 
+@dataclass(frozen=True)
+class LoadedKind:
+    """One kind of a build as an earlier :func:`load_build` call (``complete=False``) wrote it:
+    its counts (``<kind>_in_build``, ``<kind>_written``, ...) and the seconds it took."""
+
+    counts: dict[str, int | str]
+    seconds: float
+
+
 def load_build(
     uri: str,
     database: str,
     build_id: str,
     tables_dir: Path,
-    graph_dir: Path,
+    graph_dir: Path | None,
     build_record: dict,
     batch_size: int = 64,
     max_evidence: int = 1_000,
@@ -325,8 +334,18 @@ def load_build(
     spill_dir: Path | None = None,
     sentences_per_hop: int | None = None,
     bucket_files: dict[str, Path] | None = None,
+    kinds: Sequence[str] = KINDS,
+    loaded: dict[str, LoadedKind] | None = None,
+    complete: bool = True,
 ) -> dict:
     """Store one build in MongoDB; return its counts (rows and buckets in the build, written now).
+
+    By kind: the call writes the ``kinds`` (default all) and takes those in ``loaded`` as written
+    by earlier calls for this build (``complete=False``, one per kind as soon as its bucket file
+    exists: the workflow loads the documents while the evidence is still being grouped); it reads
+    their listings back and, with ``complete`` (every kind written or loaded), marks the build
+    complete. A call with ``complete=False`` leaves the build "loading", so that no reader takes
+    a build some of whose kinds are missing.
 
     Idempotent: bucket ids are digests of their rows and the listing's ids derive from the build
     id, so a rerun writes what is missing and leaves the same documents. ``build_record`` is
@@ -344,18 +363,28 @@ def load_build(
     """
     policy = retry or RetryPolicy()
     bucket_files = bucket_files or {}
+    loaded = loaded or {}
+    unknown = (set(kinds) | set(loaded)) - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown record kind(s) {sorted(unknown)}: expected some of {', '.join(KINDS)}")
+    if set(kinds) & set(loaded):
+        raise ValueError(f"kind(s) {sorted(set(kinds) & set(loaded))} both to write and already loaded")
+    if complete and set(KINDS) - set(kinds) - set(loaded):
+        raise ValueError(f"the build cannot be marked complete without its {sorted(set(KINDS) - set(kinds) - set(loaded))}")
 
     def retried(call: Callable[[], T], what: str) -> T:
         return _with_retry(call, what, uri, policy)
 
-    tables_dir, graph_dir = Path(tables_dir), Path(graph_dir)
-    for needed in (GraphFolder(graph_dir).vertices, GraphFolder(graph_dir).edges):
-        if not needed.exists():
-            raise FileNotFoundError(f"{needed} not found (run build-graph first)")
+    tables_dir, graph_dir = Path(tables_dir), (Path(graph_dir) if graph_dir is not None else None)
     # Bucket files are checked (kind, format) before anything is written.
-    files = {kind: BucketFile.open(path, kind) for kind, path in bucket_files.items()}
+    files = {kind: BucketFile.open(path, kind) for kind, path in bucket_files.items() if kind in kinds}
     grouping = None
-    if set(KINDS) - files.keys():
+    if set(kinds) - files.keys():  # some kind is grouped here, from the tables and the graph
+        if graph_dir is None:
+            raise FileNotFoundError(f"{', '.join(sorted(set(kinds) - files.keys()))}: no bucket file and no graph folder")
+        for needed in (GraphFolder(graph_dir).vertices, GraphFolder(graph_dir).edges):
+            if not needed.exists():
+                raise FileNotFoundError(f"{needed} not found (run build-graph first)")
         spill_dir = Path(spill_dir) if spill_dir else graph_dir.parent
         sweep_stale_spills(spill_dir)  # evidence spilled by a load that was killed
         grouping = GroupingSettings(memory_budget_bytes(None) if budget_bytes is None else budget_bytes, spill_dir,
@@ -377,7 +406,14 @@ def load_build(
             "recording the build",
         )
         counts: dict[str, int | str] = {"store_format": STORE_FORMAT}
-        for kind in KINDS:
+        for kind in [kind for kind in KINDS if kind in kinds or kind in loaded]:
+            if kind in loaded:  # written by an earlier call: its listing is read back here too
+                counts.update(loaded[kind].counts)
+                counts[f"{kind}_verified_buckets"] = retried(
+                    lambda kind=kind: _verify(db, build_id, kind), f"reading the {kind} listing back"
+                )
+                timings[kind] = loaded[kind].seconds
+                continue
             clock = time.perf_counter()
             known = retried(lambda kind=kind: known_buckets(db, kind), f"reading the store's {kind} listings")
             if kind in files:
@@ -405,8 +441,14 @@ def load_build(
             )
             line.finish(f"{counts[f'{kind}_buckets_written']:,} of {counts[f'{kind}_buckets']:,} buckets written")
             timings[kind] = round(time.perf_counter() - clock, 3)
-        timings["total"] = round(time.perf_counter() - started, 3)
-        complete = {
+        timings["total"] = round(time.perf_counter() - started + sum(loaded[kind].seconds for kind in loaded), 3)
+        written = ", ".join(f"{counts[f'{kind}_written']:,} of {counts[f'{kind}_in_build']:,} {kind}"
+                            for kind in KINDS if f"{kind}_written" in counts)  # fmt: skip
+        if not complete:
+            log.info("loaded the %s of build %s into %s/%s: %s rows written in %.1f s (the build stays loading)",
+                     ", ".join(kinds), build_id, redact_uri(uri), database, written, timings["total"])  # fmt: skip
+            return counts
+        marking = {
             "$set": {
                 "status": "complete",
                 "mongo_counts": counts,
@@ -414,8 +456,7 @@ def load_build(
                 "loaded": datetime.now(UTC).isoformat(timespec="seconds"),
             }
         }
-        retried(lambda: db[BUILDS].update_one({"_id": build_id}, complete), "marking the build complete")
-        written = ", ".join(f"{counts[f'{kind}_written']:,} of {counts[f'{kind}_in_build']:,} {kind}" for kind in KINDS)
+        retried(lambda: db[BUILDS].update_one({"_id": build_id}, marking), "marking the build complete")
         log.info("loaded build %s into %s/%s: %s rows written in %.1f s (counts in the builds record)",
                  build_id, redact_uri(uri), database, written, timings["total"])  # fmt: skip
         return counts

@@ -35,8 +35,19 @@ def test_phases_split_the_span_and_count_side_by_side_jobs_once():
     ]  # fmt: skip
     phases = scale_run.phase_walls(jobs)
     assert list(phases) == list(scale_run.PHASES)
-    assert phases == {"ingest": 62, "merge": 38, "graph and grouping": 71, "load": 29, "finish": 10}
+    assert phases == {"ingest": 62, "merge": 38, "graph and grouping": 70, "load": 30, "finish": 10}
     assert sum(phases.values()) == 210  # the span, first job to last
+
+
+def test_kind_loads_beside_the_grouping_count_in_the_graph_phase():
+    jobs = [
+        job("ingest_file", 0, 50), job("merge_tables", 50, 100), job("build_graph", 100, 130),
+        job("bucket_records", 100, 120), job("load_mongo_kind", 121, 150),  # documents, early
+        job("bucket_records", 130, 170), job("solve", 171, 173),
+        job("load_mongo_kind", 171, 190), job("load_mongo", 190, 195), job("compare", 195, 200),
+    ]  # fmt: skip
+    phases = scale_run.phase_walls(jobs)
+    assert phases == {"ingest": 50, "merge": 50, "graph and grouping": 73, "load": 22, "finish": 5}
 
 
 def test_no_phases_without_one_merge_and_one_load():

@@ -195,3 +195,63 @@ def test_load_mongo_reads_the_build_back_before_writing_its_report(mongo_uri, bu
     finally:
         client.drop_database(database)
         client.close()
+
+
+@pytest.mark.servers
+def test_kinds_loaded_one_by_one_then_completed_equal_one_load(mongo_uri, built, tmp_path):
+    """The workflow's way: `load-mongo --partial --kind K` per kind from its bucket file (the build
+    stays "loading", no reader takes it), then `--complete --loaded ...` reads them back and marks
+    it complete. The store then holds what one load of every kind writes, record for record."""
+    import json
+
+    from pipeline.store.commands import bucket_records_command
+
+    tables, graph_dir, _ = built
+    store = tmp_path / "store"
+    for kind in ("documents", "concepts", "evidence", "papers"):
+        out = store / f"{kind}.buckets.arrow"
+        result = CliRunner().invoke(bucket_records_command, ["--kind", kind, "--tables-dir", str(tables),
+                                                             "--graph-dir", str(graph_dir), "--out", str(out)])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    one, by_kind = f"litpath_test_{uuid.uuid4().hex[:8]}", f"litpath_test_{uuid.uuid4().hex[:8]}"
+    common = ["--mongo-uri", mongo_uri, "--build-id", "kinds", "--tables-dir", str(tables)]
+    client = MongoClient(mongo_uri)
+    try:
+        whole = CliRunner().invoke(load_mongo_command, [*common, "--mongo-database", one, "--graph-dir",
+                                                        str(graph_dir), "--buckets-dir", str(store)])  # fmt: skip
+        assert whole.exit_code == 0, whole.output
+        reports = []
+        for kind in ("papers", "documents", "evidence", "concepts"):  # in the order their files come
+            report = tmp_path / f"{kind}.mongo_load.json"
+            result = CliRunner().invoke(load_mongo_command, [
+                *common, "--mongo-database", by_kind, "--graph-dir", str(graph_dir), "--buckets-dir", str(store),
+                "--partial", "--kind", kind, "--report", str(report)])  # fmt: skip
+            assert result.exit_code == 0, result.output
+            assert json.loads(report.read_text())["kinds"] == [kind]
+            assert client[by_kind].builds.find_one({"_id": "kinds"})["status"] == "loading"
+            reports.append(report)
+        # --complete refuses to mark a build whose kinds are not all there (without --kind, the
+        # kinds not in a report are written by the call itself)
+        missing = CliRunner().invoke(load_mongo_command, [*common, "--mongo-database", by_kind, "--graph-dir",
+                                                          str(graph_dir), "--loaded", str(reports[0]),
+                                                          "--kind", "documents"])  # fmt: skip
+        assert missing.exit_code != 0 and "--complete needs every kind" in missing.output
+        done = CliRunner().invoke(load_mongo_command, [*common, "--mongo-database", by_kind, "--graph-dir",
+                                                       str(graph_dir), *[f"--loaded={r}" for r in reports]])  # fmt: skip
+        assert done.exit_code == 0, done.output
+        records = {db: client[db].builds.find_one({"_id": "kinds"}) for db in (one, by_kind)}
+        assert records[by_kind]["status"] == "complete"
+        counts = {db: {k: v for k, v in records[db]["mongo_counts"].items() if not k.endswith("_source")}
+                  for db in records}  # fmt: skip
+        assert counts[one] == counts[by_kind]
+        for kind in ("documents", "concepts", "evidence", "papers"):
+            assert _records(client[one], "kinds", kind) == _records(client[by_kind], "kinds", kind), kind
+        # a report of another build is refused
+        other = CliRunner().invoke(load_mongo_command, [*common[:3], "other", *common[4:], "--mongo-database",
+                                                        by_kind, "--graph-dir", str(graph_dir),
+                                                        *[f"--loaded={r}" for r in reports]])  # fmt: skip
+        assert other.exit_code != 0 and "a load of build kinds" in other.output
+    finally:
+        client.drop_database(one)
+        client.drop_database(by_kind)
+        client.close()
