@@ -99,6 +99,24 @@ def configure_logging(verbosity: int) -> None:
 SMALL_PAGES = {"NUMPY_MADVISE_HUGEPAGE": "0", "MIMALLOC_ALLOW_THP": "0"}
 COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {"merge": SMALL_PAGES, "build-graph": SMALL_PAGES}
 
+# Commands whose process never uses pandas, told to pyarrow so that it does not import it: its
+# first pa.array of a Python list imports pandas (0.3-0.4 s here) only to ask whether the list is
+# a pandas object. The workflow starts one `litpath ingest` per input file (293 at 30M
+# predications, ~5 s each). Only in litpath's own process (main()), never in a caller's.
+WITHOUT_PANDAS = frozenset({"ingest"})
+_own_process = False  # set by main(): this process is the `litpath` command's alone
+
+
+class _PandasLeftOut:
+    """An import finder that answers ``import pandas`` with ModuleNotFoundError. (A None in
+    sys.modules would not do: pyarrow's compiled import takes it as the module.)"""
+
+    @staticmethod
+    def find_spec(name: str, path=None, target=None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r} (left out of this litpath process)", name=name)
+        return None
+
 # Where each sub-command that lives next to its stage's code is defined ("module:attribute", the
 # shape of an entry point). A command's module is imported only when the command is used (or
 # `--help` lists them all): each workflow rule starts a `litpath` process, and importing every
@@ -163,6 +181,8 @@ class LitpathGroup(click.Group):
         if cmd_name in AREA_COMMANDS:
             for name, value in COMMAND_ENVIRONMENT.get(cmd_name, {}).items():
                 os.environ.setdefault(name, value)
+            if _own_process and cmd_name in WITHOUT_PANDAS and "pandas" not in sys.modules:
+                sys.meta_path.insert(0, _PandasLeftOut)  # pyarrow takes the ImportError as "no pandas"
             command = _load_object(AREA_COMMANDS[cmd_name])
         elif cmd_name in self._plugin_entries():
             entry = self._plugin_entries()[cmd_name]
@@ -221,6 +241,8 @@ def main() -> None:
     """The ``litpath`` entry point: a domain error (:class:`~pipeline.runtime.errors.LitpathError`, a
     missing or unreadable file) is one line, ``litpath: error: ...``, and its exit status (1; 2
     for a configuration or a file that is not there); ``-v`` adds its traceback."""
+    global _own_process
+    _own_process = True
     try:
         cli(standalone_mode=False)
     except click.exceptions.Abort:

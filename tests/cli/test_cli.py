@@ -103,6 +103,37 @@ def test_a_command_imports_its_own_stage_only() -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.parametrize("kind", ["pubmed_xml", "semmeddb_predication", "semmeddb_sentence", "semmeddb_citations",
+                                  "semmeddb_entity", "cord19_metadata", "citations_table"])  # fmt: skip
+def test_litpath_ingest_runs_without_pandas_and_writes_what_it_writes_with_it(tmp_path, kind) -> None:
+    """`litpath ingest` tells pyarrow pandas is not there (pyarrow imported it on its first
+    pa.array of a list, 0.3 s of each ingest job, only to ask whether the list was pandas'): in its
+    own process pandas stays out, and the tables are those an ingest with pandas imported writes."""
+    import pandas  # noqa: F401 - this process has pandas: the reference ingest runs with it
+    import pyarrow.parquet as pq
+
+    from pipeline.ingest.run import ingest_file
+    from pipeline.ingest.synth import generate_corpus
+
+    manifest = generate_corpus(tmp_path / "corpus", 300, seed=11)
+    (entry,) = [e for e in manifest["files"] if e["kind"] == kind][:1]
+    source = tmp_path / "corpus" / entry["path"]
+    ingest_file(kind, source, tmp_path / "with")
+    probe = (
+        "import sys\n"
+        "from pipeline.cli import main\n"
+        f"sys.argv = ['litpath', 'ingest', '--kind', {kind!r}, '--input', {str(source)!r}, '--out', {str(tmp_path / 'without')!r}]\n"
+        "main()\n"
+        "print('pandas' in sys.modules and sys.modules['pandas'] is not None)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "False"
+    written = sorted(p.name for p in (tmp_path / "with").glob("*.parquet"))
+    assert written and written == sorted(p.name for p in (tmp_path / "without").glob("*.parquet"))
+    for name in written:
+        assert pq.read_table(tmp_path / "with" / name).equals(pq.read_table(tmp_path / "without" / name)), name
+
+
 @pytest.mark.parametrize(
     ("command", "user_value", "expected"),
     [("merge", None, "0"), ("merge", "1", "1"), ("build-graph", None, "0"), ("ingest", None, None)],
