@@ -69,8 +69,10 @@ def sample(command: list[str], interval: float) -> tuple[int, dict[int, dict]]:
                 seen = peaks[process.pid] = {"peak_mib": 0.0, "command": _summary(process),
                                              "server": process in servers or _is_server(process)}  # fmt: skip
             if rss > seen["peak_mib"]:
-                # at its peak, the process's command line as it is then (an exec may have changed it)
+                # at its peak, the process's command line as it is then (an exec may have changed it:
+                # make run's shell, whose line names services.local, ends as `litpath describe`)
                 seen["peak_mib"], seen["command"] = round(rss, 1), _summary(process)
+                seen["server"] = _is_server(process)
         if child.poll() is not None:
             return child.returncode, peaks
         # servers started by the command itself (make run's SERVERS=local) join the sampled set
