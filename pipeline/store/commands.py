@@ -159,8 +159,9 @@ def load_mongo_command(
     grouped_here = [kind for kind in kinds if kind not in files]
     if grouped_here and graph_dir is None:
         raise click.UsageError(f"{', '.join(grouped_here)} have no bucket file: give --graph-dir to group them here")
-    click.echo(f"loading {'build' if len(kinds) == len(KINDS) else 'the ' + ', '.join(kinds) + ' of build'} "
-               f"{build_id} into {redact_uri(mongo_uri)} database {mongo_database}"
+    what = ("build" if len(kinds) == len(KINDS) else f"the {', '.join(kinds)} of build" if kinds
+            else "nothing new (every kind was loaded before) for build")  # fmt: skip
+    click.echo(f"loading {what} {build_id} into {redact_uri(mongo_uri)} database {mongo_database}"
                + (f"; grouping {', '.join(grouped_here)} here (no bucket file)" if grouped_here else
                   f"; from the bucket files in {buckets_dir}" if kinds else "")
                + (f"; {', '.join(loaded)} loaded before (read back)" if loaded else ""), err=True)  # fmt: skip

@@ -9,9 +9,8 @@ import random
 
 import pyarrow.parquet as pq
 import pytest
+from support import pipeline_runs
 
-from pipeline.ingest.run import ingest_file
-from pipeline.ingest.synth import generate_corpus
 from pipeline.merge import MERGE_LANES, merge_ingested, merge_lanes, merge_steps
 from pipeline.merge import sentences as merge_sentences
 
@@ -21,15 +20,7 @@ TINY_BUDGET_GIB = 256 / 2**20
 
 @pytest.fixture(scope="module", params=[random.randrange(1 << 30) for _ in range(2)], ids=lambda s: f"seed{s}")
 def ingested(request, tmp_path_factory):
-    corpus = tmp_path_factory.mktemp("corpus")
-    manifest = generate_corpus(corpus, 2500, seed=request.param, n_update_files=2)
-    out = tmp_path_factory.mktemp("ingested")
-    folders = []
-    for i, entry in enumerate(manifest["files"]):
-        folder = out / f"{i:03d}"
-        ingest_file(entry["kind"], corpus / entry["path"], folder)
-        folders.append(folder)
-    return folders
+    return pipeline_runs.ingested(tmp_path_factory.mktemp("lanes"), 2500, seed=request.param, n_update_files=2)
 
 
 def _without_run_notes(counts: dict) -> dict:
