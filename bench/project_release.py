@@ -18,7 +18,7 @@ The parts (``--by``):
 * ``phase`` (default): the run's wall by phase -- ingest, merge, graph and grouping, load, finish,
   split where the merge and the load start and end (``phases_s``). They add up to the run's span:
   jobs that ran side by side count once, Snakemake's gaps between jobs count.
-* ``stage``: each rule's job seconds, divided by the jobs that ran at once (``ingest_file``:
+* ``stage``: each rule's job seconds, divided by the jobs that ran at once (``ingest_batch``, ``ingest_file``:
   ``--cores``; every other rule is taken as one job). Sums jobs that overlapped (the record buckets
   beside the graph), so it over-states the wall; the breakdown says which rule grows how.
 
@@ -37,7 +37,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASE_PREDICATIONS = 126_268_045  # a recent SemMedDB release's PREDICATION rows (issue 27)
-PARALLEL_RULES = {"ingest_file"}  # rules whose jobs run --cores at a time
+# Rules whose jobs run --cores at a time (ingest_file: one file a job, before resources.ingest_files_per_job).
+PARALLEL_RULES = {"ingest_batch", "ingest_file"}
 RESOLUTION_S = 5.0  # stages under this in every run are not fitted (the log stamps whole seconds)
 
 

@@ -170,7 +170,7 @@ def rule_cpu_seconds(build: Path, first: datetime, last: datetime) -> dict[str, 
     for path in sorted((logs / "ingest").rglob("*.benchmark.tsv")):
         written = datetime.fromtimestamp(path.stat().st_mtime)
         if first <= written <= last + timedelta(seconds=5):
-            cpu["ingest_file"] += cpu_time(path)
+            cpu["ingest_batch"] += cpu_time(path)  # "ingest_file" in records before ingest jobs had several files
     return {rule: round(seconds, 1) for rule, seconds in cpu.items()}
 
 

@@ -72,9 +72,52 @@ class InputFile:
     def key(self) -> str:
         """Stable folder name of this file's ingest output: readable name + content hash (+ the
         kind's ingest format from 2 on, :data:`INGEST_FORMATS`)."""
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", self.path.name)
+        stem = _file_stem(self.path)
         ingest_format = INGEST_FORMATS.get(self.kind, 1)
         return f"{stem}-{self.sha256[:12]}" + (f"-f{ingest_format}" if ingest_format > 1 else "")
+
+
+def _file_stem(path: Path) -> str:
+    """A file name with anything but letters, digits and ``._-`` replaced (a folder and wildcard name)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", path.name)
+
+
+@dataclass(frozen=True)
+class IngestBatch:
+    """Input files of one kind that one ingest job reads, one after another (:func:`ingest_batches`)."""
+
+    kind: str
+    files: tuple[InputFile, ...]
+
+    @property
+    def name(self) -> str:
+        """The job's name: a lone file's :attr:`InputFile.key`; else the first and last file names and a
+        hash of every member's key, so that a batch which gains a file (or whose file changed) is
+        another job, and one whose files did not keeps its name."""
+        if len(self.files) == 1:
+            return self.files[0].key
+        digest = hashlib.sha256("\n".join(f.key for f in self.files).encode()).hexdigest()[:12]
+        return f"{_file_stem(self.files[0].path)}..{_file_stem(self.files[-1].path)}-{digest}"
+
+
+def ingest_batches(
+    inputs: list[InputFile], files_per_job: int, skip_kinds: frozenset[str] = frozenset()
+) -> list[IngestBatch]:
+    """Each kind's files (but ``skip_kinds``') in input order, ``files_per_job`` to a batch.
+
+    Batches are cut by position, so a file appended to a kind (PubMed's next update file sorts
+    last) changes only the kind's last batch; that job then reads the new file alone and keeps the
+    folders of the others (`litpath ingest --reuse`)."""
+    if files_per_job < 1:
+        raise ValueError(f"resources.ingest_files_per_job: must be 1 or more, got {files_per_job}")
+    batches = []
+    for kind in dict.fromkeys(f.kind for f in inputs):
+        if kind in skip_kinds:
+            continue
+        files = [f for f in inputs if f.kind == kind]
+        for start in range(0, len(files), files_per_job):
+            batches.append(IngestBatch(kind, tuple(files[start : start + files_per_job])))
+    return batches
 
 
 def sha256_of_file(path: Path, cache: dict[str, Any] | None = None) -> str:

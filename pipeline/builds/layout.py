@@ -351,6 +351,12 @@ class ResultsLayout:
         """The folder of one input file's ingest (``key``: :attr:`InputFile.key`)."""
         return TableFolder(self.root / "ingest" / kind / key)
 
+    def ingest_report(self, kind: str, batch: str) -> Path:
+        """What one ingest job did (``litpath ingest --report``): each of its files' counts, in
+        order (``batch``: :attr:`IngestBatch.name`). Beside the files' folders, not in them: a job
+        that gains a file writes a new report and keeps the folders it reuses."""
+        return self.root / "ingest" / kind / "jobs" / f"{batch}.json"
+
     @property
     def spoke_load(self) -> Path:
         return self.root / "spoke" / "load.json"

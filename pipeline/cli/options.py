@@ -9,7 +9,7 @@ One vocabulary for every command (docs/design.md §2, "Command-line options"):
 ``--results-dir DIR``  the results root (``builds/`` and ``latest``)
 ``--<what>-dir DIR``   another folder it reads: ``--tables-dir``, ``--graph-dir``, ``--umls-dir``
 ``--config FILE``      a configuration file it reads
-``--input FILE``       its one input file
+``--input FILE``       its one input file (`litpath ingest`: repeated, each with its ``--out``)
 ``--<what> FILE``      a single file it writes, named for what it holds: ``--report`` (the JSON
                        record of what the command did), ``--summary``, ``--plan``,
                        ``--distances``, ``--heatmap``
@@ -87,13 +87,15 @@ def option(*param_decls: str, old: Sequence[str] = (), **attrs: Any) -> Decorato
     return click.option(*param_decls, **attrs)
 
 
-def out_option(help: str, *, old: Sequence[str] = ()) -> Decorator:
-    """``--out DIR`` (``out_dir``, a Path): the folder the command writes into."""
+def out_option(help: str, *, old: Sequence[str] = (), multiple: bool = False) -> Decorator:
+    """``--out DIR`` (``out_dir``, a Path): the folder the command writes into (``multiple``: a
+    tuple of them, one per ``--input``)."""
     return option(
         "--out",
         "out_dir",
         old=old,
         required=True,
+        multiple=multiple,
         type=click.Path(file_okay=False, path_type=Path),
         help=help,
     )
@@ -127,11 +129,12 @@ def config_option(help: str, *, required: bool = False, default: str | None = No
     )  # fmt: skip
 
 
-def input_option(help: str, *, exists: bool = False, dir_okay: bool = False) -> Decorator:
+def input_option(help: str, *, exists: bool = False, dir_okay: bool = False, multiple: bool = False) -> Decorator:
     """``--input FILE`` (``input_path``, a Path): the command's one input file (``dir_okay``: an
-    ADIOS2 BP file, which is a folder on disk)."""
+    ADIOS2 BP file, which is a folder on disk; ``multiple``: a tuple of files, for `litpath
+    ingest`, each paired with the ``--out`` at its position)."""
     return option(
-        "--input", "input_path", required=True,
+        "--input", "input_path", required=True, multiple=multiple,
         type=click.Path(exists=exists, dir_okay=dir_okay, path_type=Path), help=help,
     )  # fmt: skip
 

@@ -1,21 +1,23 @@
-"""Click commands of the ingest stage: ``ingest`` (one file), ``merge`` and ``synth``.
+"""Click commands of the ingest stage: ``ingest`` (files of one kind, each into its own folder), ``merge`` and ``synth``.
 
 The lead wires them into the ``litpath`` group (``cli.add_command(ingest)`` ...).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
-from pipeline.cli.options import input_option, out_option
+from pipeline.cli.options import input_option, out_option, report_option
 from pipeline.ingest.registry import KINDS
 from pipeline.ingest.run import (
     DEFAULT_MAX_QUARANTINE_FRACTION,
     MAX_QUARANTINE_ENV,
-    ingest_file,
+    ingest_files,
 )
+from pipeline.runtime.files import write_atomically
 
 _CEILING_HELP = (
     "Fail when more than this fraction of a file's rows is quarantined (ingest.max_quarantine_fraction; "
@@ -24,17 +26,43 @@ _CEILING_HELP = (
 
 
 @click.command("ingest")
-@click.option("--kind", type=click.Choice(KINDS), required=True, help="Input format of the file.")
-@input_option("One input file (.gz allowed).")
-@out_option("Folder for this file's tables.", old=("--out-dir",))
+@click.option("--kind", type=click.Choice(KINDS), required=True, help="Input format of the files.")
+@input_option("An input file (.gz allowed); repeat for several files of this kind.", multiple=True)
+@out_option("Folder for that file's tables: one --out per --input, in the same order.", old=("--out-dir",), multiple=True)
+@click.option(
+    "--reuse", is_flag=True,
+    help="Keep an --out folder that already holds a finished ingest of the same file (same bytes, same "
+    "kind; counts.json written) instead of reading the file again.",
+)
+@report_option("Write the counts of every file (JSON, in input order, each marked reused or not) here.")
 @click.option(
     "--max-quarantine-fraction", type=click.FloatRange(0, 1), envvar=MAX_QUARANTINE_ENV,
     default=DEFAULT_MAX_QUARANTINE_FRACTION, show_envvar=True, help=_CEILING_HELP,
 )  # fmt: skip
-def ingest(kind: str, input_path: Path, out_dir: Path, max_quarantine_fraction: float) -> None:
-    """Read ONE literature dump file into Parquet tables, quarantine.parquet and counts.json."""
+def ingest(
+    kind: str,
+    input_path: tuple[Path, ...],
+    out_dir: tuple[Path, ...],
+    reuse: bool,
+    report_path: Path | None,
+    max_quarantine_fraction: float,
+) -> None:
+    """Read literature dump files of one kind into Parquet tables, quarantine.parquet and counts.json,
+    one --out folder per file."""
+    if len(input_path) != len(out_dir):
+        raise click.UsageError(
+            f"{len(input_path)} --input and {len(out_dir)} --out: give one --out folder per input file, in order"
+        )
+    if len(set(out_dir)) != len(out_dir):
+        raise click.UsageError("two --input files were given the same --out folder")
     # An IngestError (a damaged file, the quarantine ceiling) is one `litpath: error:` line.
-    ingest_file(kind, input_path, out_dir, max_quarantine_fraction=max_quarantine_fraction)
+    results = ingest_files(
+        kind, list(zip(input_path, out_dir, strict=True)), reuse=reuse, max_quarantine_fraction=max_quarantine_fraction
+    )
+    if report_path is not None:
+        files = [{"folder": str(folder), **counts} for folder, counts in zip(out_dir, results, strict=True)]
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(report_path, json.dumps({"kind": kind, "files": files}, indent=2) + "\n")
 
 
 @click.command("synth")

@@ -112,6 +112,10 @@ class Progress:
         self._print(f"{self.what}: {text}")
         return elapsed
 
+    def note(self, text: str) -> None:
+        """Print one line now, between the timed ones (something done that the user should see)."""
+        self._print(text)
+
     def _print(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
 

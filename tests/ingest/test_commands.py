@@ -52,3 +52,73 @@ def test_ingest_command_reports_unreadable_file(tmp_path):
     # A domain error leaves the command as itself; `litpath` prints it as one line (tests/cli/test_cli.py).
     assert isinstance(result.exception, IngestError), result.output
     assert "pubmed25n0009.xml: broken XML at line" in str(result.exception)
+
+
+def _pubmed_files(tmp_path, count):
+    from pipeline.ingest.synth import generate_corpus
+
+    generate_corpus(tmp_path / "corpus", 300, seed=5, n_update_files=count - 1)
+    files = sorted((tmp_path / "corpus" / "pubmed").rglob("*.xml.gz"), key=lambda p: p.name)
+    assert len(files) >= count, files
+    return files[:count]
+
+
+def _ingest(files, folders, report, *extra):
+    pairs = [arg for path, folder in zip(files, folders, strict=True) for arg in ("--input", str(path), "--out", str(folder))]
+    return CliRunner().invoke(ingest, ["--kind", "pubmed_xml", *pairs, "--report", str(report), *extra])
+
+
+def test_ingest_of_several_files_writes_each_folder_as_a_lone_ingest_and_reuse_reads_only_what_changed(tmp_path):
+    """One `litpath ingest` over three files writes each folder as three single-file ingests do; with
+    --reuse it keeps a finished folder of the same bytes, and reads again a folder without its
+    counts.json (an ingest cut short) and one that holds another file's ingest."""
+    import pyarrow.parquet as pq
+
+    from pipeline.ingest.run import ingest_file
+
+    files = _pubmed_files(tmp_path, 3)
+    folders = [tmp_path / "batch" / f"f{i}" for i in range(3)]
+    result = _ingest(files, folders, tmp_path / "jobs" / "one.json")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "jobs" / "one.json").read_text())
+    assert [(f["source_file"], f["reused"], f["folder"]) for f in report["files"]] == [
+        (path.name, False, str(folder)) for path, folder in zip(files, folders, strict=True)
+    ]
+    for path, folder in zip(files, folders, strict=True):
+        alone = tmp_path / "alone" / path.name
+        counts = ingest_file("pubmed_xml", path, alone)
+        assert json.loads((folder / "counts.json").read_text())["sha256"] == counts.sha256
+        for table in ("documents", "citations", "deletions", "quarantine"):
+            assert pq.read_table(folder / f"{table}.parquet").equals(pq.read_table(alone / f"{table}.parquet")), table
+
+    (folders[1] / "counts.json").unlink()  # as a job killed in the middle of this file leaves it
+    written = {folder: (folder / "documents.parquet").stat().st_mtime_ns for folder in folders}
+    # the third file's folder now holds the first file's ingest: same kind, other bytes
+    result = _ingest([files[0], files[1], files[0]], [folders[0], folders[1], folders[2]], tmp_path / "jobs" / "two.json", "--reuse")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "jobs" / "two.json").read_text())
+    assert [f["reused"] for f in report["files"]] == [True, False, False]
+    assert (folders[0] / "documents.parquet").stat().st_mtime_ns == written[folders[0]]
+    assert json.loads((folders[2] / "counts.json").read_text())["source_file"] == files[0].name
+    assert "already ingested in" in result.output and "1 read" not in result.output
+
+
+def test_a_reused_folder_is_held_to_todays_quarantine_ceiling(tmp_path):
+    files = _pubmed_files(tmp_path, 1)
+    folder = tmp_path / "f0"
+    assert _ingest(files, [folder], tmp_path / "r.json").exit_code == 0
+    counts = json.loads((folder / "counts.json").read_text())
+    counts["rows_quarantined"] = counts["rows_read"]  # as if every row had been quarantined
+    (folder / "counts.json").write_text(json.dumps(counts))
+    result = _ingest(files, [folder], tmp_path / "r.json", "--reuse", "--max-quarantine-fraction", "0.01")
+    assert isinstance(result.exception, IngestError), result.output
+    assert "above the ceiling" in str(result.exception)
+
+
+def test_ingest_wants_one_out_folder_per_input(tmp_path):
+    files = _pubmed_files(tmp_path, 2)
+    args = ["--kind", "pubmed_xml", "--input", str(files[0]), "--input", str(files[1]), "--out", str(tmp_path / "a")]
+    result = CliRunner().invoke(ingest, args)
+    assert result.exit_code == 2 and "one --out folder per input file" in result.output
+    result = _ingest(files, [tmp_path / "a", tmp_path / "a"], tmp_path / "r.json")
+    assert result.exit_code == 2 and "the same --out folder" in result.output

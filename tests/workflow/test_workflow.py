@@ -94,7 +94,7 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
     tmp_path: Path, mongo_uri: str, neo4j_env: dict[str, str]
 ) -> None:
     corpus = tmp_path / "corpus"
-    generate_corpus(corpus, scale=400, seed=7, n_update_files=2)
+    generate_corpus(corpus, scale=400, seed=7, n_update_files=3)
     pubmed = sorted((corpus / "pubmed").rglob("*.xml.gz"), key=lambda p: p.name)
     assert len(pubmed) >= 3, pubmed
     env = dict(
@@ -104,19 +104,27 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
         PATH=f"{SNAKEMAKE.parent}:{os.environ['PATH']}",
     )
 
-    write_config(tmp_path, corpus, pubmed[:-1])
+    # Two files to an ingest job, so that PubMed's files take several jobs and the added one
+    # joins the last job, which already holds a file.
+    per_job = {"resources": {"ingest_files_per_job": 2}}
+    write_config(tmp_path, corpus, pubmed[:-1], **per_job)
     first = job_stats(run_snakemake(tmp_path, env))
     inputs = yaml.safe_load((tmp_path / "config.yaml").read_text())["inputs"]
     # every input is ingested but the ENTITY files, which the default mention source does not read
     assert inputs.get("semmeddb_entity")
-    assert first["ingest_file"] == sum(len(v) for kind, v in inputs.items() if kind != "semmeddb_entity")
+    assert len(inputs["pubmed_xml"]) % 2 == 1, "the added file must join a job that holds one"
+    assert first["ingest_batch"] == sum(-(-len(v) // 2) for kind, v in inputs.items() if kind != "semmeddb_entity")
     first_build = (tmp_path / "results" / "latest").resolve()
     first_record = (first_build / "build.json").read_text()
 
-    write_config(tmp_path, corpus, pubmed)
+    write_config(tmp_path, corpus, pubmed, **per_job)
     second = job_stats(run_snakemake(tmp_path, env))
-    # Only the added update file is ingested again; everything downstream of it reruns.
-    assert second["ingest_file"] == 1
+    # Only the added update file is ingested: its job reads it and keeps the folder of the file
+    # it shares the job with; everything downstream of it reruns.
+    assert second["ingest_batch"] == 1
+    reports = sorted((tmp_path / "results" / "ingest" / "pubmed_xml" / "jobs").glob("*.json"), key=os.path.getmtime)
+    last_job = json.loads(reports[-1].read_text())["files"]
+    assert [(f["source_file"], f["reused"]) for f in last_job] == [(pubmed[-2].name, True), (pubmed[-1].name, False)]
     for rule in (
         "merge_tables",
         "build_graph",
@@ -377,4 +385,6 @@ def test_entity_files_are_ingested_only_for_a_mention_source_that_reads_them(fin
     write_config(workdir, workdir / "corpus", pubmed, "config-entities.yaml", ingest={"mention_source": "entities"})
     planned = job_stats(run_snakemake(workdir, env, "--dry-run", config="config-entities.yaml"))
     n_entity = len(yaml.safe_load((workdir / "config-entities.yaml").read_text())["inputs"]["semmeddb_entity"])
-    assert planned["ingest_file"] == n_entity, planned  # the other files' ingest folders are reused
+    per_job = yaml.safe_load((workdir / "config-entities.yaml").read_text())["resources"]["ingest_files_per_job"]
+    # only the ENTITY files' jobs: the other files' ingest jobs are done
+    assert planned["ingest_batch"] == -(-n_entity // per_job), planned

@@ -81,7 +81,7 @@ def test_sample_build_through_slurm_equals_local_run(tmp_path: Path, slurm_clust
         "--slurm-init-seconds-before-status-checks", "1",
         "--latency-wait", "5",
         # This one-node test cluster has 2 CPUs and the machine's memory: small requests.
-        "--set-resources", "ingest_file:mem_mb=500", "merge_tables:mem_mb=1000",
+        "--set-resources", "ingest_batch:mem_mb=500", "merge_tables:mem_mb=1000",
         "build_graph:mem_mb=1000", "solve:mem_mb=1000",
     )  # fmt: skip
 

@@ -11,7 +11,12 @@
 
 import shlex
 
-from pipeline.builds.identity import build_id, resolve_inputs, unread_kinds
+from pipeline.builds.identity import (
+    build_id,
+    ingest_batches,
+    resolve_inputs,
+    unread_kinds,
+)
 from pipeline.builds.layout import ResultsLayout
 from pipeline.config import refuse_sample_files
 from pipeline.config.connections import export_connection_settings, redact_config
@@ -34,9 +39,15 @@ export_quarantine_ceiling(config)
 # folder's file names are spelled.
 RESULTS_LAYOUT = ResultsLayout(config["results_dir"])
 INPUTS = resolve_inputs(config, cache_file=RESULTS_LAYOUT.checksums)
-INPUT_BY_KEY = {(f.kind, f.key): f for f in INPUTS}
 BUILD = build_id(INPUTS, config)
 UNREAD = unread_kinds(config)
+# The ingest jobs: each kind's files in input order, resources.ingest_files_per_job to a job,
+# without the kinds no stage reads (UNREAD: ENTITY files unless mentions are counted by entities),
+# which are neither ingested nor merged.
+INGEST_BATCHES = ingest_batches(
+    INPUTS, config["resources"]["ingest_files_per_job"], UNREAD
+)
+BATCH_BY_NAME = {(b.kind, b.name): b for b in INGEST_BATCHES}
 LAYOUT = RESULTS_LAYOUT.build(BUILD)
 BUILD_DIR = LAYOUT.root
 BUILD_CONFIG = LAYOUT.config
@@ -48,14 +59,17 @@ if not INPUTS:
     )
 
 
-def ingest_outputs(kind=None):
-    """counts.json of every per-file ingest job (in input order), optionally of one kind; not of
-    the kinds no stage reads under this config's mention source (UNREAD: ENTITY files unless
-    mentions are counted by entities), which are neither ingested nor merged."""
+def ingest_reports():
+    """The report of every ingest job (``litpath ingest --report``), in input order."""
+    return [RESULTS_LAYOUT.ingest_report(b.kind, b.name) for b in INGEST_BATCHES]
+
+
+def ingest_folders():
+    """Every ingested file's folder, in input order (what the merge reads)."""
     return [
-        RESULTS_LAYOUT.ingest(f.kind, f.key).counts
-        for f in INPUTS
-        if (kind is None or f.kind == kind) and f.kind not in UNREAD
+        RESULTS_LAYOUT.ingest(f.kind, f.key).path
+        for b in INGEST_BATCHES
+        for f in b.files
     ]
 
 
