@@ -69,20 +69,40 @@ def stage_walls(record: dict, cores: int, basis: str = "wall") -> dict[str, floa
     }
 
 
-def phase_walls_of(record: dict) -> dict[str, float]:
+def phase_walls_of(record: dict, joined: tuple[tuple[str, ...], ...] = ()) -> dict[str, float]:
     """The run's wall seconds by phase (``phases_s``, bench/scale_run.py's phase_walls): they add up
-    to its span, what ran side by side counted once and Snakemake's gaps between jobs included."""
+    to its span, what ran side by side counted once and Snakemake's gaps between jobs included.
+    Each group of ``joined`` phases becomes one, named "A + B", in the place of the first."""
     if not record.get("phases_s"):
         raise ValueError(f"run {record['label']!r} has no wall by phase (bench/scale_run.py --add-phases-to)")
-    return dict(record["phases_s"])
+    phases = dict(record["phases_s"])
+    for group in joined:
+        missing = [name for name in group if name not in phases]
+        if missing:
+            raise ValueError(f"run {record['label']!r} has no phase {missing[0]!r} (its phases: {', '.join(phases)})")
+        total = sum(phases[name] for name in group)
+        phases = {
+            (" + ".join(group) if name == group[0] else name): (total if name == group[0] else seconds)
+            for name, seconds in phases.items()
+            if name == group[0] or name not in group
+        }
+    return phases
 
 
-def project(runs: list[tuple[int, dict]], cores: int, target: int, basis: str = "wall", by: str = "stage") -> dict:
+def project(
+    runs: list[tuple[int, dict]],
+    cores: int,
+    target: int,
+    basis: str = "wall",
+    by: str = "stage",
+    joined: tuple[tuple[str, ...], ...] = (),
+) -> dict:
     """Fit and project each stage (``by="stage"``: the rules' job seconds, parallel rules divided by
-    ``cores``) or each phase (``by="phase"``: the runs' wall by phase, which needs ``basis="wall"``)."""
+    ``cores``) or each phase (``by="phase"``: the runs' wall by phase, which needs ``basis="wall"``;
+    ``joined``: groups of phases fitted as one)."""
     runs = sorted(runs, key=lambda run: run[0])
     if by == "phase":
-        walls = [(n, phase_walls_of(record)) for n, record in runs]
+        walls = [(n, phase_walls_of(record, joined)) for n, record in runs]
     else:
         walls = [(n, stage_walls(record, cores, basis)) for n, record in runs]
     rules = list(dict.fromkeys(rule for _, stage in walls for rule in stage))
@@ -166,6 +186,15 @@ def main() -> None:
         default="phase",
         help="fit the runs' wall by phase (default), or each rule's job seconds",
     )
+    parser.add_argument(
+        "--join",
+        action="append",
+        default=[],
+        metavar="PHASE+PHASE",
+        help="fit these phases as one (--by phase; repeatable): phases whose jobs overlap, so that where one "
+        "ends and the other begins depends on which job happened to end last (since each kind is loaded as "
+        "it is grouped: 'graph and grouping+load')",
+    )
     parser.add_argument("--note", default="")
     parser.add_argument("--results", default=str(REPO / "bench" / "results" / "scale_runs.md"))
     args = parser.parse_args()
@@ -194,7 +223,10 @@ def main() -> None:
         record["jobs_count"][rule] -= 1
         runs = [(n, record if r["label"] == label else r) for n, r in runs]
         removed.append(f"{rule} of {label}: {float(seconds):,.0f} s")
-    result = project(runs, args.cores, args.target, args.basis, args.by)
+    if args.join and args.by != "phase":
+        sys.exit("project_release: --join joins phases: use it with --by phase")
+    joined = tuple(tuple(part.strip() for part in spec.split("+")) for spec in args.join)
+    result = project(runs, args.cores, args.target, args.basis, args.by, joined)
     figure = out.with_name("scale_projection.png")
     draw(result, figure)
     sizes = ", ".join(f"{n / 1e6:g}M" for n in result["sizes"])
@@ -208,7 +240,9 @@ def main() -> None:
            f"{'Wall' if args.basis == 'wall' else 'CPU'} seconds per stage (ingest: job seconds / "
            f"{args.cores} cores; other rules' jobs summed, also where they overlapped). ")
         + (args.note + " " if args.note else "")
-        + (f"Jobs taken out before fitting: {'; '.join(removed)}. " if removed else "") + f"Plot: `{figure.name}`.",
+        + (f"Jobs taken out before fitting: {'; '.join(removed)}. " if removed else "")
+        + (f"Phases fitted as one: {'; '.join(' + '.join(group) for group in joined)}. " if joined else "")
+        + f"Plot: `{figure.name}`.",
         "",
         f"| {args.by} | "
         + " | ".join(f"{n / 1e6:g}M (s)" for n in result["sizes"])
@@ -229,7 +263,8 @@ def main() -> None:
         handle.write("\n".join(lines) + "\n")
     history = out.with_name("scale_projection.json")
     entries = json.loads(history.read_text()) if history.exists() else []
-    entries.append({"date": datetime.now(UTC).isoformat(timespec="seconds"), "without_jobs": removed, **result})
+    entries.append({"date": datetime.now(UTC).isoformat(timespec="seconds"), "without_jobs": removed,
+                    "joined_phases": [list(group) for group in joined], **result})  # fmt: skip
     history.write_text(json.dumps(entries, indent=1) + "\n")
     print("\n".join(lines), file=sys.stderr)
 

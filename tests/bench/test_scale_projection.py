@@ -72,3 +72,25 @@ def test_phase_projection_recovers_a_power_law(exponent):
 def test_phase_projection_needs_the_phases():
     with pytest.raises(ValueError, match="no wall by phase"):
         project_release.project([(10**6, {"label": "old run", "span_s": 1.0})], cores=2, target=10**8, by="phase")
+
+
+def test_joined_phases_are_fitted_as_their_sum():
+    """Two phases whose split moves from run to run (the load left after the grouping) but whose sum
+    grows as a power law: fitted as one, the projection is the sum's; a phase named wrong is refused."""
+
+    def record(n: int, load_share: float) -> dict:
+        together = 4e-3 * n**1.05
+        return {"label": f"{n}", "span_s": 0.0,
+                "phases_s": {"ingest": 2e-3 * n, "graph and grouping": together * (1 - load_share),
+                             "load": together * load_share, "finish": 3.0}}  # fmt: skip
+
+    runs = [(10**6, record(10**6, 0.3)), (10**7, record(10**7, 0.4)), (3 * 10**7, record(3 * 10**7, 0.05))]
+    joined = (("graph and grouping", "load"),)
+    result = project_release.project(runs, cores=2, target=10**8, by="phase", joined=joined)
+    projected = {row["rule"]: row["projected_s"] for row in result["stages"]}
+    assert list(projected) == ["ingest", "graph and grouping + load", "finish"]
+    assert projected["graph and grouping + load"] == pytest.approx(4e-3 * 1e8**1.05, rel=1e-3)
+    apart = project_release.project(runs, cores=2, target=10**8, by="phase")
+    assert apart["projected_total_s"] > result["projected_total_s"]  # the moving split, fitted apart, grows faster
+    with pytest.raises(ValueError, match="no phase 'loading'"):
+        project_release.project(runs, cores=2, target=10**8, by="phase", joined=(("graph and grouping", "loading"),))
