@@ -8,11 +8,13 @@
 
 A failed read leaves no table behind, and ``counts.json`` is written last, so its presence
 marks a finished ingest. :func:`ingest_files` runs one kind's reader over several files in one
-process (the workflow's ``ingest_batch`` jobs), and with ``reuse`` keeps a folder that already holds
-a finished ingest of the very same bytes (:func:`finished_ingest`). A file with more of its rows quarantined than the ceiling
-(``ingest.max_quarantine_fraction``, :func:`check_quarantine`) fails without a counts.json, its
-quarantine.parquet left for inspection: a release whose layout drifted quarantines every row,
-and a build made from the rest would look complete.
+process (the workflow's ``ingest_batch`` jobs), and with ``reuse`` keeps a folder that already
+holds a finished ingest of the very same bytes (:func:`finished_ingest`).
+
+A file with more of its rows quarantined than the ceiling (``ingest.max_quarantine_fraction``,
+:func:`check_quarantine`) fails without a counts.json, its quarantine.parquet left for
+inspection: a release whose layout drifted quarantines every row, and a build made from the rest
+would look complete.
 """
 
 from __future__ import annotations
