@@ -101,8 +101,9 @@ COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {"merge": SMALL_PAGES, "build-g
 
 # Commands whose process never uses pandas, told to pyarrow so that it does not import it: its
 # first pa.array of a Python list imports pandas (0.3-0.4 s here) only to ask whether the list is
-# a pandas object. The workflow starts one `litpath ingest` per input file (293 at 30M
-# predications, ~5 s each). Only in litpath's own process (main()), never in a caller's.
+# a pandas object. The workflow starts one `litpath ingest` per few input files (41 at 30M
+# predications, resources.ingest_files_per_job). Only in litpath's own process (main()), never
+# in a caller's.
 WITHOUT_PANDAS = frozenset({"ingest"})
 _own_process = False  # set by main(): this process is the `litpath` command's alone
 

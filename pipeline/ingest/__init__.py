@@ -7,7 +7,8 @@ the merge into a build's tables.
 * :mod:`.semmeddb`, :mod:`.pubmed`, :mod:`.cord19`, :mod:`.citations` -- one module (or
   package) per source, each declaring its ``READERS``;
 * :mod:`.registry` -- the declared readers collected, and ``KINDS`` derived from them;
-* :mod:`.run` -- ``ingest_file``: one kind's reader over one file;
+* :mod:`.run` -- ``ingest_file``: one kind's reader over one file; ``ingest_files``: over
+  several, keeping the folders already finished (``reuse``);
 * :mod:`.merge` -- the per-file folders of a build merged into its tables;
 * :mod:`.commands` -- ``ingest``, ``merge`` and ``synth``.
 """
