@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from on_demand_paths import append_run, cpu_model  # noqa: E402
 
-from pipeline.builds.identity import InputFile  # noqa: E402
+from pipeline.builds.identity import InputFile, unread_kinds  # noqa: E402
 from pipeline.builds.layout import BuildLayout, results_of  # noqa: E402
 from pipeline.builds.record import earlier_build  # noqa: E402
 from pipeline.merge import merge_ingested  # noqa: E402
@@ -37,10 +37,15 @@ from pipeline.runtime.progress import format_seconds  # noqa: E402
 
 
 def ingested_folders(build: BuildLayout) -> list[Path]:
-    """The ingest folders of a build's inputs, in input order (from its config.yaml)."""
+    """The ingest folders of a build's inputs, in input order (from its config.yaml), without the
+    kinds no stage reads (ENTITY files under mention_source predications), as the workflow does."""
     results = results_of(build.root)
+    settings = yaml.safe_load(build.config.read_text())
+    unread = unread_kinds(settings)
     folders = []
-    for entry in yaml.safe_load(build.config.read_text())["resolved_inputs"]:
+    for entry in settings["resolved_inputs"]:
+        if entry["kind"] in unread:
+            continue
         key = InputFile(entry["kind"], Path(entry["path"]), entry["sha256"], 0).key  # the one spelling of it
         folders.append(Path(results.ingest(entry["kind"], key).path))
     return folders

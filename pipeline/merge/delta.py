@@ -45,7 +45,15 @@ from pipeline.builds import tables
 from pipeline.builds.layout import TableFolder
 from pipeline.ingest.base import DICTIONARY_COLUMNS
 from pipeline.merge.citations import cleaned_citations, distinct_citations
-from pipeline.merge.documents import PaperIds, cleaned_records, deleted_mask, merged_documents, remapped
+from pipeline.merge.documents import (
+    FIRST_VALUE_COLUMNS,
+    SOURCE_RANK,
+    PaperIds,
+    cleaned_records,
+    deleted_mask,
+    merged_documents,
+    remapped,
+)
 from pipeline.merge.inputs import MergeInputs
 from pipeline.merge.partitions import MERGE_STREAM_ROWS
 from pipeline.merge.predications import write_concepts
@@ -112,13 +120,15 @@ class Delta:
         self.old.load_counts()
         self.old_papers = PaperIds(self.old)
         self.old_papers.load_deletions()
-        self.old_papers.match_dois()
+        key_columns: dict[Path, pa.Table] = {}  # the earlier files' are read once for both matches
+        self.old_papers.match_dois(key_columns)
         # matched on a copy of the inputs: the tallies a full merge keeps must not count it twice
         now = MergeInputs(self.inputs.file_dirs, self.previous.path, {})
         now.file_counts = self.inputs.file_counts
         matched = PaperIds(now)
         matched.last_deleted = self.papers.last_deleted
-        matched.match_dois()
+        matched.match_dois(key_columns)
+        del key_columns
         deleted = sorted({doc for i in deleting for doc in self.inputs.read(self.inputs.file_dirs[i], "deletions").column("doc_id").to_pylist()})
         self.deleted = pa.array(deleted, pa.string())
         before, after = self.old_papers.remap, matched.remap
@@ -140,6 +150,7 @@ class Delta:
         if not cord_ids:
             return None
         wanted = pa.array(sorted(cord_ids), pa.string())
+        smallest, largest = wanted[0].as_py(), wanted[-1].as_py()
         for index in row_files:
             for name in sorted(set(self.inputs.file_counts[index].get("tables", {})) - DELTA_FILE_TABLES):
                 path = TableFolder(self.inputs.file_dirs[index]).table(name)
@@ -148,6 +159,13 @@ class Delta:
                 column = pq.read_table(path, columns=["doc_id"], read_dictionary=["doc_id"]).column("doc_id")
                 for chunk in column.chunks:
                     values = chunk.dictionary if isinstance(chunk, pa.DictionaryArray) else chunk
+                    # A lookup hashes the whole wanted set (every CORD-19 paper matched, 95k at 10M
+                    # predications) on each call: 11 s of a 10M rerun's merge over the SemMedDB
+                    # tables' chunks. Their ids ("PMID:...") all sort after the wanted ("CORD:...").
+                    bounds = pc.min_max(values)
+                    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+                    if low is None or high < smallest or low > largest:
+                        continue
                     if pc.any(_is_in(values, wanted)).as_py():
                         return str(path)
         return None
@@ -164,24 +182,25 @@ class Delta:
             "concepts": self.write_concepts,
             "predications": lambda path: self.write_doc_rows("predications", path),
         }
-        # Mentions and predications need only the earlier tables and the deletions: they are
-        # rewritten on a second thread while the documents and citations are merged (Parquet's
-        # reads and writes, most of the work, release the GIL).
+        # Mentions, predications and sentences need only the earlier tables and the deletions:
+        # they are rewritten on a second thread, one after another, while the documents and
+        # citations are merged (Parquet's reads and writes, most of the work, release the GIL).
+        # The sentences keep the earlier order only where the full step writes in one range;
+        # otherwise that step runs whole, on this thread, once the predications are written.
         names = [name for name, _, _ in full_steps]
+        if "sentences" in names and self.sentences_fit():
+            rules["sentences"] = self.write_sentences
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge-delta")
         early = {
             name: pool.submit(rules[name], TableFolder(out_dir).table(name))
-            for name in ("predications", "mentions")
-            if name in names
+            for name in ("predications", "mentions", "sentences")
+            if name in names and name in rules
         }
         pool.shutdown(wait=False)  # the submitted rewrites run on; each step waits for its own
         for name, future in early.items():
             rules[name] = lambda path, future=future: future.result()
-        predications = TableFolder(out_dir).table("predications")
 
         def rule(name: str, whole: Callable[[Path], int]) -> Callable[[Path], int]:
-            if name == "sentences":
-                return lambda path: self.write_sentences(predications, path, whole)
             return rules.get(name, whole)
 
         self.inputs.quarantine = self._earlier_quarantine().to_pylist()
@@ -192,34 +211,89 @@ class Delta:
     def write_documents(self, path: Path) -> int:
         """Rule 3 again for the papers the new files have records of or delete (their records
         from every file, row groups without one skipped); the other rows are the earlier ones."""
-        new_ids = [
-            remapped(table.column("doc_id"), self.papers.remap)
-            for i in self.new_indices
+        new_files = {
+            i: table for i in self.new_indices
             if (table := self.inputs.read(self.inputs.file_dirs[i], "documents")) is not None
-        ]
+        }  # fmt: skip
+        new_ids = [remapped(table.column("doc_id"), self.papers.remap) for table in new_files.values()]
         keys = pc.unique(pa.chunked_array([*new_ids, self.deleted, self.rematched], pa.string()).combine_chunks())
-        parts = []
-        for index, file_dir in enumerate(self.inputs.file_dirs):
-            source = TableFolder(file_dir).table("documents")
-            if source.exists():
-                records = _rows_where(source, "doc_id", lambda ids: _is_in(remapped(ids, self.papers.remap), keys))
-                if records is not None:
-                    parts.append(cleaned_records(records, index, self.papers))
-        merged = merged_documents(pa.concat_tables(parts)) if parts else tables.DOCUMENTS.empty_table()
         self.inputs.bump("delta_documents_recomputed", len(keys))
         # The papers merged again are every paper whose row of any table may differ from the
         # earlier build's (the other tables change only for the deleted ones, among them): what
         # the store's grouping redoes (pipeline.store.record_buckets) on top of the earlier build.
         self.changed_papers = keys.take(pc.sort_indices(keys))
-        written, _ = _splice(
-            self.previous.table("documents"), path, tables.DOCUMENTS, ["doc_id"],
-            drop=lambda t: _is_in(t.column("doc_id"), keys), added=merged,
-        )  # fmt: skip
+        if len(keys) == 0:  # a citation file: every row is the earlier one
+            shutil.copyfile(self.previous.table("documents"), path)
+            written = pq.ParquetFile(path).metadata.num_rows
+        else:
+            written = self._documents_merged_again(keys, new_files, path)
         present = pq.read_table(path, columns=["doc_id"]).column("doc_id")
         deleted = pa.array(sorted(self.papers.last_deleted), pa.string())
         self.papers.deleted_for_good = set(deleted.filter(pc.invert(_is_in(deleted, present))).to_pylist())
         self.inputs.bump("documents_deleted_final", len(self.papers.deleted_for_good))
         return written
+
+    def _documents_merged_again(self, keys: pa.Array, new_files: dict[int, pa.Table], path: Path) -> int:
+        """The earlier documents table with the rows of ``keys`` merged again (rule 3), spliced in
+        doc_id order; its rows. The papers whose new records come first (:meth:`_ahead`) are merged
+        from those and their earlier row; the others from every file's records of them that rule 1
+        leaves (row groups without one are skipped). A PubMed update revises papers of every
+        earlier file, so reading each one's records took half of a 10M rerun's documents step."""
+        ahead = self._ahead(new_files)
+        again = keys.filter(pc.invert(_is_in(keys, ahead)))
+        parts = []
+        for index, file_dir in enumerate(self.inputs.file_dirs):
+            source = TableFolder(file_dir).table("documents")
+            if source.exists() and len(again):
+                doomed = self.papers.doomed(index)
+                records = _rows_where(source, "doc_id", lambda ids, doomed=doomed: pc.and_(
+                    _is_in(remapped(ids, self.papers.remap), again), pc.invert(deleted_mask(ids, doomed))))  # fmt: skip
+                if records is not None:
+                    parts.append(cleaned_records(records, index, self.papers))
+        merged = [merged_documents(pa.concat_tables(parts))] if parts else []
+        if len(ahead):
+            merged.append(self._merged_ahead(ahead, new_files))
+        added = pa.concat_tables(merged) if merged else tables.DOCUMENTS.empty_table()
+        added = added.take(pc.sort_indices(added, [("doc_id", "ascending")]))
+        self.inputs.bump("delta_documents_from_earlier_row", len(ahead))
+        written, _ = _splice(
+            self.previous.table("documents"), path, tables.DOCUMENTS, ["doc_id"],
+            drop=lambda t: _is_in(t.column("doc_id"), keys), added=added,
+            revise=lambda rows, earlier: _filled_from_earlier(rows, earlier, ahead),
+        )  # fmt: skip
+        return written
+
+    def _ahead(self, new_files: dict[int, pa.Table]) -> pa.Array:
+        """The papers whose records in the new files come before every earlier record of theirs in
+        rule 3's order (source rank, then the latest file), so that per column their first valid
+        value is the new records' if they have one, else the earlier row's: when every new record
+        is of the first source (PubMed) and no earlier file after the first new one has a record
+        of it, the papers of the new files that no file deletes (rule 1 would drop records the
+        earlier row holds) and whose DOI match is unchanged (rule 2)."""
+        first_source = min(SOURCE_RANK, key=SOURCE_RANK.__getitem__)
+        none = pa.array([], pa.string())
+        if not new_files or any(not _only(t.column("source"), first_source) for t in new_files.values()):
+            return none
+        for index in self.old_indices or ():
+            source = TableFolder(self.inputs.file_dirs[index]).table("documents")
+            if index > min(new_files) and source.exists():
+                column = pq.read_table(source, columns=["source"], read_dictionary=["source"]).column("source")
+                if pc.any(pc.equal(column.cast(pa.string()), first_source)).as_py():
+                    return none
+        ids = pa.chunked_array([remapped(t.column("doc_id"), self.papers.remap) for t in new_files.values()], pa.string())
+        ids = pc.unique(ids.combine_chunks())
+        other = pa.array(sorted(self.papers.last_deleted), pa.string())
+        other = pa.chunked_array([other, self.rematched], pa.string()).combine_chunks()
+        return ids.filter(pc.invert(_is_in(ids, other)))
+
+    def _merged_ahead(self, ahead: pa.Array, new_files: dict[int, pa.Table]) -> pa.Table:
+        """Rule 3 over the new records alone of the papers :meth:`_ahead` found; the splice fills
+        each null from the paper's earlier row (:func:`_filled_from_earlier`) as it passes it."""
+        parts = [
+            cleaned_records(table.filter(_is_in(remapped(table.column("doc_id"), self.papers.remap), ahead)), index, self.papers)
+            for index, table in new_files.items()
+        ]  # fmt: skip
+        return merged_documents(pa.concat_tables(parts))
 
     def write_changed_papers(self, path: Path) -> int:
         """The papers whose rows may differ from the earlier build's (sorted doc_ids), for the
@@ -287,24 +361,50 @@ class Delta:
         shutil.copyfile(self.previous.table("concepts"), path)
         return pq.ParquetFile(path).metadata.num_rows
 
-    def write_sentences(self, predications: Path, path: Path, whole: Callable[[Path], int]) -> int:
+    def write_sentences(self, path: Path) -> int:
         """The earlier sentences without those of deleted papers or no longer named by a
         predication (the new files have no SENTENCE rows, so each kept row is the one the full
-        step would pick, in the order it would write it: the step writes in one sentence_id
-        range while its ids fit half the memory budget, and runs whole here otherwise)."""
+        step would pick, in the order it would write it, where :meth:`sentences_fit`)."""
         source = self.previous.table("sentences")
-        cited_rows = pq.ParquetFile(predications).metadata.num_rows
-        if cited_rows * BYTES_PER_CITED_SENTENCE > 0.5 * self.inputs.budget_bytes:
-            return whole(path)
-        named = pc.unique(pq.read_table(predications, columns=["sentence_id"]).column("sentence_id").combine_chunks())
+        orphaned = self._orphaned_sentences()
+        if len(self.deleted) == 0 and len(orphaned) == 0:
+            shutil.copyfile(source, path)  # no paper deleted: every sentence is still named
+            self.inputs.bump("sentences_removed_by_deletion", 0)
+            return pq.ParquetFile(path).metadata.num_rows
         schema = pq.read_schema(source)
         written, dropped = _splice(
             source, path, schema, [], added=schema.empty_table(),
             drop=lambda t: pc.or_(_is_in(t.column("doc_id"), self.deleted),
-                                  pc.invert(pc.is_in(t.column("sentence_id"), value_set=named))),
+                                  pc.fill_null(pc.is_in(t.column("sentence_id"), value_set=orphaned), False)),
         )  # fmt: skip
         self.inputs.bump("sentences_removed_by_deletion", dropped)
         return written
+
+    def sentences_fit(self) -> bool:
+        """Whether the full sentences step would write in one sentence_id range (its ids fit half
+        the memory budget), the order the delta keeps; otherwise the step runs whole."""
+        if (self.previous_counts.get("merge") or {}).get("sentence_partitions", 1) > 1:
+            return False  # the earlier table is in ranges' order (a smaller budget then)
+        # the earlier predications: the merged ones are those less the deleted papers'
+        cited_rows = pq.ParquetFile(self.previous.table("predications")).metadata.num_rows
+        return cited_rows * BYTES_PER_CITED_SENTENCE <= 0.5 * self.inputs.budget_bytes
+
+    def _orphaned_sentences(self) -> pa.Array:
+        """The sentence ids that only the deleted papers' predications named. Every earlier
+        sentence is named by an earlier predication (rule 6), and the merged predications are the
+        earlier ones less the deleted papers', so these are the earlier sentences no merged
+        predication names. Found with lookups in the (small) deleted and orphan-candidate sets: a
+        lookup in every named id (a set of millions) hashed it for each batch, 12 s of a 10M rerun."""
+        if len(self.deleted) == 0:
+            return pa.array([], pa.int64())
+        earlier = pq.read_table(self.previous.table("predications"), columns=["doc_id", "sentence_id"])
+        removed = _is_in(earlier.column("doc_id"), self.deleted)
+        candidates = pc.unique(earlier.column("sentence_id").filter(removed).combine_chunks()).drop_null()
+        if len(candidates) == 0:
+            return candidates
+        kept = earlier.column("sentence_id").filter(pc.invert(removed))
+        still_named = pc.unique(kept.filter(pc.fill_null(pc.is_in(kept, value_set=candidates), False)).combine_chunks())
+        return candidates.filter(pc.invert(pc.is_in(candidates, value_set=still_named)))
 
     def _earlier_quarantine(self) -> pa.Table:
         """The earlier build's own quarantined rows: those after its files' (ENTITY rows placed
@@ -335,6 +435,26 @@ def _is_in(column: pa.ChunkedArray | pa.Array, keys: pa.Array) -> pa.Array:
     return deleted_mask(column, keys)
 
 
+def _filled_from_earlier(rows: pa.Table, earlier: pa.Table, ahead: pa.Array) -> pa.Table:
+    """``rows`` (merged documents) with each null of a rule-3 column filled from ``earlier``'s row
+    of the same doc_id, for the papers of ``ahead`` only (a paper new to the build has none)."""
+    doc_id = rows.column("doc_id")
+    at = pc.index_in(doc_id, value_set=earlier.column("doc_id").combine_chunks())
+    at = pc.if_else(_is_in(doc_id, ahead), at, pa.scalar(None, at.type))
+    columns = [
+        pc.if_else(pc.is_valid(rows.column(name)), rows.column(name), earlier.column(name).take(at))
+        if name in FIRST_VALUE_COLUMNS else rows.column(name)
+        for name in rows.schema.names
+    ]  # fmt: skip
+    return pa.table(columns, schema=rows.schema)
+
+
+def _only(column: pa.ChunkedArray | pa.Array, value: str) -> bool:
+    """True when every value of ``column`` equals ``value`` (nulls do not)."""
+    equal = pc.fill_null(pc.equal(column, value), False)
+    return bool(pc.all(equal).as_py()) if len(column) else True
+
+
 def _rows_where(path: Path, column: str, wanted: Callable[[pa.ChunkedArray], pa.Array]) -> pa.Table | None:
     """The rows of a Parquet file where ``wanted`` (of its ``column``) is true, reading whole only
     the row groups that have one; None when none has."""
@@ -359,10 +479,13 @@ def _splice(
     drop: Callable[[pa.Table], pa.Array],
     added: pa.Table,
     use_dictionary: list[str] | bool = False,
+    revise: Callable[[pa.Table, pa.Table], pa.Table] | None = None,
 ) -> tuple[int, int]:
     """``source`` (sorted by ``sort_keys``, or in file order when there are none and nothing is
     ``added``) without the rows ``drop`` marks, with the ``added`` rows (sorted the same) put in
     their places, written to ``path`` a batch at a time; (rows written, rows dropped).
+    ``revise(added rows, dropped rows)``, with sort keys, gives the added rows of a piece as
+    written, from the rows dropped so far (every dropped row of a key before the piece's end).
 
     The first sort key groups the rows: each written piece holds whole groups (the last group
     of a batch is carried into the next piece), so sorting a piece with the added rows of its
@@ -372,6 +495,13 @@ def _splice(
     added_keys = added.column(group_key).combine_chunks() if group_key else None
     written = dropped = taken = 0
     carry = schema.empty_table()
+    dropped_rows: list[pa.Table] = [schema.empty_table()]  # kept for ``revise``
+
+    def added_rows(start: int, length: int | None = None) -> pa.Table:
+        rows = added.slice(start, length).cast(schema)
+        if revise is None or rows.num_rows == 0:
+            return rows
+        return revise(rows, pa.concat_tables(dropped_rows))
     with pq.ParquetFile(source) as parquet, pq.ParquetWriter(path, schema, use_dictionary=use_dictionary) as writer:
 
         def emit(piece: pa.Table, sort: bool) -> None:
@@ -385,7 +515,10 @@ def _splice(
         for batch in parquet.iter_batches(batch_size=MERGE_STREAM_ROWS):
             rows = pa.Table.from_batches([batch]).cast(schema)
             marked = drop(rows)
-            dropped += pc.sum(marked).as_py() or 0
+            dropped_now = pc.sum(marked).as_py() or 0
+            if revise is not None and dropped_now:
+                dropped_rows.append(rows.filter(marked))
+            dropped += dropped_now
             rows = rows.filter(pc.invert(marked))
             if rows.num_rows == 0:
                 continue
@@ -395,10 +528,10 @@ def _splice(
             last = rows.column(group_key)[-1]
             tail = pc.equal(rows.column(group_key), last)
             before = pc.sum(pc.less(added_keys.slice(taken), last)).as_py() or 0
-            piece = pa.concat_tables([carry, rows.filter(pc.invert(tail)), added.slice(taken, before).cast(schema)])
+            piece = pa.concat_tables([carry, rows.filter(pc.invert(tail)), added_rows(taken, before)])
             emit(piece, sort=before > 0)
             taken += before
             carry = rows.filter(tail)
-        rest = added.slice(taken).cast(schema)
+        rest = added_rows(taken)
         emit(pa.concat_tables([carry, rest]), sort=rest.num_rows > 0)
     return written, dropped

@@ -135,15 +135,21 @@ class PaperIds:
             )
         return table
 
-    def match_dois(self) -> None:
+    def match_dois(self, key_columns: dict[Path, pa.Table] | None = None) -> None:
         """``self.remap``: each CORD-19 paper whose DOI a PubMed record also has -> that paper's
-        doc_id (the smallest PMID with the DOI); rule 1 applied first. Reads the key columns only."""
+        doc_id (the smallest PMID with the DOI); rule 1 applied first. Reads the key columns only,
+        from ``key_columns`` (a documents table's path -> its key columns) where a caller that
+        matches twice over the same files keeps them, filling it as it reads."""
         pubmed, cord = [], []
         for index, file_dir in enumerate(self.inputs.file_dirs):
             path = TableFolder(file_dir).table("documents")
             if not path.exists():
                 continue
-            docs = pq.read_table(path, columns=["doc_id", "doi", "pmid"])
+            docs = key_columns.get(path) if key_columns is not None else None
+            if docs is None:
+                docs = pq.read_table(path, columns=["doc_id", "doi", "pmid"])
+                if key_columns is not None:
+                    key_columns[path] = docs
             doomed = deleted_mask(docs.column("doc_id"), self.doomed(index))
             self.inputs.bump("documents_removed_by_deletion", pc.sum(doomed).as_py() or 0)
             docs = docs.filter(pc.invert(doomed))
@@ -302,7 +308,7 @@ def merged_documents(records: pa.Table) -> pa.Table:
     starts = np.flatnonzero(np.r_[True, ordered_doc[1:] != ordered_doc[:-1]])
     top = pa.array(order[starts])  # each paper's top record
     columns = {"doc_id": doc_ids.take(pa.array(ordered_doc[starts]))}  # codes ascend: doc_id order
-    for name in _FIRST_VALUE_COLUMNS:
+    for name in FIRST_VALUE_COLUMNS:
         column = records.column(name)
         valid = pc.is_valid(column).to_numpy(zero_copy_only=False)[order]
         first = np.minimum.reduceat(np.where(valid, np.arange(n), n), starts)  # n: none in the paper
@@ -319,7 +325,7 @@ def merged_documents(records: pa.Table) -> pa.Table:
 
 # The columns merged value by value (the first record that has one); doc_id is the key, pmid
 # follows from it, source and source_file are the top record's.
-_FIRST_VALUE_COLUMNS = ("doi", "cord_uid", "title", "abstract", "year", "mesh")
+FIRST_VALUE_COLUMNS = ("doi", "cord_uid", "title", "abstract", "year", "mesh")
 
 
 def _source_ranks(source: pa.ChunkedArray) -> np.ndarray:

@@ -72,6 +72,8 @@ def test_one_more_pubmed_update_file_equals_the_full_merge(corpus, tmp_path, men
     named = set(pq.read_table(new_file.table("documents")).column("doc_id").to_pylist())
     assert set(pq.read_table(new_file.table("deletions")).column("doc_id").to_pylist()) <= set(changed)
     assert named & set(changed) and len(changed) == counts["merge"]["delta_documents_recomputed"]
+    # the new file's papers that no file deletes were merged from their new records and earlier row
+    assert counts["merge"]["delta_documents_from_earlier_row"] > 0
 
 
 def test_both_update_files_at_once_equal_the_full_merge(corpus, tmp_path):
@@ -106,6 +108,49 @@ def _deleting_file(folder: Path, doc_ids: list[str]) -> Path:
         "rows_accepted": len(doc_ids), "rows_quarantined": 0, "tables": {"deletions": len(doc_ids)},
     }))  # fmt: skip
     return folder
+
+
+def _revising_file(folder: Path, like: Path, records: pa.Table) -> Path:
+    """A PubMed update file's ingest folder of only ``records`` (documents), its counts like those
+    of the ingest folder ``like``."""
+    folder.mkdir()
+    pq.write_table(records, TableFolder(folder).table("documents"))
+    counts = json.loads(TableFolder(like).counts.read_text())
+    counts.update({"source_file": folder.name, "sha256": "e" * 64, "rows_read": records.num_rows,
+                   "rows_accepted": records.num_rows, "rows_quarantined": 0,
+                   "tables": {"documents": records.num_rows}})  # fmt: skip
+    TableFolder(folder).counts.write_text(json.dumps(counts))
+    return folder
+
+
+@pytest.mark.parametrize("where", ["after every PubMed file", "before the last PubMed file"])
+def test_revised_records_with_missing_values_equal_the_full_merge(corpus, tmp_path, where):
+    """A new PubMed file revises papers of earlier files, its records lacking values the earlier
+    ones had (no abstract, no DOI) or changing them (the title), and adds a paper. At the end of
+    the PubMed files its records come first in rule 3's order, and the delta merges them with each
+    paper's earlier row (a null is the earlier value); before an earlier PubMed file they do not,
+    and the delta reads every file's records of them. Either way the tables are the full merge's."""
+    dirs = [d for _, _, d in corpus]
+    pubmed = [i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml"]
+    merge_ingested(dirs, tmp_path / "before", {})
+    earlier = pq.read_table(TableFolder(dirs[pubmed[0]]).table("documents"))
+    rows = earlier.slice(0, 41).to_pylist()
+    for i, row in enumerate(rows[:40]):
+        row.update(abstract=None, doi=None, title=f"Revised {i}")
+    rows[40].update(doc_id="PMID:999999999", pmid=999999999)  # a paper no earlier file has
+    revised = pa.Table.from_pylist(rows, schema=earlier.schema)
+    new = _revising_file(tmp_path / "revising", dirs[pubmed[0]], revised)
+    at = pubmed[-1] + 1 if where == "after every PubMed file" else pubmed[-1]
+    with_revisions = dirs[:at] + [new] + dirs[at:]
+    counts = merge_ingested(with_revisions, tmp_path / "delta", {}, previous=tmp_path / "before")
+    assert counts["incremental"]["used"], counts["incremental"]
+    from_earlier_row = counts["merge"].get("delta_documents_from_earlier_row", 0)
+    assert from_earlier_row == (41 if where == "after every PubMed file" else 0)
+    merge_ingested(with_revisions, tmp_path / "full", {})
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+    documents = pq.read_table(tmp_path / "full" / "documents.parquet").to_pylist()
+    row = {r["doc_id"]: r for r in documents}[revised.column("doc_id")[0].as_py()]
+    assert row["title"] == "Revised 0" and row["abstract"] is not None  # the value is the earlier record's
 
 
 def _doi_matches(dirs, tmp_path) -> dict[str, str]:
