@@ -214,6 +214,33 @@ def build_graph(
     return record
 
 
+def build_cooccurrence_graph(tables_dir: Path, out_dir: Path, config: dict, *, batch_rows: int = BATCH_ROWS) -> dict:
+    """The co-occurrence graph alone in ``out_dir``: the files and record that
+    ``build_graph(..., cooccurrence_dir=out_dir)`` writes there, from the predications and the
+    concepts only. Its own job in the workflow, so that what needs only the concept--concept
+    edges (the evidence's grouping, the co-occurrence solve) does not wait for the full graph:
+    on 30M calibrated predications its evidence grouping (346 s) started after the 135 s
+    build-graph job, of which counting the co-occurrences and writing this graph were 28 s."""
+    tables_dir, out_dir = Path(tables_dir), Path(out_dir)
+    if not tables_dir.is_dir():
+        raise FileNotFoundError(f"tables folder not found: {tables_dir}")
+    if not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+    cfg = {**graph_config(config), "batch_rows": batch_rows}
+    sweep_stale_spills(spill_parent(config, out_dir))
+    counts: dict[str, int] = {}
+    concept_table, excluded_cuis = load_concepts(tables_dir, cfg["exclude_semtypes"])
+    concepts = KeyEncoder(flagged=excluded_cuis)
+    progress = Progress("litpath build-graph (co-occurrence)", row_count(tables_dir, "predications"), "rows")
+    progress.stage("concept_concept (predications)")
+    cc = concept_concept_edges(tables_dir, cfg, concepts, counts, progress)
+    progress.stage("writing the graph")
+    scope = GraphScope(out_dir, tables_dir, cfg, concepts, KeyEncoder(), concept_table, _Stopwatch({}), counts)
+    record = _write_cooccurrence_graph(scope, out_dir, cc, memory_budget_bytes(config), config)
+    progress.finish(f"{record['counts']['vertices']:,} concepts, {record['counts']['edges']:,} edges")
+    return record
+
+
 def _write_cooccurrence_graph(full: GraphScope, out_dir: Path, cc: CodedEdges, budget: int, config: dict) -> dict:
     """The co-occurrence graph -- the concepts and the concept--concept edges of ``full`` -- in
     ``out_dir``, with its own graph_counts.json; returns its record."""
@@ -253,4 +280,4 @@ def _save_record(out_dir: Path, record: dict) -> None:
     write_atomically(GraphFolder(out_dir).counts, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
-__all__ = ["BATCH_ROWS", "build_graph", "graph_config"]
+__all__ = ["BATCH_ROWS", "build_cooccurrence_graph", "build_graph", "graph_config"]

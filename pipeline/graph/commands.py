@@ -8,7 +8,7 @@ import click
 
 from pipeline.cli.options import config_option, out_option, tables_dir_option
 from pipeline.config import ConfigError, load_config, validate_config
-from pipeline.graph.build import build_graph
+from pipeline.graph.build import build_cooccurrence_graph, build_graph
 
 
 @click.command("build-graph")
@@ -28,10 +28,21 @@ from pipeline.graph.build import build_graph
     help="Also write the co-occurrence graph (concepts and concept-concept edges only, the graph "
     "the SPOKE comparison uses) to this folder.",
 )
+@click.option(
+    "--scope",
+    type=click.Choice(["full", "cooccurrence"]),
+    default="full",
+    show_default=True,
+    help="Which graph --out receives: the full graph, or the co-occurrence graph alone (read from "
+    "the predications and concepts only; the workflow builds it in its own job, so that the "
+    "evidence's grouping need not wait for the full graph).",
+)
 def build_graph_command(
-    tables_dir: Path, out_dir: Path, config_path: Path | None, cooccurrence_dir: Path | None
+    tables_dir: Path, out_dir: Path, config_path: Path | None, cooccurrence_dir: Path | None, scope: str
 ) -> None:
     """Build the weighted concept--abstract graph of one build (and its co-occurrence graph)."""
+    if scope == "cooccurrence" and cooccurrence_dir is not None:
+        raise click.UsageError("--cooccurrence-out goes with --scope full (with --scope cooccurrence, --out is it)")
     try:
         config = load_config(config_path) if config_path else validate_config({})
     except ConfigError as error:  # the message names the file and the key
@@ -39,6 +50,13 @@ def build_graph_command(
     try:
         # The whole config, not only its graph section: build_graph also reads `resources`
         # (the memory budget and the spill folder).
+        if scope == "cooccurrence":
+            co = build_cooccurrence_graph(tables_dir, out_dir, config)
+            click.echo(
+                f"co-occurrence graph: {co['counts']['vertices']} concepts, {co['counts']['edges']} edges, "
+                f"digest {co['graph_digest'][:16]} -> {out_dir}"
+            )
+            return
         record = build_graph(tables_dir, out_dir, config, cooccurrence_dir)
     except (FileNotFoundError, ValueError) as error:
         raise click.ClickException(str(error)) from error

@@ -239,7 +239,9 @@ def _loaded_kinds(reports: tuple[Path, ...], build_id: str, database: str) -> di
         help="Folder of the build's Parquet tables.")  # fmt: skip
 @option(
     "--graph-dir", "graph_dir", default=None, type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The build-graph output folder (needed for concepts and evidence).",
+    help="A build-graph output folder (needed for concepts and evidence): the full graph for the "
+    "concepts' vertex ids; for the evidence, whose edges are the concept-concept edges, the full "
+    "graph or the co-occurrence graph (the same edges when the full graph has that kind).",
 )  # fmt: skip
 @click.option(
     "--build-record", "record_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),

@@ -373,7 +373,10 @@ def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | No
     else:  # evidence: the pairs those papers' predications join, and the edges added or removed
         edge_keys = concept_edge_keys(graph_dir)
         now = _joined_pairs(*edge_keys)
-        before = _joined_pairs(*concept_edge_keys(BuildLayout(earlier.root).graph("full").graph_dir))
+        # the earlier build's graph of the same scope (the workflow groups the evidence from the
+        # co-occurrence graph, whose edges are the full graph's concept-concept edges)
+        scope = json.loads(GraphFolder(graph_dir).counts.read_text()).get("scope", "full")
+        before = _joined_pairs(*concept_edge_keys(BuildLayout(earlier.root).graph(scope).graph_dir))
         named = []
         for folder in (earlier.tables, tables_dir):
             rows = _rows_of_papers(folder, papers, ["subject_cui", "object_cui"])

@@ -17,7 +17,7 @@ from support.spills import stale_spill_folder
 
 from pipeline.builds.tables import EDGES, MENTIONS, VERTICES
 from pipeline.graph import weights
-from pipeline.graph.build import build_graph, graph_config
+from pipeline.graph.build import build_cooccurrence_graph, build_graph, graph_config
 from pipeline.graph.commands import build_graph_command
 from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
 from pipeline.store.adios import read_graph_bp
@@ -195,6 +195,42 @@ def test_cooccurrence_graph_equals_a_concept_concept_only_build(tables, tmp_path
     alone = build_graph(tables, tmp_path / "alone", {"edge_kinds": edge_kinds})
     assert record["graph_digest"] == alone["graph_digest"]
     assert json.loads((tmp_path / "full" / "graph_counts.json").read_text())["cooccurrence"]["edges"] == 6
+
+
+def _same_graph_files(left: Path, right: Path) -> None:
+    for name in ("vertices.parquet", "edges.parquet"):
+        assert pq.read_table(left / name).equals(pq.read_table(right / name)), name
+    (n, row_ptr, col_idx, cost), attributes = read_graph_bp(left / "graph.bp")
+    (n2, row_ptr2, col_idx2, cost2), attributes2 = read_graph_bp(right / "graph.bp")
+    attributes.pop("created", None), attributes2.pop("created", None)  # when each was written
+    assert n == n2 and attributes == attributes2
+    assert all(np.array_equal(a, b) for a, b in ((row_ptr, row_ptr2), (col_idx, col_idx2), (cost, cost2)))
+
+
+@pytest.mark.parametrize("settings", [{}, {"min_support": 2}, {"exclude_semtypes": ["gngm"], "novelty_only": True}])
+def test_cooccurrence_graph_alone_equals_the_one_beside_the_full_graph(tables, tmp_path, settings):
+    """``build_cooccurrence_graph`` (the workflow's own job for it, so that the evidence need not
+    wait for the full graph) writes the files and record the full build writes beside it."""
+    beside = build_graph(tables, tmp_path / "full", {"graph": settings}, tmp_path / "co")["cooccurrence"]
+    alone = build_cooccurrence_graph(tables, tmp_path / "alone", {"graph": settings})
+    assert alone["graph_digest"] == beside["graph_digest"] and alone["scope"] == "cooccurrence"
+    assert alone["counts"] == beside["counts"] and alone["config"] == beside["config"]
+    _same_graph_files(tmp_path / "alone", tmp_path / "co")
+    on_disk = json.loads((tmp_path / "alone" / "graph_counts.json").read_text())
+    assert on_disk["graph_digest"] == beside["graph_digest"] and on_disk["path_index"]["graph_digest"] == beside["graph_digest"]
+    assert (tmp_path / "alone" / "path_index.bp").exists() == (tmp_path / "co" / "path_index.bp").exists()
+
+
+def test_build_graph_command_writes_the_cooccurrence_scope_alone(tables, tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(build_graph_command, ["--tables-dir", str(tables), "--out", str(tmp_path / "co"), "--scope", "cooccurrence"])
+    assert result.exit_code == 0, result.output
+    assert "co-occurrence graph: 5 concepts, 6 edges" in result.output
+    reference = build_graph(tables, tmp_path / "ref", {"graph": {"edge_kinds": ["concept_concept"]}})
+    assert json.loads((tmp_path / "co" / "graph_counts.json").read_text())["graph_digest"] == reference["graph_digest"]
+    refused = runner.invoke(build_graph_command, ["--tables-dir", str(tables), "--out", str(tmp_path / "x"), "--scope",
+                                                  "cooccurrence", "--cooccurrence-out", str(tmp_path / "y")])  # fmt: skip
+    assert refused.exit_code == 2 and "--cooccurrence-out goes with --scope full" in refused.output
 
 
 def test_min_support_drops_pairs_and_counts_them(tables, tmp_path):
@@ -450,6 +486,12 @@ def test_partitioned_assembly_equals_the_in_memory_one_bit_for_bit(tmp_path, see
         tmp_path / "disk-co", batch_rows=700,
     )  # fmt: skip
     assert spilled["cooccurrence"]["graph_digest"] == reference["cooccurrence"]["graph_digest"]
+    alone = build_cooccurrence_graph(
+        tables, tmp_path / "disk-alone",
+        {"graph": {}, "resources": {"memory_gib": budget_kib / 2**20, "spill_dir": str(tmp_path / "spill")}}, batch_rows=700,
+    )  # fmt: skip
+    assert alone["graph_digest"] == reference["cooccurrence"]["graph_digest"]
+    _same_graph_files(tmp_path / "disk-alone", tmp_path / "memory-co")
     for name in ("vertices.parquet", "edges.parquet"):
         assert pq.read_table(tmp_path / "disk-co" / name).equals(pq.read_table(tmp_path / "memory-co" / name))
     assert "graph_partitions" not in reference["counts"]

@@ -214,8 +214,15 @@ def release_options(wildcards=None):
 
 
 def bucket_records_graph(wildcards):
-    # concepts and evidence read the graph (vertex ids, concept-concept edges); documents and
-    # papers only the tables, so their jobs run beside build_graph.
+    # concepts and evidence read a graph (vertex ids, concept-concept edges); documents and
+    # papers only the tables, so their jobs run beside build_graph. The evidence is that of the
+    # full graph's concept-concept edges, which are the co-occurrence graph's whenever the full
+    # graph has that kind: then it reads the co-occurrence graph, which is ready long before.
+    if (
+        wildcards.kind == "evidence"
+        and "concept_concept" in config["graph"]["edge_kinds"]
+    ):
+        return LAYOUT.graph("cooccurrence").counts
     if wildcards.kind in NEEDS_GRAPH:
         return LAYOUT.graph("full").counts
     return []
