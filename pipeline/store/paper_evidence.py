@@ -131,19 +131,42 @@ def as_strings(rows: pa.Table) -> pa.Table:
     return rows
 
 
+def _distinct_predications(doc: np.ndarray, cui: np.ndarray, predicate: np.ndarray, predication_id: np.ndarray) -> pa.Table:
+    """Per (doc_id, cui, predicate) code triple, in code order: the distinct predication ids
+    (``predication_id_count_distinct``), by one sort of the codes joined into an int64 key and
+    the ids. Arrow's hash aggregation with count_distinct took 21 s of the papers' 117-s
+    grouping at 10M calibrated predications; this takes about a quarter of that."""
+    doc, cui, predicate = (np.asarray(a, np.int64) for a in (doc, cui, predicate))
+    if len(doc) == 0:
+        return pa.table({"doc_id": doc, "cui": cui, "predicate": predicate,
+                         "predication_id_count_distinct": np.zeros(0, np.int64)})  # fmt: skip
+    n_cui, n_predicate = int(cui.max()) + 1, int(predicate.max()) + 1
+    if (int(doc.max()) + 1) * n_cui * n_predicate >= 2**62:  # the joined key would overflow: sort the three
+        order = np.lexsort((predication_id, predicate, cui, doc))
+        doc, cui, predicate, ids = doc[order], cui[order], predicate[order], predication_id[order]
+        new_group = np.r_[True, (doc[1:] != doc[:-1]) | (cui[1:] != cui[:-1]) | (predicate[1:] != predicate[:-1])]
+    else:
+        key = (doc * n_cui + cui) * n_predicate + predicate
+        order = np.lexsort((predication_id, key))
+        key, ids = key[order], predication_id[order]
+        doc, cui, predicate = doc[order], cui[order], predicate[order]
+        new_group = np.r_[True, key[1:] != key[:-1]]
+    new_id = new_group | np.r_[True, ids[1:] != ids[:-1]]
+    starts = np.flatnonzero(new_group)
+    return pa.table({"doc_id": doc[starts], "cui": cui[starts], "predicate": predicate[starts],
+                     "predication_id_count_distinct": np.add.reduceat(new_id.astype(np.int64), starts)})  # fmt: skip
+
+
 def group_papers(rows: pa.Table, sources: ReadableSources) -> pa.Table:
     """Per paper of ``rows`` (predications), in doc_id order: its concepts' predicates and quoted statements."""
     # grouped and ordered by codes of the strings (same order), decoded at the end
     (doc,), doc_ids = sorted_codes(rows["doc_id"])
     (subject, object_), cuis = sorted_codes(rows["subject_cui"], rows["object_cui"])
     (predicate,), predicate_names = sorted_codes(rows["predicate"])
-    predication_id = rows["predication_id"].combine_chunks()
+    predication_id = rows["predication_id"].combine_chunks().to_numpy()
     # every concept of a predication, whichever argument it is
-    slots = pa.table({"doc_id": np.r_[doc, doc], "cui": np.r_[subject, object_], "predicate": np.r_[predicate, predicate],
-                      "predication_id": pa.concat_arrays([predication_id, predication_id])})  # fmt: skip
-    counts = slots.group_by(["doc_id", "cui", "predicate"], use_threads=False).aggregate(
-        [("predication_id", "count_distinct")]
-    )
+    counts = _distinct_predications(np.r_[doc, doc], np.r_[subject, object_], np.r_[predicate, predicate],
+                                    np.r_[predication_id, predication_id])  # fmt: skip
     counts = counts.sort_by([("doc_id", "ascending"), ("cui", "ascending"), ("predication_id_count_distinct", "descending"),
                              ("predicate", "ascending")])  # fmt: skip
     coded = pa.table({"doc_id": doc, "sentence_id": rows["sentence_id"], "predicate": predicate,

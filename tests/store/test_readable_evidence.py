@@ -4,6 +4,7 @@ spilled partitions."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -151,3 +152,24 @@ def test_years_of_looks_each_doc_id_up_like_a_dict():
     got = evidence_rows._years_of(pa.chunked_array([pa.array(asked)]), table)
     assert got.to_pylist() == [by_id.get(doc) for doc in asked]
     assert got.type == pa.int32()
+
+
+@pytest.mark.parametrize("huge_codes", [False, True])
+def test_distinct_predications_count_like_sets(huge_codes):
+    """The papers' per (paper, concept, predicate) count of distinct predications, by sorting codes,
+    against Python sets; repeated ids (a predication whose subject is its object counts once), and
+    codes whose joined key would overflow int64 (the three keys sorted instead)."""
+    from pipeline.store.paper_evidence import _distinct_predications
+
+    rng = np.random.default_rng(7)
+    n = 5_000
+    doc, cui, predicate = rng.integers(0, 40, n), rng.integers(0, 30, n), rng.integers(0, 4, n)
+    if huge_codes:
+        doc = doc * (2**40)
+    ids = rng.integers(0, 300, n)
+    got = _distinct_predications(doc, cui, predicate, ids).to_pylist()
+    want: dict[tuple, set] = {}
+    for d, c, p, i in zip(doc.tolist(), cui.tolist(), predicate.tolist(), ids.tolist(), strict=True):
+        want.setdefault((d, c, p), set()).add(i)
+    assert [(r["doc_id"], r["cui"], r["predicate"]) for r in got] == sorted(want)
+    assert [r["predication_id_count_distinct"] for r in got] == [len(want[k]) for k in sorted(want)]
