@@ -116,12 +116,7 @@ def build_graph(
     build with ``edge_kinds: [concept_concept]`` would have (same vertices, edges and digest).
     Its record (``scope: "cooccurrence"``) is returned under ``"cooccurrence"``.
     """
-    tables_dir, out_dir = Path(tables_dir), Path(out_dir)
-    if not tables_dir.is_dir():
-        raise FileNotFoundError(f"tables folder not found: {tables_dir}")
-    if not isinstance(batch_rows, int) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
-    cfg = {**graph_config(config), "batch_rows": batch_rows}
+    tables_dir, out_dir, cfg = _checked_arguments(tables_dir, out_dir, config, batch_rows)
     # Spill folders of an earlier build-graph that was killed (their owner is gone) go first.
     for scope_dir in (out_dir, cooccurrence_dir):
         if scope_dir is not None:
@@ -221,12 +216,7 @@ def build_cooccurrence_graph(tables_dir: Path, out_dir: Path, config: dict, *, b
     edges (the evidence's grouping, the co-occurrence solve) does not wait for the full graph:
     on 30M calibrated predications its evidence grouping (346 s) started after the 135 s
     build-graph job, of which counting the co-occurrences and writing this graph were 28 s."""
-    tables_dir, out_dir = Path(tables_dir), Path(out_dir)
-    if not tables_dir.is_dir():
-        raise FileNotFoundError(f"tables folder not found: {tables_dir}")
-    if not isinstance(batch_rows, int) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
-    cfg = {**graph_config(config), "batch_rows": batch_rows}
+    tables_dir, out_dir, cfg = _checked_arguments(tables_dir, out_dir, config, batch_rows)
     sweep_stale_spills(spill_parent(config, out_dir))
     counts: dict[str, int] = {}
     concept_table, excluded_cuis = load_concepts(tables_dir, cfg["exclude_semtypes"])
@@ -239,6 +229,17 @@ def build_cooccurrence_graph(tables_dir: Path, out_dir: Path, config: dict, *, b
     record = _write_cooccurrence_graph(scope, out_dir, cc, memory_budget_bytes(config), config)
     progress.finish(f"{record['counts']['vertices']:,} concepts, {record['counts']['edges']:,} edges")
     return record
+
+
+def _checked_arguments(tables_dir: Path, out_dir: Path, config: dict, batch_rows: int) -> tuple[Path, Path, dict]:
+    """The folders as paths and the graph settings with ``batch_rows``; a missing tables folder or
+    a batch size that is not a positive integer is refused."""
+    tables_dir, out_dir = Path(tables_dir), Path(out_dir)
+    if not tables_dir.is_dir():
+        raise FileNotFoundError(f"tables folder not found: {tables_dir}")
+    if not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+    return tables_dir, out_dir, {**graph_config(config), "batch_rows": batch_rows}
 
 
 def _write_cooccurrence_graph(full: GraphScope, out_dir: Path, cc: CodedEdges, budget: int, config: dict) -> dict:

@@ -209,8 +209,9 @@ class Delta:
     # -- the tables, each from the earlier one -------------------------------------------------
 
     def write_documents(self, path: Path) -> int:
-        """Rule 3 again for the papers the new files have records of or delete (their records
-        from every file, row groups without one skipped); the other rows are the earlier ones."""
+        """Rule 3 again for the papers the new files have records of or delete, and those whose DOI
+        match changed (:meth:`_documents_merged_again`); the other rows are the earlier ones (the
+        earlier table copied when there are no such papers)."""
         new_files = {
             i: table for i in self.new_indices
             if (table := self.inputs.read(self.inputs.file_dirs[i], "documents")) is not None
