@@ -87,6 +87,13 @@ def option(*param_decls: str, old: Sequence[str] = (), **attrs: Any) -> Decorato
     return click.option(*param_decls, **attrs)
 
 
+def _no_default_when(required: bool) -> dict[str, Any]:
+    """``default=None`` for an optional option, nothing for a required one: click (8.5) takes an
+    explicit ``default=None`` as a value given, so a required option declared with it was never
+    missing (``litpath load-mongo`` without a URI failed deep inside instead of naming the option)."""
+    return {} if required else {"default": None}
+
+
 def out_option(help: str, *, old: Sequence[str] = (), multiple: bool = False) -> Decorator:
     """``--out DIR`` (``out_dir``, a Path): the folder the command writes into (``multiple``: a
     tuple of them, one per ``--input``)."""
@@ -113,7 +120,7 @@ def build_id_option(
     help: str, *, name: str = "build_id", required: bool = False, old: Sequence[str] = ()
 ) -> Decorator:
     """``--build-id ID``: a build's id."""
-    return option("--build-id", name, old=old, required=required, default=None, help=help)
+    return option("--build-id", name, old=old, required=required, **_no_default_when(required), help=help)
 
 
 def results_dir_option(help: str) -> Decorator:
@@ -124,7 +131,8 @@ def results_dir_option(help: str) -> Decorator:
 def config_option(help: str, *, required: bool = False, default: str | None = None) -> Decorator:
     """``--config FILE`` (``config_path``, a Path): a configuration file the command reads."""
     return option(
-        "--config", "config_path", required=required, default=default, show_default=default is not None,
+        "--config", "config_path", required=required, show_default=default is not None,
+        **({"default": default} if default is not None else _no_default_when(required)),
         type=click.Path(exists=True, dir_okay=False, path_type=Path), help=help,
     )  # fmt: skip
 
@@ -157,7 +165,7 @@ def report_option(help: str, *, old: Sequence[str] = ()) -> Decorator:
 def mongo_uri_option(help: str, *, required: bool = False, old: Sequence[str] = ()) -> Decorator:
     """``--mongo-uri URI`` (``mongo_uri``); required, it falls back to $LITPATH_MONGO_URI itself."""
     return option(
-        "--mongo-uri", "mongo_uri", old=old, required=required, default=None,
+        "--mongo-uri", "mongo_uri", old=old, required=required, **_no_default_when(required),
         envvar=MONGO_URI_ENV if required else None, help=help,
     )  # fmt: skip
 

@@ -342,3 +342,45 @@ def test_every_domain_error_is_a_litpath_error() -> None:
     for error in (ClusterCheckError, ConfigError, IngestError, CalibrationError, MachineError, PlanError,
                   ProcessError, SolverError, DumpError, SsspError, DistancesCorrupt, GraphCorrupt):  # fmt: skip
         assert issubclass(error, LitpathError), error
+
+
+def _every_command() -> dict[str, click.Command]:
+    """Every command under `litpath`, subcommands of its groups included, by its path."""
+    found: dict[str, click.Command] = {}
+
+    def walk(path: str, command: click.Command) -> None:
+        found[path] = command
+        if isinstance(command, click.Group):
+            ctx = click.Context(command, info_name=path)
+            for name in command.list_commands(ctx):
+                walk(f"{path} {name}", command.get_command(ctx, name))
+
+    for name, command in _commands().items():
+        walk(name, command)
+    return found
+
+
+def test_every_required_option_is_missing_when_not_given(monkeypatch) -> None:
+    # click (8.5) takes an explicit default=None as given: `litpath load-mongo` without a URI ran
+    # on to an AttributeError instead of naming --mongo-uri.
+    required = [(path, param) for path, command in _every_command().items() for param in command.params
+                if isinstance(param, click.Option) and param.required]  # fmt: skip
+    assert {path for path, _ in required} >= {"load-mongo", "write-build-config"}
+    for path, param in required:
+        for envvar in [param.envvar] if isinstance(param.envvar, str) else param.envvar or []:
+            monkeypatch.delenv(envvar, raising=False)
+        ctx = click.Context(click.Command(path), info_name=path)
+        with pytest.raises(click.MissingParameter):
+            param.handle_parse_result(ctx, {}, [])
+
+
+def test_load_mongo_without_a_uri_names_the_option(monkeypatch, tmp_path) -> None:
+    monkeypatch.delenv("LITPATH_MONGO_URI", raising=False)
+    record = tmp_path / "build.yaml"
+    record.write_text("{}\n")
+    args = ["load-mongo", "--build-id", "b", "--tables-dir", str(tmp_path), "--build-record", str(record)]
+    result = CliRunner().invoke(cli, args, prog_name="litpath")
+    assert result.exit_code == 2 and "Missing option '--mongo-uri'" in result.output, result.output
+    result = CliRunner().invoke(cli, [*args[:1], *args[3:]], env={"LITPATH_MONGO_URI": "mongodb://127.0.0.1:1/"},
+                                prog_name="litpath")  # fmt: skip
+    assert result.exit_code == 2 and "Missing option '--build-id'" in result.output, result.output
