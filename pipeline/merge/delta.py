@@ -51,6 +51,7 @@ from pipeline.merge.documents import (
     PaperIds,
     cleaned_records,
     deleted_mask,
+    found_in,
     merged_documents,
     remapped,
 )
@@ -230,7 +231,7 @@ class Delta:
             written = self._documents_merged_again(keys, new_files, path)
         present = pq.read_table(path, columns=["doc_id"]).column("doc_id")
         deleted = pa.array(sorted(self.papers.last_deleted), pa.string())
-        self.papers.deleted_for_good = set(deleted.filter(pc.invert(_is_in(deleted, present))).to_pylist())
+        self.papers.deleted_for_good = set(deleted.filter(pc.invert(found_in(deleted, present))).to_pylist())
         self.inputs.bump("documents_deleted_final", len(self.papers.deleted_for_good))
         return written
 
@@ -325,7 +326,7 @@ class Delta:
         assert self.old_papers is not None
         old_deleted = pa.array(sorted(self.old_papers.last_deleted), pa.string())
         old_present = pq.read_table(self.previous.table("documents"), columns=["doc_id"]).column("doc_id")
-        old_for_good = set(old_deleted.filter(pc.invert(_is_in(old_deleted, old_present))).to_pylist())
+        old_for_good = set(old_deleted.filter(pc.invert(found_in(old_deleted, old_present))).to_pylist())
         status_changed = pa.array(sorted(old_for_good ^ self.papers.deleted_for_good), pa.string())
         status_changed = pc.unique(pa.chunked_array([status_changed, self.rematched], pa.string()).combine_chunks())
         citing = [

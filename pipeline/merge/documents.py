@@ -82,6 +82,17 @@ def deleted_mask(column: pa.ChunkedArray | pa.Array, doomed: pa.Array) -> pa.Arr
     return pc.fill_null(pc.is_in(column, value_set=doomed), False)
 
 
+def found_in(papers: pa.Array, column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """True where the paper of ``papers`` (a few thousand deleted ones) is a value of ``column``
+    (a table's doc_ids, millions). The small side is hashed: a lookup of ``papers`` in
+    ``column`` hashed every doc_id of the table (0.9 s for 3M papers, twice in a 10M rerun's
+    merge; 0.08 s this way)."""
+    if isinstance(column.type, pa.DictionaryType):
+        column = column.cast(pa.string())
+    present = pc.unique(column.filter(deleted_mask(column, papers)))
+    return pc.fill_null(pc.is_in(papers, value_set=present), False)
+
+
 class PaperIds:
     """Rules 1-2: the deletions announced by each file (:meth:`load_deletions`) and the CORD-19
     papers the DOI match makes PubMed papers (:meth:`match_dois`), applied to the rows of a file
@@ -211,7 +222,7 @@ def write_documents(inputs: MergeInputs, papers: PaperIds, path: Path) -> int:
         for records in _records_by_range(inputs, papers, partitions):
             merged = merged_documents(records)
             inputs.bump("documents_deduplicated", records.num_rows - merged.num_rows)
-            still_there |= pc.is_in(deleted, value_set=merged.column("doc_id")).to_numpy(zero_copy_only=False)
+            still_there |= found_in(deleted, merged.column("doc_id")).to_numpy(zero_copy_only=False)
             if merged.num_rows:
                 writer.write_table(merged)
                 written += merged.num_rows

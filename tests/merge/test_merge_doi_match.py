@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.builds import tables
-from pipeline.merge.documents import DocIdMap, PaperIds, remapped
+from pipeline.merge.documents import DocIdMap, PaperIds, found_in, remapped
 from pipeline.merge.inputs import MergeInputs
 
 
@@ -37,6 +37,17 @@ def test_remapped_equals_a_dict_lookup(seed):
         chunked = pa.chunked_array([column[:7], column[7:]], pa.string())
         assert remapped(chunked, mapping_kind).to_pylist() == expected
         assert remapped(column.dictionary_encode(), mapping_kind).to_pylist() == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_found_in_equals_a_set_lookup(seed):
+    rng = random.Random(seed)
+    column = pa.array(_random_ids(rng, rng.randrange(0, 300)), pa.string())
+    papers = sorted({f"{rng.choice(['CORD:', 'PMID:', 'Q:'])}{rng.randrange(80)}" for _ in range(rng.randrange(0, 40))})
+    expected = [paper in set(column.to_pylist()) for paper in papers]
+    papers = pa.array(papers, pa.string())
+    for shape in (column, pa.chunked_array([column[:7], column[7:]], pa.string()), column.dictionary_encode()):
+        assert found_in(papers, shape).to_pylist() == expected
 
 
 def test_remapped_edge_cases():
