@@ -35,7 +35,7 @@ import pyarrow as pa
 from bson import Binary
 from pymongo import ASCENDING, MongoClient
 from pymongo.database import Database
-from pymongo.errors import BulkWriteError, ConnectionFailure, OperationFailure
+from pymongo.errors import BulkWriteError, ConnectionFailure, OperationFailure, PyMongoError
 
 from pipeline.builds.layout import GraphFolder
 from pipeline.config.connections import redact_config, redact_uri
@@ -462,3 +462,40 @@ def load_build(
         return counts
     finally:
         client.close()
+
+
+def forget_loads_the_store_lacks(complete_report: Path, kind_reports: Sequence[Path], uri: str | None,
+                                 database: str, build_id: str, *, timeout_ms: int = 3_000) -> str | None:  # fmt: skip
+    """Before the workflow plans a run: remove the build's load reports when the store no longer
+    holds what they say -- every report when the store has no record of the build, and when the
+    build's ``complete_report`` (``load-mongo --complete``) is there but the store's record is not
+    complete -- so that the build is loaded again; a line saying so for the log, else None. The
+    kinds' reports of a build still "loading" (a run stopped before the last load) stay.
+
+    The reports are files and the store is a server: after a new, dropped or restored server (a
+    user pointing ``mongo.uri`` at their own, a local store lost with its machine) Snakemake found
+    every report present and ran nothing, and the store served no evidence for the build. A load
+    writes only the buckets the store lacks, so loading a build it still mostly holds is cheap.
+    A dry run removes them too: they are untrue, and its plan then shows the loads that will run.
+    When the store cannot be read, the reports are kept and the line says why."""
+    present = [Path(path) for path in (complete_report, *kind_reports) if Path(path).exists()]
+    if not present or not uri:
+        return None
+    where = f"MongoDB {redact_uri(uri)} database {database}"
+    try:
+        client = connect(uri, timeout_ms=timeout_ms, app="litpath-workflow")
+        try:
+            record = client[database][BUILDS].find_one({"_id": build_id}, {"status": 1})
+        finally:
+            client.close()
+    except PyMongoError as error:  # unreachable, refused, a URI it cannot use
+        return f"{where}: could not check that it holds build {build_id} ({type(error).__name__}); its load reports are kept"
+    status = None if record is None else record.get("status")
+    if status == "complete" or (status is not None and not Path(complete_report).exists()):
+        return None
+    held = "no record of" if status is None else f"build status {status!r} for"
+    for path in present:
+        path.unlink(missing_ok=True)
+    return (f"{where} has {held} build {build_id}, which {len(present)} load report(s) in "
+            f"{present[0].parent} said was loaded (a new, dropped or restored server?): the reports are "
+            "removed, so the build is loaded again")  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -254,4 +255,53 @@ def test_kinds_loaded_one_by_one_then_completed_equal_one_load(mongo_uri, built,
     finally:
         client.drop_database(one)
         client.drop_database(by_kind)
+        client.close()
+
+
+@pytest.mark.servers
+def test_load_reports_the_store_no_longer_backs_are_forgotten(mongo_uri, tmp_path):
+    """The workflow's check before it plans (workflow/rules/common.smk): a build's load reports go
+    when the store has no record of the build, or the complete report is there and the record is
+    not complete; they stay when the record is complete, when a run stopped between the kinds'
+    loads and the last one, and when the store cannot be read."""
+    from pipeline.store.mongo import forget_loads_the_store_lacks
+
+    database = f"litpath_test_{uuid.uuid4().hex[:8]}"
+    complete, kinds = tmp_path / "mongo_load.json", [tmp_path / f"store/{k}.mongo_load.json" for k in ("a", "b")]
+    (tmp_path / "store").mkdir()
+
+    def reports(with_complete: bool = True) -> list[Path]:
+        for path in ([complete] if with_complete else []) + kinds:
+            path.write_text("{}\n")
+        return [p for p in (complete, *kinds) if p.exists()]
+
+    def check(uri: str | None = mongo_uri) -> str | None:
+        return forget_loads_the_store_lacks(complete, kinds, uri, database, "b1", timeout_ms=1_000)
+
+    client = MongoClient(mongo_uri)
+    try:
+        assert check() is None  # no report: nothing to ask
+        reports()
+        note = check()  # no record of the build at all: every report goes
+        assert note and "no record of build b1" in note and "3 load report(s)" in note, note
+        assert "***@" in note or "@" not in mongo_uri.split("//", 1)[1]  # credentials never in the line
+        assert not any(p.exists() for p in (complete, *kinds))
+
+        client[database]["builds"].insert_one({"_id": "b1", "status": "complete"})
+        assert reports() and check() is None and all(p.exists() for p in (complete, *kinds))
+
+        client[database]["builds"].update_one({"_id": "b1"}, {"$set": {"status": "loading"}})
+        complete.unlink()
+        assert check() is None and all(p.exists() for p in kinds)  # kinds loaded, the last load not run yet
+        reports()
+        note = check()  # the complete report says more than the store holds
+        assert note and "build status 'loading' for build b1" in note, note
+        assert not any(p.exists() for p in (complete, *kinds))
+
+        reports()
+        assert check(None) is None  # no URI: no store to ask
+        note = check("mongodb://127.0.0.1:1/")
+        assert note and "could not check" in note and all(p.exists() for p in (complete, *kinds)), note
+    finally:
+        client.drop_database(database)
         client.close()

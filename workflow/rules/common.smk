@@ -9,6 +9,7 @@
 #   which the stages read: a setting that changes only how a stage runs (solver ranks and
 #   threads, the memory budget) reaches a stage that runs, and reruns none.
 
+import os
 import shlex
 
 from pipeline.builds.identity import (
@@ -57,6 +58,27 @@ if not INPUTS:
     raise ValueError(
         "config inputs: no input files configured (see config/config.yaml, section inputs)"
     )
+
+# The load reports say what the MongoDB store holds; a new, dropped or restored server does not
+# hold it. Before planning, the store is asked once whether it still holds this build; if not,
+# the reports go and the build is loaded again (a dry run's plan then shows those loads). Not in
+# the jobs a cluster executor starts (they parse this file too).
+if config["mongo"]["enabled"] and workflow.is_main_process:
+    from snakemake.logging import logger
+
+    from pipeline.config.connections import MONGO_URI_ENV
+    from pipeline.store.mongo import forget_loads_the_store_lacks
+    from pipeline.store.store_format import KINDS as STORE_KINDS
+
+    _stale_loads = forget_loads_the_store_lacks(
+        LAYOUT.mongo_load,
+        [LAYOUT.mongo_load_of(kind) for kind in STORE_KINDS],
+        os.environ.get(MONGO_URI_ENV),
+        config["mongo"]["database"],
+        BUILD,
+    )
+    if _stale_loads:
+        logger.warning(_stale_loads)
 
 
 def ingest_reports():
