@@ -31,6 +31,7 @@ and a 64-bit digest of each edge (about 60 bytes an edge).
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -39,12 +40,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 import neo4j
-from neo4j.exceptions import ClientError, Neo4jError
+from neo4j.exceptions import ClientError, DriverError, Neo4jError
 
+from pipeline.config.connections import Neo4jSettings
 from pipeline.runtime.progress import Progress
 from pipeline.spoke.dump import DumpError, EdgeRow, NodeRow, Rejection, read_edges, read_nodes
 from pipeline.spoke.hetionet import Metaedge
-from pipeline.store.neo4j import GraphNaming, is_timeout, query_timeout_of, quote, timeout_error
+from pipeline.store.neo4j import (
+    GraphNaming,
+    Neo4jUnavailable,
+    connect,
+    is_timeout,
+    query_timeout_of,
+    quote,
+    timeout_error,
+)  # fmt: skip
 
 OnError = Literal["fail", "reject"]
 MALFORMED = "(malformed)"  # the count key for rows whose label or type could not be read
@@ -552,4 +562,41 @@ def load_spoke(
     return loader.load(nodes_path, edges_path, fmt, metaedges)
 
 
-__all__ = ["Count", "DumpError", "LoadReport", "SpokeLoader", "load_spoke"]
+def forget_load_the_server_lacks(report_path: Path, settings: Neo4jSettings, *, timeout_s: float = 3.0) -> str | None:
+    """Before the workflow plans a run: remove the SPOKE load report (``results/spoke/load.json``)
+    when Neo4j holds fewer nodes of a label than it says were loaded, so that SPOKE is loaded
+    again; a line saying so for the log, else None.
+
+    The report is a file and Neo4j a server: after a new or emptied server (``neo4j.uri`` pointed
+    at another one, a local store lost with its machine) the report still said SPOKE was loaded,
+    nothing loaded it, and every comparison then found none of the mapped nodes in SPOKE. A load
+    merges on the identifiers, so loading into a server that still holds SPOKE changes nothing.
+    A server that cannot be reached keeps the report, and the line says so."""
+    path = Path(report_path)
+    if not path.exists():
+        return None
+    loaded = {label: int(count.get("loaded", 0)) for label, count in json.loads(path.read_text()).get("nodes", {}).items()}
+    loaded = {label: n for label, n in loaded.items() if n > 0}
+    if not loaded:
+        return None
+    where = f"Neo4j {settings.describe()}"
+    try:
+        driver = connect(settings, connection_timeout=timeout_s, max_transaction_retry_time=0.0)
+        try:
+            with driver.session(database=settings.database, notifications_min_severity="OFF") as session:
+                held = {label: session.run(f"MATCH (n:{quote(label)}) RETURN count(n) AS n").single()["n"]
+                        for label in loaded}  # fmt: skip
+        finally:
+            driver.close()
+    except (Neo4jUnavailable, Neo4jError, DriverError, OSError) as error:
+        return f"{where}: could not check that it holds the SPOKE of {path} ({type(error).__name__}); the report is kept"
+    short = [f"{label} {held[label]:,} of {n:,}" for label, n in sorted(loaded.items()) if held[label] < n]
+    if not short:
+        return None
+    path.unlink(missing_ok=True)
+    return (f"{where} holds fewer SPOKE nodes than {path} says were loaded ({', '.join(short[:3])}"
+            f"{', ...' if len(short) > 3 else ''}; a new or emptied server?): the report is removed, so SPOKE "
+            "is loaded again")  # fmt: skip
+
+
+__all__ = ["Count", "DumpError", "LoadReport", "SpokeLoader", "forget_load_the_server_lacks", "load_spoke"]

@@ -231,3 +231,30 @@ def test_properties_cannot_rename_a_node(graph, tmp_path):
             for r in session.run("MATCH (d:Disease) RETURN d.identifier AS id, d.name AS name")
         }
     assert names == {"DOID:2": "asthma"}
+
+
+def test_a_server_without_the_loaded_spoke_loses_the_report(graph, neo4j_env, tmp_path):
+    """The workflow's check before it plans (workflow/rules/common.smk): the SPOKE load report goes
+    when Neo4j holds fewer nodes of a label than it says were loaded (a new or emptied server),
+    and stays when Neo4j holds them or cannot be reached."""
+    import json
+
+    from pipeline.config.connections import Neo4jSettings
+    from pipeline.spoke.load import forget_load_the_server_lacks
+
+    settings = Neo4jSettings.from_env(environ=neo4j_env)
+    report_path = tmp_path / "load.json"
+    report_path.write_text(json.dumps(load_spoke(graph, NODES, EDGES, "hetionet").as_dict()))
+    assert forget_load_the_server_lacks(report_path, settings) is None and report_path.exists()
+
+    with graph.session() as session:  # one Gene gone: the server no longer holds what was loaded
+        session.run("MATCH (n:Gene) WITH n LIMIT 1 DETACH DELETE n").consume()
+    note = forget_load_the_server_lacks(report_path, settings)
+    assert note and "Gene 9 of 10" in note and not report_path.exists(), note
+    assert (settings.password or "\0") not in note
+
+    report_path.write_text(json.dumps({"nodes": {"Gene": {"loaded": 10}}}))
+    unreachable = Neo4jSettings.from_env(uri="bolt://127.0.0.1:1", environ=neo4j_env)
+    note = forget_load_the_server_lacks(report_path, unreachable, timeout_s=1.0)
+    assert note and "could not check" in note and report_path.exists(), note
+    assert forget_load_the_server_lacks(tmp_path / "none.json", settings) is None

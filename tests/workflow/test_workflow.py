@@ -412,3 +412,31 @@ def test_a_store_that_lost_the_build_gets_it_loaded_again(finished_build) -> Non
         assert "Nothing to be done" in run_snakemake(workdir, env)  # held again: nothing is redone
     finally:
         client.close()
+
+
+def test_an_emptied_neo4j_gets_spoke_loaded_again(finished_build, neo4j_env: dict[str, str]) -> None:
+    """The same for SPOKE: a Neo4j that lost what results/spoke/load.json says was loaded gets it
+    loaded again, and the comparison runs on it, instead of finding no mapped node in SPOKE."""
+    import neo4j
+
+    workdir, env, _ = finished_build
+    driver = neo4j.GraphDatabase.driver(neo4j_env["LITPATH_NEO4J_URI"],
+                                        auth=(neo4j_env["LITPATH_NEO4J_USER"], neo4j_env["LITPATH_NEO4J_PASSWORD"]))  # fmt: skip
+
+    def nodes() -> int:
+        with driver.session() as session:
+            return session.run("MATCH (n) RETURN count(n) AS n").single()["n"]
+
+    try:
+        loaded = nodes()
+        assert loaded > 0
+        with driver.session() as session:
+            session.run("MATCH (n) DETACH DELETE n").consume()
+        output = run_snakemake(workdir, env)
+        assert "holds fewer SPOKE nodes than" in output, output[-3000:]
+        stats = job_stats(output)
+        assert stats["load_spoke"] == 1 and stats["compare"] == 1, stats
+        assert nodes() == loaded
+        assert "Nothing to be done" in run_snakemake(workdir, env)
+    finally:
+        driver.close()

@@ -80,6 +80,17 @@ if config["mongo"]["enabled"] and workflow.is_main_process:
     if _stale_loads:
         logger.warning(_stale_loads)
 
+# The same for the SPOKE load report and the Neo4j server it names (a new or emptied server).
+if config["spoke"]["enabled"] and config["spoke"]["load"] and workflow.is_main_process:
+    from snakemake.logging import logger
+
+    from pipeline.config.connections import Neo4jSettings
+    from pipeline.spoke.load import forget_load_the_server_lacks
+
+    _stale_spoke = forget_load_the_server_lacks(RESULTS_LAYOUT.spoke_load, Neo4jSettings.from_env())
+    if _stale_spoke:
+        logger.warning(_stale_spoke)
+
 
 def ingest_reports():
     """The report of every ingest job (``litpath ingest --report``), in input order."""
@@ -106,6 +117,10 @@ def all_targets():
         targets.append(LAYOUT.mongo_load)
     if config["spoke"]["enabled"]:
         targets.append(LAYOUT.mapping.coverage)
+        if config["spoke"]["load"]:
+            # a target of its own: Snakemake does not make a missing input of a job whose output
+            # is up to date, so a report removed by the check above would not be made again
+            targets.append(RESULTS_LAYOUT.spoke_load)
         if config["compare"]["enabled"]:
             targets.append(LAYOUT.compare.report)
     elif config["compare"]["enabled"]:
