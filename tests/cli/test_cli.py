@@ -338,9 +338,11 @@ def test_every_domain_error_is_a_litpath_error() -> None:
     from pipeline.solve.plan.methods import PlanError
     from pipeline.spoke.dump import DumpError
     from pipeline.store.adios import DistancesCorrupt, GraphCorrupt
+    from pipeline.store.mongo import MongoUnavailable
 
     for error in (ClusterCheckError, ConfigError, IngestError, CalibrationError, MachineError, PlanError,
-                  ProcessError, SolverError, DumpError, SsspError, DistancesCorrupt, GraphCorrupt):  # fmt: skip
+                  ProcessError, SolverError, DumpError, SsspError, DistancesCorrupt, GraphCorrupt,
+                  MongoUnavailable):  # fmt: skip
         assert issubclass(error, LitpathError), error
 
 

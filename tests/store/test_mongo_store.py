@@ -237,6 +237,15 @@ def test_kinds_loaded_one_by_one_then_completed_equal_one_load(mongo_uri, built,
                                                           str(graph_dir), "--loaded", str(reports[0]),
                                                           "--kind", "documents"])  # fmt: skip
         assert missing.exit_code != 0 and "--complete needs every kind" in missing.output
+        # --complete reads each kind's listing back (its buckets were read back by the kind's
+        # load): a listing gone since is refused, and the build stays loading
+        listing = list(client[by_kind].build_buckets.find({"build": "kinds", "kind": "evidence"}))
+        client[by_kind].build_buckets.delete_many({"build": "kinds", "kind": "evidence"})
+        gone = CliRunner().invoke(load_mongo_command, [*common, "--mongo-database", by_kind, "--graph-dir",
+                                                       str(graph_dir), *[f"--loaded={r}" for r in reports]])  # fmt: skip
+        assert gone.exit_code == 1 and "evidence: the build's bucket listing reads back as missing" in str(gone.exception)
+        assert client[by_kind].builds.find_one({"_id": "kinds"})["status"] == "loading"
+        client[by_kind].build_buckets.insert_many(listing)
         done = CliRunner().invoke(load_mongo_command, [*common, "--mongo-database", by_kind, "--graph-dir",
                                                        str(graph_dir), *[f"--loaded={r}" for r in reports]])  # fmt: skip
         assert done.exit_code == 0, done.output
