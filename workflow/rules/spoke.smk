@@ -41,6 +41,7 @@ rule build_mapping:
         RESULTS_LAYOUT.rule_log(BUILD, "build_mapping"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "build_mapping", ".benchmark.tsv")
+    priority: 1  # before the loads, for the query set and the solve (solve.smk)
     conda:
         "../envs/litpath.yaml"
     params:
