@@ -87,7 +87,9 @@ if config["spoke"]["enabled"] and config["spoke"]["load"] and workflow.is_main_p
     from pipeline.config.connections import Neo4jSettings
     from pipeline.spoke.load import forget_load_the_server_lacks
 
-    _stale_spoke = forget_load_the_server_lacks(RESULTS_LAYOUT.spoke_load, Neo4jSettings.from_env())
+    _stale_spoke = forget_load_the_server_lacks(
+        RESULTS_LAYOUT.spoke_load, Neo4jSettings.from_env()
+    )
     if _stale_spoke:
         logger.warning(_stale_spoke)
 

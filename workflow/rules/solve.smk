@@ -23,12 +23,12 @@ rule solve:
         RESULTS_LAYOUT.rule_log(BUILD, "solve"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "solve", ".benchmark.tsv")
-    conda:
-        "../envs/litpath.yaml"
     # With the groupings (priority 1), not after them and the loads: a solve takes every core its
     # ranks ask for, so at the end it waited for the last load and only then could the comparison
     # start (at 10M predications the mapping, query set and solves made a 20 s serial tail).
     priority: 1
+    conda:
+        "../envs/litpath.yaml"
     threads: config["solver"]["ranks"] * config["solver"]["threads"]
     resources:
         **({"mpi": "srun"} if config["solver"]["ranks"] > 1 else {}),
