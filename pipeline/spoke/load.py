@@ -575,7 +575,12 @@ def forget_load_the_server_lacks(report_path: Path, settings: Neo4jSettings, *, 
     path = Path(report_path)
     if not path.exists():
         return None
-    loaded = {label: int(count.get("loaded", 0)) for label, count in json.loads(path.read_text()).get("nodes", {}).items()}
+    try:
+        nodes = json.loads(path.read_text()).get("nodes", {})
+        loaded = {label: int(count.get("loaded", 0)) for label, count in nodes.items()}
+    except (ValueError, AttributeError, TypeError) as error:  # cut short, or not litpath's
+        path.unlink(missing_ok=True)
+        return f"{path} is not a SPOKE load report litpath can read ({type(error).__name__}): it is removed, so SPOKE is loaded again"
     loaded = {label: n for label, n in loaded.items() if n > 0}
     if not loaded:
         return None

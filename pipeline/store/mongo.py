@@ -299,9 +299,7 @@ def write_records(db: Database, build_id: str, kind: str, parts: Iterable[pa.Tab
 def _verify(db: Database, build_id: str, kind: str, limit: int = 20_000) -> int:
     """Read the build's listing back and check that the buckets it names are in the store (all
     of them up to ``limit``, else every ``n``-th); the buckets checked. Raises MongoUnavailable."""
-    listing = read_listing(db, build_id, kind)
-    if listing is None:
-        raise MongoUnavailable(f"{kind}: the build's bucket listing reads back as missing")
+    listing = _listing_read_back(db, build_id, kind, {})
     ids = listing.ids if len(listing.ids) <= limit else listing.ids[:: -(-len(listing.ids) // limit)]
     found = 0
     for start in range(0, len(ids), 1000):
@@ -312,9 +310,10 @@ def _verify(db: Database, build_id: str, kind: str, limit: int = 20_000) -> int:
     return len(ids)
 
 
-def _listing_read_back(db: Database, build_id: str, kind: str, counts: dict) -> None:
-    """The build's listing of ``kind`` as the load that wrote it reported it (``<kind>_buckets``
-    buckets); raises MongoUnavailable when it reads back missing or of another size."""
+def _listing_read_back(db: Database, build_id: str, kind: str, counts: dict) -> Listing:
+    """The build's listing of ``kind``, of as many buckets as the load that wrote it reported
+    (``<kind>_buckets`` of ``counts``, when there); raises MongoUnavailable when it reads back
+    missing or of another size."""
     listing = read_listing(db, build_id, kind)
     if listing is None:
         raise MongoUnavailable(f"{kind}: the build's bucket listing reads back as missing")
@@ -322,6 +321,7 @@ def _listing_read_back(db: Database, build_id: str, kind: str, counts: dict) -> 
     if expected is not None and len(listing.ids) != int(expected):
         raise MongoUnavailable(f"{kind}: the build's listing names {len(listing.ids):,} buckets, "
                                f"its load wrote {int(expected):,}")  # fmt: skip
+    return listing
 
 
 @dataclass(frozen=True)

@@ -258,3 +258,6 @@ def test_a_server_without_the_loaded_spoke_loses_the_report(graph, neo4j_env, tm
     note = forget_load_the_server_lacks(report_path, unreachable, timeout_s=1.0)
     assert note and "could not check" in note and report_path.exists(), note
     assert forget_load_the_server_lacks(tmp_path / "none.json", settings) is None
+    report_path.write_text('{"nodes": {"Gene": {"loa')  # cut short
+    note = forget_load_the_server_lacks(report_path, unreachable, timeout_s=1.0)
+    assert note and "is not a SPOKE load report" in note and not report_path.exists(), note

@@ -12,6 +12,8 @@
 import os
 import shlex
 
+from snakemake.logging import logger
+
 from pipeline.builds.identity import (
     build_id,
     ingest_batches,
@@ -64,8 +66,6 @@ if not INPUTS:
 # the reports go and the build is loaded again (a dry run's plan then shows those loads). Not in
 # the jobs a cluster executor starts (they parse this file too).
 if config["mongo"]["enabled"] and workflow.is_main_process:
-    from snakemake.logging import logger
-
     from pipeline.config.connections import MONGO_URI_ENV
     from pipeline.store.mongo import forget_loads_the_store_lacks
     from pipeline.store.store_format import KINDS as STORE_KINDS
@@ -82,8 +82,6 @@ if config["mongo"]["enabled"] and workflow.is_main_process:
 
 # The same for the SPOKE load report and the Neo4j server it names (a new or emptied server).
 if config["spoke"]["enabled"] and config["spoke"]["load"] and workflow.is_main_process:
-    from snakemake.logging import logger
-
     from pipeline.config.connections import Neo4jSettings
     from pipeline.spoke.load import forget_load_the_server_lacks
 
