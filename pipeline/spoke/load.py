@@ -588,9 +588,7 @@ def forget_load_the_server_lacks(report_path: Path, settings: Neo4jSettings, *, 
     try:
         driver = connect(settings, connection_timeout=timeout_s, max_transaction_retry_time=0.0)
         try:
-            with driver.session(database=settings.database, notifications_min_severity="OFF") as session:
-                held = {label: session.run(f"MATCH (n:{quote(label)}) RETURN count(n) AS n").single()["n"]
-                        for label in loaded}  # fmt: skip
+            held, _ = SpokeLoader(driver, database=settings.database)._count(loaded, ())
         finally:
             driver.close()
     except (Neo4jUnavailable, Neo4jError, DriverError, OSError) as error:

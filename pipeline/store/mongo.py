@@ -43,6 +43,7 @@ from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.progress import Progress as ProgressLine
 from pipeline.runtime.resources import memory_budget_bytes, sweep_stale_spills
 from pipeline.store.buckets import Bucket
+from pipeline.store.evidence import build_status
 from pipeline.store.record_buckets import (
     NEEDS_GRAPH,
     BucketFile,
@@ -502,12 +503,11 @@ def forget_loads_the_store_lacks(complete_report: Path, kind_reports: Sequence[P
     try:
         client = connect(uri, timeout_ms=timeout_ms, app="litpath-workflow")
         try:
-            record = client[database][BUILDS].find_one({"_id": build_id}, {"status": 1})
+            status = build_status(client[database], build_id)
         finally:
             client.close()
     except PyMongoError as error:  # unreachable, refused, a URI it cannot use
         return f"{where}: could not check that it holds build {build_id} ({type(error).__name__}); its load reports are kept"
-    status = None if record is None else record.get("status")
     if status == "complete" or (status is not None and not Path(complete_report).exists()):
         return None
     held = "no record of" if status is None else f"build status {status!r} for"
