@@ -72,6 +72,12 @@ class TableFolder:
         build's (doc_id, sorted); absent after a full merge."""
         return Path(self.path) / "changed_papers.parquet"
 
+    @property
+    def doi_matches(self) -> Path:
+        """The merge's DOI match (rule 2): each CORD-19 paper merged into a PubMed paper
+        (``doc_id`` -> ``target``), kept so that a merge on top of this build need not match again."""
+        return Path(self.path) / "doi_matches.parquet"
+
 
 @dataclass(frozen=True)
 class GraphFolder:

@@ -69,7 +69,7 @@ from pipeline.config import check_setting, default_of, schema_of
 from pipeline.ingest.base import IngestError
 from pipeline.merge.citations import write_citations
 from pipeline.merge.delta import Delta
-from pipeline.merge.documents import PaperIds, write_documents
+from pipeline.merge.documents import PaperIds, write_documents, write_doi_matches
 from pipeline.merge.inputs import MergeInputs
 from pipeline.merge.mentions import HELD_TABLES, write_mentions
 from pipeline.merge.predications import write_concepts, write_predications, write_quarantine
@@ -199,6 +199,7 @@ def merge_ingested(
     requested = check_setting("ingest.mention_source", requested)
     inputs = MergeInputs(file_dirs, out_dir, config)
     out_dir.mkdir(parents=True, exist_ok=True)
+    unshare_tables(out_dir)
     sweep_stale_spills(inputs.spill_parent)  # left by a merge that was killed
     inputs.load_counts()
     # what "auto" means depends on the inputs
@@ -236,8 +237,15 @@ def merge_ingested(
     changed_papers = TableFolder(out_dir).changed_papers
     if incremental is not None and incremental["used"]:
         incremental["changed_papers"] = delta.write_changed_papers(changed_papers)
+        incremental["tables_unchanged"] = sorted(delta.unchanged)
+        incremental["doi_match"] = delta.doi_match
     else:
         changed_papers.unlink(missing_ok=True)  # left by an earlier merge into this folder
+    doi_matches = TableFolder(out_dir).doi_matches
+    if papers.dois_matched:
+        write_doi_matches(papers.remap, doi_matches)
+    else:  # no documents step: no match to keep
+        doi_matches.unlink(missing_ok=True)
     time_slice = None if config.get("until_year") is None else cut_at_year(out_dir, int(config["until_year"]))
     if time_slice is not None:
         written.update({name: rows["kept"] for name, rows in time_slice["rows"].items()})
@@ -264,6 +272,15 @@ def merge_ingested(
     }
     write_atomically(TableFolder(out_dir).counts, json.dumps(counts, indent=2) + "\n")
     return counts
+
+
+def unshare_tables(out_dir: Path) -> None:
+    """Unlink the Parquet files of ``out_dir`` that another build's folder shares (hard links a
+    merge on the delta made, ``Delta._kept``): written over in place, the earlier build's table
+    would change with it. Another merge into the same folder then writes fresh files."""
+    for path in Path(out_dir).glob("*.parquet"):
+        if path.stat().st_nlink > 1:
+            path.unlink()
 
 
 def _check_rows_invariant(file_dirs: list[Path], file_counts: list[dict[str, Any]]) -> None:

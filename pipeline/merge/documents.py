@@ -58,6 +58,37 @@ class DocIdMap(dict):
     __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = _read_only  # type: ignore[assignment]
 
 
+DOI_MATCHES = pa.schema([("doc_id", pa.string()), ("target", pa.string())])
+
+
+def write_doi_matches(remap: dict[str, str], path: Path) -> int:
+    """The DOI match a merge used (CORD-19 doc_id -> PubMed doc_id), as a table beside its tables
+    (:attr:`pipeline.builds.layout.TableFolder.doi_matches`); its rows. A merge on top of this
+    build reads it back instead of matching the earlier files again (``Delta.refusal``)."""
+    table = pa.table({"doc_id": list(remap.keys()), "target": list(remap.values())}, schema=DOI_MATCHES)
+    table = table.sort_by("doc_id")  # one order whichever files the match read, and in which order
+    pq.write_table(table, path)
+    return table.num_rows
+
+
+def read_doi_matches(path: Path) -> DocIdMap | None:
+    """The DOI match :func:`write_doi_matches` kept, or None where there is none to trust (a build
+    of an older litpath, or a file of another shape): the caller matches again."""
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowInvalid):
+        return None
+    if (
+        not table.schema.equals(DOI_MATCHES)
+        or table.column("doc_id").null_count
+        or table.column("target").null_count
+    ):
+        return None
+    return DocIdMap(
+        dict(zip(table.column("doc_id").to_pylist(), table.column("target").to_pylist(), strict=True))
+    )
+
+
 def remapped(column: pa.ChunkedArray | pa.Array, mapping: dict[str, str]) -> pa.ChunkedArray | pa.Array:
     """``column`` with each value that is a key of ``mapping`` replaced by its value; ``column``
     itself when none of its values can be a key (a :class:`DocIdMap` says so from its keys' range

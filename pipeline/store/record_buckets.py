@@ -234,7 +234,11 @@ def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: 
 # Above this share of the earlier build's buckets to decode and cut again, grouping everything
 # afresh costs about as much and holds less at once.
 MAX_REBUILT_SHARE = 0.5
-REUSED_KINDS = ("evidence", "papers")  # documents and concepts are cheap to group whole
+# The concepts are cheap to group whole. The documents are not (13 of a 10M citation rerun's 77 s,
+# the same 166 MB again), and are reused where few papers changed: the papers merged again are
+# their changed keys, of which an update file has so many (30k of 3M at 10M) that most buckets
+# are cut again and they are grouped whole (MAX_REBUILT_SHARE); a citation file has none.
+REUSED_KINDS = ("documents", "evidence", "papers")
 
 
 @dataclass(frozen=True)
@@ -355,8 +359,23 @@ def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | No
     settings_now = {"sentences_per_hop": settings.per_hop, "max_evidence": settings.max_evidence}
     if kind == "papers":
         del earlier_settings["max_evidence"], settings_now["max_evidence"]
+    if kind == "documents":  # a paper's own row: no setting of the grouping's changes it
+        earlier_settings = settings_now = {}
     if earlier_settings != settings_now:  # the earlier records quote other numbers of sentences or documents
         records.notes[f"{kind}_reuse"] = f"none: the earlier build grouped with {earlier_settings}, this one {settings_now}"
+        return records
+    if kind == "documents":  # a paper's record is its own row: the papers merged again are the changed keys
+        changed_papers = earlier.changed.cast(pa.string())
+        changed = [(doc,) for doc in changed_papers.to_pylist()]
+
+        def regroup_documents() -> pa.Table:
+            path = table_path(tables_dir, "documents")
+            rows = ds.dataset(str(path), format="parquet").to_table(columns=DOCUMENTS.names,
+                                                                    filter=pc.field("doc_id").isin(changed_papers))  # fmt: skip
+            return rows.cast(DOCUMENTS).sort_by("doc_id")
+
+        expected = row_count(tables_dir, "documents") or 0
+        records.rebuilt = _rebuilt(kind, earlier_file, changed, regroup_documents, expected, records.notes)
         return records
     papers = papers_redone(tables_dir, earlier)
     if kind == "papers":

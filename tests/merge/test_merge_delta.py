@@ -5,6 +5,7 @@ row and in order, and a case its rules do not allow must fall back to the full m
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -94,9 +95,35 @@ def test_one_more_citation_file_equals_the_full_merge(corpus, tmp_path):
     assert counts["merge"]["delta_citing_papers_recomputed"] > 0
     assert counts["incremental"]["files_added"] == [Path(corpus[-1][1]).name]
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
-    # nothing of the citation file touches the papers: those tables are the earlier files, byte for byte
-    for name in ("mentions", "predications", "concepts"):
-        assert (tmp_path / "delta" / f"{name}.parquet").read_bytes() == (tmp_path / "previous" / f"{name}.parquet").read_bytes()
+    # nothing of the citation file touches the papers: those tables are the earlier files (hard
+    # links, the same file), and the DOI match is the one the earlier build kept
+    unchanged = ["concepts", "documents", "mentions", "predications", "sentences"]
+    assert counts["incremental"]["tables_unchanged"] == unchanged
+    assert counts["incremental"]["doi_match"] == {"before": "kept", "after": "kept"}
+    earlier_bytes = {}
+    for name in unchanged:
+        assert os.path.samefile(tmp_path / "delta" / f"{name}.parquet", tmp_path / "previous" / f"{name}.parquet"), name
+        earlier_bytes[name] = (tmp_path / "previous" / f"{name}.parquet").read_bytes()
+    # Merged again into the same folder, the tables are written as new files: the earlier build's
+    # shared ones are not written through (pipeline.merge.unshare_tables)
+    merge_ingested(dirs[:-1], tmp_path / "delta", {})
+    for name in unchanged:
+        assert (tmp_path / "previous" / f"{name}.parquet").read_bytes() == earlier_bytes[name], name
+        assert not os.path.samefile(tmp_path / "delta" / f"{name}.parquet", tmp_path / "previous" / f"{name}.parquet")
+
+
+def test_an_earlier_build_without_its_doi_match_is_matched_again(corpus, tmp_path):
+    """A build of a litpath that kept no DOI match (or a file of another shape) is matched again on
+    its files; the tables are the same either way."""
+    dirs = [d for _, _, d in corpus]
+    merge_ingested(dirs[:-1], tmp_path / "previous", {})
+    kept = TableFolder(tmp_path / "previous").doi_matches
+    assert pq.read_table(kept).num_rows == len(_doi_matches(dirs[:-1], tmp_path))
+    pq.write_table(pa.table({"doc_id": ["CORD:x"]}), kept)  # not the table's shape: not trusted
+    counts = merge_ingested(dirs, tmp_path / "delta", {}, previous=tmp_path / "previous")
+    assert counts["incremental"]["doi_match"] == {"before": "matched", "after": "kept"}
+    merge_ingested(dirs, tmp_path / "full", {})
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
 
 
 def _deleting_file(folder: Path, doc_ids: list[str]) -> Path:
@@ -174,6 +201,8 @@ def test_deleting_a_doi_matched_paper_equals_the_full_merge(corpus, tmp_path):
     with_deletion = dirs[:cord] + [deleting] + dirs[cord:]
     counts = merge_ingested(with_deletion, tmp_path / "delta", {}, previous=tmp_path / "before")
     assert counts["incremental"]["used"], counts["incremental"]
+    # a file that deletes changes the match: matched again on every file
+    assert counts["incremental"]["doi_match"] == {"before": "kept", "after": "matched"}
     merge_ingested(with_deletion, tmp_path / "full", {})
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
     assert target not in pq.read_table(tmp_path / "full" / "documents.parquet").column("doc_id").to_pylist()

@@ -63,9 +63,9 @@ def test_bucket_files_on_top_of_the_earlier_build_equal_a_fresh_grouping(corpus,
         assert fresh[kind][f"{kind}_reuse"].startswith("none"), fresh[kind]
         same = [k for k in fresh[kind] if not k.endswith("_reuse")]
         assert {k: rebuilt[kind][k] for k in same} == {k: fresh[kind][k] for k in same}, kind
-    for kind in ("evidence", "papers"):
+    for kind in ("documents", "evidence", "papers"):
         assert rebuilt[kind][f"{kind}_reuse"] == "on build one", rebuilt[kind]
         assert rebuilt[kind][f"{kind}_reused_buckets"] > 0, rebuilt[kind]
     if added == "citations":  # no paper's predications or year changed: every bucket is the earlier one
-        for kind in ("evidence", "papers"):
+        for kind in ("documents", "evidence", "papers"):
             assert rebuilt[kind][f"{kind}_reused_buckets"] == rebuilt[kind][f"{kind}_buckets"], rebuilt[kind]
