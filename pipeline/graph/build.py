@@ -35,6 +35,7 @@ from pipeline.graph import weights
 from pipeline.graph.assemble import GraphScope, fits_in_memory, write_graph
 from pipeline.graph.assemble_spilled import write_graph_partitioned
 from pipeline.graph.counting import KeyEncoder
+from pipeline.graph.earlier import EarlierEdges, earlier_build_note, taken_graph
 from pipeline.graph.edges import (
     CodedEdges,
     MentionTotals,
@@ -135,36 +136,48 @@ def build_graph(
 
     kinds = cfg["edge_kinds"]
     need_cooccurrence = CONCEPT_CONCEPT in kinds or cooccurrence_dir is not None
+    budget = memory_budget_bytes(config)
+    # Only the citations changed since the build the merge started from: its other edges are
+    # this build's (pipeline.graph.earlier), where they fit in memory with the citations.
+    earlier, earlier_why = (None, "the co-occurrence graph is written beside it") if cooccurrence_dir is not None \
+        else EarlierEdges.of(tables_dir, cfg)  # fmt: skip
+    if earlier is not None and not fits_in_memory(earlier.edges_taken + row_count(tables_dir, "citations"), budget):
+        earlier, earlier_why = None, "its edges would not fit the memory budget"
     tables_read = [
         name
         for name, needed in (
-            ("predications", need_cooccurrence),
-            ("mentions", CONCEPT_ABSTRACT in kinds),
+            ("predications", need_cooccurrence and earlier is None),
+            ("mentions", CONCEPT_ABSTRACT in kinds and earlier is None),
             ("citations", ABSTRACT_ABSTRACT in kinds),
         )
         if needed
     ]
     progress = Progress("litpath build-graph", sum(row_count(tables_dir, t) for t in tables_read), "rows")
-    progress.stage("concept_concept (predications)")
-    cc = concept_concept_edges(tables_dir, cfg, concepts, counts, progress) if need_cooccurrence else CodedEdges.none()
-    lap("concept_concept")
-    # In memory, the assembly costs about IN_MEMORY_BYTES_PER_EDGE an edge; beyond the budget the
-    # edges go to disk partitions instead (same files, bit for bit; pipeline.graph.assemble_spilled).
-    budget = memory_budget_bytes(config)
-    edges_bound = len(cc.u) + sum(
-        row_count(tables_dir, t) for t, kind in (("mentions", CONCEPT_ABSTRACT), ("citations", ABSTRACT_ABSTRACT))
-        if kind in kinds
-    )  # fmt: skip
-    partitioned = not fits_in_memory(edges_bound, budget)
-    progress.stage("concept_abstract (mentions)")
     mentions = None
-    ca = CodedEdges.none()
-    if CONCEPT_ABSTRACT in kinds and partitioned:
-        mentions = MentionTotals(tables_dir, cfg, concepts, documents)
-        mentions.count(counts, progress)
-    elif CONCEPT_ABSTRACT in kinds:
-        ca = concept_abstract_edges(tables_dir, cfg, concepts, documents, counts, progress)
-    lap("concept_abstract")
+    if earlier is not None:
+        progress.stage(f"the earlier build's edges ({earlier.earlier.name})")
+        cc, ca = earlier.edges(tables_dir, concepts, documents, counts)
+        lap("earlier_edges")
+        partitioned = False
+    else:
+        progress.stage("concept_concept (predications)")
+        cc = concept_concept_edges(tables_dir, cfg, concepts, counts, progress) if need_cooccurrence else CodedEdges.none()
+        lap("concept_concept")
+        # In memory, the assembly costs about IN_MEMORY_BYTES_PER_EDGE an edge; beyond the budget the
+        # edges go to disk partitions instead (same files, bit for bit; pipeline.graph.assemble_spilled).
+        edges_bound = len(cc.u) + sum(
+            row_count(tables_dir, t) for t, kind in (("mentions", CONCEPT_ABSTRACT), ("citations", ABSTRACT_ABSTRACT))
+            if kind in kinds
+        )  # fmt: skip
+        partitioned = not fits_in_memory(edges_bound, budget)
+        progress.stage("concept_abstract (mentions)")
+        ca = CodedEdges.none()
+        if CONCEPT_ABSTRACT in kinds and partitioned:
+            mentions = MentionTotals(tables_dir, cfg, concepts, documents)
+            mentions.count(counts, progress)
+        elif CONCEPT_ABSTRACT in kinds:
+            ca = concept_abstract_edges(tables_dir, cfg, concepts, documents, counts, progress)
+        lap("concept_abstract")
     progress.stage("abstract_abstract (citations)")
     aa = (
         abstract_abstract_edges(tables_dir, cfg, documents, counts, progress)
@@ -187,6 +200,8 @@ def build_graph(
     else:
         digest = write_graph(full, cc, ca, aa)
     del cc, ca, aa, mentions  # written: their memory goes before the path index reads the hub rows
+    if earlier is not None:  # the concepts the predications and mentions name, which were not coded again
+        counts["concepts_seen"] = earlier.record["counts"]["concepts_seen"]
     progress.finish(f"{counts['vertices']:,} vertices, {counts['edges']:,} edges")
     path_index = index_graph(out_dir)  # pipeline.graph.path_index: for the service's on-demand queries
     lap("path_index")
@@ -194,6 +209,7 @@ def build_graph(
     lap("path_index_sample")
     record = _graph_record("full", cfg, counts, digest, timings, peak_rss_mib)
     record["path_index"] = path_index
+    record["earlier_build"] = earlier.note() if earlier is not None else earlier_build_note(None, None, earlier_why)
     # the build beside the paper's graph, scaled to its predications (science review S5)
     record["paper_scaled"] = paper_scaled(counts, predication_rows(tables_dir))
     if cooccurrence_record is not None:
@@ -218,6 +234,11 @@ def build_cooccurrence_graph(tables_dir: Path, out_dir: Path, config: dict, *, b
     build-graph job, of which counting the co-occurrences and writing this graph were 28 s."""
     tables_dir, out_dir, cfg = _checked_arguments(tables_dir, out_dir, config, batch_rows)
     sweep_stale_spills(spill_parent(config, out_dir))
+    # The predications and concepts unchanged since the build the merge started from: its graph.
+    taken, why = taken_graph(tables_dir, out_dir, _cooccurrence_settings(cfg))
+    if taken is not None:
+        _save_record(out_dir, taken)
+        return taken
     counts: dict[str, int] = {}
     concept_table, excluded_cuis = load_concepts(tables_dir, cfg["exclude_semtypes"])
     concepts = KeyEncoder(flagged=excluded_cuis)
@@ -227,6 +248,8 @@ def build_cooccurrence_graph(tables_dir: Path, out_dir: Path, config: dict, *, b
     progress.stage("writing the graph")
     scope = GraphScope(out_dir, tables_dir, cfg, concepts, KeyEncoder(), concept_table, _Stopwatch({}), counts)
     record = _write_cooccurrence_graph(scope, out_dir, cc, memory_budget_bytes(config), config)
+    record["earlier_build"] = earlier_build_note(None, None, why)
+    _save_record(out_dir, record)
     progress.finish(f"{record['counts']['vertices']:,} concepts, {record['counts']['edges']:,} edges")
     return record
 
@@ -247,7 +270,7 @@ def _write_cooccurrence_graph(full: GraphScope, out_dir: Path, cc: CodedEdges, b
     ``out_dir``, with its own graph_counts.json; returns its record."""
     timings: dict[str, float] = {}
     scope = replace(
-        full, out_dir=out_dir, cfg={**full.cfg, "edge_kinds": [CONCEPT_CONCEPT]}, documents=KeyEncoder(),
+        full, out_dir=out_dir, cfg=_cooccurrence_settings(full.cfg), documents=KeyEncoder(),
         lap=_Stopwatch(timings), counts={},
     )  # fmt: skip
     if fits_in_memory(len(cc.u), budget):
@@ -262,6 +285,11 @@ def _write_cooccurrence_graph(full: GraphScope, out_dir: Path, cc: CodedEdges, b
     record["path_index"] = path_index
     _save_record(out_dir, record)
     return record
+
+
+def _cooccurrence_settings(cfg: dict) -> dict:
+    """The co-occurrence graph's settings: the build's, with concept--concept edges only."""
+    return {**cfg, "edge_kinds": [CONCEPT_CONCEPT]}
 
 
 def _graph_record(scope: str, cfg: dict, counts: dict, digest: str, timings: dict, peak_rss_mib: dict) -> dict:

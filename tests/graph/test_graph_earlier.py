@@ -1,0 +1,93 @@
+"""Graphs from the build the merge started from (pipeline.graph.earlier): after one more citation
+file, the co-occurrence graph taken from the earlier build and the full graph patched on it equal
+the graphs built from scratch on the same tables -- files, digest and counts; where other tables
+changed, or the settings, both are built from the tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from support.pipeline_runs import ingested_in_input_order
+
+from pipeline.builds.layout import BuildLayout, GraphFolder
+from pipeline.graph.build import build_cooccurrence_graph, build_graph
+from pipeline.merge import merge_ingested
+from pipeline.store.adios import read_graph_bp
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A synthetic corpus with two PubMed update files and a second citation file, ingested; the
+    folders in input order, the last one the citation file."""
+    files = ingested_in_input_order(tmp_path_factory.mktemp("earlier"), scale=6000, seed=13, n_update_files=2,
+                                    n_citation_updates=1, profile="calibrated")  # fmt: skip
+    assert files[-1][0] == "citations_table"
+    return files
+
+
+def _build(root: Path, dirs: list[Path], previous: Path | None = None, config: dict | None = None) -> BuildLayout:
+    build = BuildLayout(root)
+    merge_ingested(dirs, build.tables.path, {}, previous=None if previous is None else BuildLayout(previous).tables.path)
+    build_cooccurrence_graph(build.tables.path, build.graph("cooccurrence").graph_dir, config or {})
+    build_graph(build.tables.path, build.graph("full").graph_dir, config or {})
+    return build
+
+
+def _record(build: BuildLayout, scope: str) -> dict:
+    return json.loads(GraphFolder(build.graph(scope).graph_dir).counts.read_text())
+
+
+def _assert_same_graph(got: BuildLayout, want: BuildLayout, scope: str) -> None:
+    mine, theirs = GraphFolder(got.graph(scope).graph_dir), GraphFolder(want.graph(scope).graph_dir)
+    for table in ("vertices", "edges"):
+        assert pq.read_table(getattr(mine, table)).equals(pq.read_table(getattr(theirs, table))), (scope, table)
+    (n, *csr), attributes = read_graph_bp(mine.graph_bp)
+    (n_scratch, *csr_scratch), attributes_scratch = read_graph_bp(theirs.graph_bp)
+    attributes.pop("created"), attributes_scratch.pop("created")  # when the file was written
+    assert n == n_scratch and attributes == attributes_scratch, scope
+    assert all((a == b).all() for a, b in zip(csr, csr_scratch, strict=True)), scope
+    ours, scratch = _record(got, scope), _record(want, scope)
+    assert ours["graph_digest"] == scratch["graph_digest"], scope
+    assert ours["counts"] == scratch["counts"], scope
+    assert ours["path_index"]["hubs"] == scratch["path_index"]["hubs"], scope
+
+
+def test_one_more_citation_file_takes_and_patches_the_earlier_graphs(corpus, tmp_path):
+    corpus = [folder for _, _, folder in corpus]
+    _build(tmp_path / "one", corpus[:-1])
+    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one")
+    scratch = _build(tmp_path / "scratch", corpus)
+    assert json.loads(two.tables.counts.read_text())["incremental"]["used"]
+    for scope in ("cooccurrence", "full"):
+        _assert_same_graph(two, scratch, scope)
+    taken, patched = _record(two, "cooccurrence")["earlier_build"], _record(two, "full")["earlier_build"]
+    assert (taken["used"], taken["build"]) == ("taken", "one"), taken
+    assert (patched["used"], patched["build"]) == ("patched", "one"), patched
+    assert _record(two, "full")["timings"].get("earlier_edges") is not None  # nothing counted but the citations
+    assert "concept_concept" not in _record(two, "full")["timings"]
+    # the citation file's pairs are edges of the new graph: not the earlier graph with its files copied
+    assert _record(two, "full")["counts"]["citation_rows"] > _record(BuildLayout(tmp_path / "one"), "full")["counts"]["citation_rows"]
+    for scope in ("cooccurrence", "full"):
+        assert _record(scratch, scope)["earlier_build"]["used"] is None
+
+
+def test_an_update_file_or_other_settings_build_from_the_tables(corpus, tmp_path):
+    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")  # it deletes papers
+    corpus = [folder for _, _, folder in corpus]
+    _build(tmp_path / "one", corpus[:last_update] + corpus[last_update + 1 :])
+    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one")
+    incremental = json.loads(two.tables.counts.read_text())["incremental"]
+    assert incremental["used"] and "predications" not in incremental["tables_unchanged"], incremental
+    for scope in ("cooccurrence", "full"):
+        assert _record(two, scope)["earlier_build"]["used"] is None, _record(two, scope)["earlier_build"]
+    # one more citation file, but another minimum support: the earlier graphs are not this build's
+    _build(tmp_path / "three", corpus[:-1])
+    four = _build(tmp_path / "four", corpus, previous=tmp_path / "three", config={"graph": {"min_support": 2}})
+    scratch = _build(tmp_path / "scratch", corpus, config={"graph": {"min_support": 2}})
+    for scope in ("cooccurrence", "full"):
+        note = _record(four, scope)["earlier_build"]
+        assert note["used"] is None and "other settings" in note["why"], note
+        _assert_same_graph(four, scratch, scope)
