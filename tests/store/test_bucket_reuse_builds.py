@@ -6,13 +6,14 @@ earlier buckets are reused, not regrouped."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from support.pipeline_runs import ingested_in_input_order
 
 from pipeline.builds.layout import BuildLayout, bucket_file
-from pipeline.graph.build import build_graph
+from pipeline.graph.build import build_cooccurrence_graph, build_graph
 from pipeline.merge import merge_ingested
 from pipeline.store import record_buckets
 from pipeline.store.record_buckets import BucketFile, GroupingSettings, group_kind
@@ -63,9 +64,24 @@ def test_bucket_files_on_top_of_the_earlier_build_equal_a_fresh_grouping(corpus,
         assert fresh[kind][f"{kind}_reuse"].startswith("none"), fresh[kind]
         same = [k for k in fresh[kind] if not k.endswith("_reuse")]
         assert {k: rebuilt[kind][k] for k in same} == {k: fresh[kind][k] for k in same}, kind
+    # A citation file leaves every table the documents and papers are grouped from as it was: the
+    # earlier files are taken as they are. The evidence here reads the full graph, whose citation
+    # edges changed: its buckets are rebuilt on the earlier ones.
+    taken = {"documents", "papers"} if added == "citations" else set()
     for kind in ("documents", "evidence", "papers"):
+        if kind in taken:
+            assert rebuilt[kind][f"{kind}_reuse"].startswith("taken: build one's file"), rebuilt[kind]
+            assert os.path.samefile(two.bucket_file(kind), BuildLayout(tmp_path / "one").bucket_file(kind))
+            continue
         assert rebuilt[kind][f"{kind}_reuse"] == "on build one", rebuilt[kind]
         assert rebuilt[kind][f"{kind}_reused_buckets"] > 0, rebuilt[kind]
     if added == "citations":  # no paper's predications or year changed: every bucket is the earlier one
-        for kind in ("documents", "evidence", "papers"):
-            assert rebuilt[kind][f"{kind}_reused_buckets"] == rebuilt[kind][f"{kind}_buckets"], rebuilt[kind]
+        assert rebuilt["evidence"]["evidence_reused_buckets"] == rebuilt["evidence"]["evidence_buckets"]
+        # grouped on the co-occurrence graph (the workflow's), which is the earlier build's: taken
+        one = BuildLayout(tmp_path / "one")
+        for build in (one, two):
+            build_cooccurrence_graph(build.tables.path, build.graph("cooccurrence").graph_dir, {})
+        out = bucket_file(tmp_path / "on-cooccurrence", "evidence")
+        counts = group_kind("evidence", two.tables.path, two.graph("cooccurrence").graph_dir, settings, out)
+        assert counts["evidence_reuse"].startswith("taken: build one's file"), counts
+        assert _buckets(out, "evidence") == _buckets(bucket_file(tmp_path / "fresh", "evidence"), "evidence")
