@@ -273,12 +273,20 @@ def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path, r
         counts = group_kind(kind, tables_dir, graph_dir, settings, out_path, reuse=reuse, progress_for=progress_for)
     except (FileNotFoundError, ValueError) as error:
         raise click.ClickException(str(error)) from error
-    lines[-1].finish(f"{counts[f'{kind}_buckets']:,} buckets" + (f", {counts[f'{kind}_reused_buckets']:,} of them "
-                     "reused" if f"{kind}_reused_buckets" in counts else ""))
+    done = f"{counts[f'{kind}_buckets']:,} buckets" + (f", {counts[f'{kind}_reused_buckets']:,} of them "
+                                                      "reused" if f"{kind}_reused_buckets" in counts else "")  # fmt: skip
+    if lines:
+        lines[-1].finish(done)
+    else:  # the earlier build's file taken as it is: nothing was grouped
+        click.echo(f"litpath bucket-records {kind}: {done}, {counts[f'{kind}_reuse']}", err=True)
     click.echo(f"{kind}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
 
 
 # --- litpath builds ------------------------------------------------------------------------------
+
+
+# The longest a `litpath builds` store operation may take (a scan of every bucket, a compaction).
+STORE_SCAN_TIMEOUT_MS = 30 * 60 * 1000
 
 
 class _BuildsContext:
@@ -304,7 +312,10 @@ class _BuildsContext:
             return None
         from pipeline.store.mongo import connect
 
-        self.client = self.client or connect(self.uri, app="litpath-builds")
+        # Collecting the unused buckets and compacting scan the whole store: 9 s for the compaction
+        # of a 12 GB local store (10M calibrated predications, two builds), so each operation may
+        # take minutes where the other commands' 10 s bound would cut a prune short halfway.
+        self.client = self.client or connect(self.uri, app="litpath-builds", socket_timeout_ms=STORE_SCAN_TIMEOUT_MS)
         return self.client[self.database]
 
     def close(self) -> None:

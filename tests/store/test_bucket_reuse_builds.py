@@ -10,9 +10,11 @@ import os
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from support.pipeline_runs import ingested_in_input_order
 
 from pipeline.builds.layout import BuildLayout, bucket_file
+from pipeline.cli import cli
 from pipeline.graph.build import build_cooccurrence_graph, build_graph
 from pipeline.merge import merge_ingested
 from pipeline.store import record_buckets
@@ -82,6 +84,10 @@ def test_bucket_files_on_top_of_the_earlier_build_equal_a_fresh_grouping(corpus,
         for build in (one, two):
             build_cooccurrence_graph(build.tables.path, build.graph("cooccurrence").graph_dir, {})
         out = bucket_file(tmp_path / "on-cooccurrence", "evidence")
-        counts = group_kind("evidence", two.tables.path, two.graph("cooccurrence").graph_dir, settings, out)
+        result = CliRunner().invoke(cli, ["bucket-records", "--kind", "evidence", "--tables-dir", str(two.tables.path),
+                                          "--graph-dir", str(two.graph("cooccurrence").graph_dir), "--out", str(out)])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert "taken: build one's file" in result.output
+        counts = BucketFile.open(out, "evidence").counts
         assert counts["evidence_reuse"].startswith("taken: build one's file"), counts
         assert _buckets(out, "evidence") == _buckets(bucket_file(tmp_path / "fresh", "evidence"), "evidence")

@@ -179,3 +179,18 @@ def test_builds_command(mongo_uri, tmp_path, monkeypatch):
     finally:
         client.drop_database(database)
         client.close()
+
+
+def test_builds_store_operations_may_take_minutes(mongo_uri, tmp_path):
+    """Collecting and compacting scan the whole store (9 s to compact a 12 GB local store): the
+    builds command's client does not cut an operation short at the 10 s the other commands use."""
+    from pipeline.store.commands import STORE_SCAN_TIMEOUT_MS, _BuildsContext
+
+    config = tmp_path / "config.yaml"
+    config.write_text(f"results_dir: {tmp_path / 'results'}\nmongo: {{database: litpath_test_timeout}}\n")
+    context = _BuildsContext(config, mongo_uri)
+    try:
+        assert context.db().client.options.pool_options.socket_timeout == STORE_SCAN_TIMEOUT_MS / 1000
+        assert STORE_SCAN_TIMEOUT_MS >= 10 * 60 * 1000
+    finally:
+        context.close()
