@@ -48,6 +48,17 @@ class Bucket:
         return hashlib.sha256(self.data).hexdigest()[:32]
 
 
+@dataclass(frozen=True)
+class ListedBucket:
+    """A bucket the store already holds, as a build's listing names it: first key, rows and id,
+    without its bytes (:meth:`pipeline.store.record_buckets.BucketFile.buckets`), which a load
+    would neither send nor need to read."""
+
+    first: tuple
+    rows: int
+    bucket_id: str
+
+
 def _powers(n: int) -> np.ndarray:
     powers = np.ones(n, dtype=np.uint64)
     with np.errstate(over="ignore"):

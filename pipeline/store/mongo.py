@@ -42,7 +42,7 @@ from pipeline.config.connections import redact_config, redact_uri
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.progress import Progress as ProgressLine
 from pipeline.runtime.resources import memory_budget_bytes, sweep_stale_spills
-from pipeline.store.buckets import Bucket
+from pipeline.store.buckets import Bucket, ListedBucket
 from pipeline.store.evidence import build_status
 from pipeline.store.record_buckets import (
     NEEDS_GRAPH,
@@ -190,7 +190,7 @@ class _BucketWriter:
         self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"litpath-insert-{kind}")
         self._in_flight: tuple[Future, list[dict], int] | None = None
 
-    def add(self, bucket: Bucket) -> None:
+    def add(self, bucket: Bucket | ListedBucket) -> None:
         bucket_id = bucket.bucket_id
         self.first.append(bucket.first)
         self.ids.append(bucket_id)
@@ -198,6 +198,8 @@ class _BucketWriter:
         self._seen += bucket.rows
         if bucket_id in self.known:
             return
+        if isinstance(bucket, ListedBucket):
+            raise ValueError(f"{self.kind} bucket {bucket_id}: listed without its bytes, and the store lacks it")
         self.known.add(bucket_id)  # the same rows twice in one build are stored once
         self._batch.append({"_id": bucket_id, "first": list(bucket.first), "rows": bucket.rows, "arrow": Binary(bucket.data)})
         self._batch_rows += bucket.rows
@@ -436,7 +438,8 @@ def load_build(
             known = retried(lambda kind=kind: known_buckets(db, kind), f"reading the store's {kind} listings")
             if kind in files:
                 source = files[kind]
-                buckets, total, notes = source.buckets(), source.counts.get(f"{kind}_in_build"), source.counts
+                # the buckets the store holds are listed, not read: only those it lacks are sent
+                buckets, total, notes = source.buckets(listed_only=known), source.counts.get(f"{kind}_in_build"), source.counts
                 counts[f"{kind}_source"] = "bucket file"
             else:
                 records = kind_records(kind, tables_dir, graph_dir if kind in NEEDS_GRAPH else None, grouping)

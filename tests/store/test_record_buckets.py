@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from pymongo import MongoClient
 
 from pipeline.builds.layout import bucket_file, bucket_file_record
+from pipeline.store.buckets import Bucket, ListedBucket
 from pipeline.store.commands import bucket_records_command, load_mongo_command
 from pipeline.store.record_buckets import (
     RECORDS,
@@ -104,6 +105,50 @@ def test_a_damaged_bucket_is_refused_as_it_is_read(tmp_path):
     next(buckets)  # the first bucket is intact
     with pytest.raises(BucketFileError, match="does not match its bytes"):
         next(buckets)
+    # A bucket the store holds (a load on top of an earlier build) is listed, its bytes unread
+    damaged_id = table.column("bucket_id")[1].as_py()
+    listed = list(BucketFile.open(path, "documents").buckets(listed_only={damaged_id}))
+    assert isinstance(listed[1], ListedBucket) and listed[1].bucket_id == damaged_id
+    assert [b.bucket_id for b in listed] == table.column("bucket_id").to_pylist()
+    assert all(isinstance(b, Bucket) for i, b in enumerate(listed) if i != 1)
+
+
+@pytest.mark.servers
+def test_a_load_reads_only_the_buckets_the_store_lacks(mongo_uri, tmp_path):
+    """Loaded again as another build (a citation rerun's documents), a file's buckets the store
+    holds are neither sent nor read: a damaged one among them does not stop the load, and the
+    listing is the same; damaged and unknown to the store, it is refused."""
+    path, _records = _small_file(tmp_path)
+    database = f"litpath_test_{uuid.uuid4().hex[:8]}"
+    record = tmp_path / "config.json"
+    record.write_text(json.dumps({"results_dir": str(tmp_path)}))
+    common = ["--mongo-uri", mongo_uri, "--mongo-database", database, "--tables-dir", str(tmp_path),
+              "--buckets-dir", str(path.parent), "--kind", "documents", "--partial", "--build-record", str(record)]  # fmt: skip
+    client = MongoClient(mongo_uri)
+    try:
+        first = CliRunner().invoke(load_mongo_command, [*common, "--build-id", "one", "--report", str(tmp_path / "1.json")])
+        assert first.exit_code == 0, first.output
+        # a partial load leaves the build loading: mark it complete, as load-mongo --complete would
+        client[database].builds.update_one({"_id": "one"}, {"$set": {"status": "complete"}})
+        with pa.OSFile(str(path)) as source:
+            table = ipc.open_file(source).read_all()
+        data = table.column("data").to_pylist()
+        data[1] = data[1][:-1] + bytes([data[1][-1] ^ 0xFF])
+        table = table.set_column(3, "data", pa.array(data, pa.large_binary()))
+        with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        second = CliRunner().invoke(load_mongo_command, [*common, "--build-id", "two", "--report", str(tmp_path / "2.json")])
+        assert second.exit_code == 0, second.output
+        counts = json.loads((tmp_path / "2.json").read_text())["counts"]
+        assert counts["documents_buckets_written"] == 0 and counts["documents_buckets"] == len(data), counts
+        listings = [sorted(d["_id"] for d in client[database][BUILD_BUCKETS].find({"build": b})) for b in ("one", "two")]
+        assert len(listings[1]) == len(listings[0]) > 0
+        client.drop_database(database)
+        third = CliRunner().invoke(load_mongo_command, [*common, "--build-id", "three", "--report", str(tmp_path / "3.json")])
+        assert third.exit_code != 0 and "does not match its bytes" in third.output + str(third.exception)
+    finally:
+        client.drop_database(database)
+        client.close()
 
 
 @pytest.mark.servers
