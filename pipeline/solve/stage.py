@@ -123,6 +123,26 @@ def _existing_solve(output: Path, digest: str, method: str, sources: list[int]) 
         return False
 
 
+def _taken_from_earlier_build(
+    graph_bp: Path, output: Path, scope: str, digest: str, method: str, sources: list[int]
+) -> str | None:
+    """The earlier build's distances of this scope copied to ``output`` when they are of this
+    very graph (its digest), method and sources: a citation file leaves the co-occurrence graph
+    as it was (pipeline.graph.earlier), and so its solve. The earlier build is the one the merge
+    of the build that holds ``graph_bp`` started from; its name, or None (nothing copied)."""
+    from pipeline.builds.layout import BuildLayout
+    from pipeline.builds.reuse import earlier_tables
+
+    earlier, _ = earlier_tables(BuildLayout(Path(graph_bp).parent.parent).tables.path)
+    if earlier is None:
+        return None
+    theirs = BuildLayout(earlier.root).graph(scope).distances
+    if not _existing_solve(theirs, digest, method, sources):
+        return None
+    shutil.copytree(theirs, output) if theirs.is_dir() else shutil.copyfile(theirs, output)
+    return earlier.name
+
+
 def _remove(path: Path) -> None:
     if path.is_dir():
         shutil.rmtree(path)
@@ -219,6 +239,12 @@ def solve_graph(
         "solver": None,
     }
     fresh = fresh or not solver.get("reuse", True)
+    if not fresh and not output.exists():
+        taken = _taken_from_earlier_build(graph_bp, output, scope, digest, plan.method, sources)
+        if taken is not None:
+            log(f"litpath solve: the {plan.method} distances of this graph taken from build {taken} "
+                "(the merge started from it, and its graph is this one)")  # fmt: skip
+            summary["taken_from"] = taken
     if not fresh and _existing_solve(output, digest, plan.method, sources):
         log(f"litpath solve: {output} already holds the {plan.method} distances of this graph; kept "
             "(litpath solve --fresh, or solver.reuse: false, solves again)")  # fmt: skip
