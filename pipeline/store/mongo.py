@@ -299,11 +299,21 @@ def write_records(db: Database, build_id: str, kind: str, parts: Iterable[pa.Tab
     return write_buckets(db, build_id, kind, record_buckets_of(kind, parts), **options)
 
 
-def _verify(db: Database, build_id: str, kind: str, limit: int = 20_000) -> int:
-    """Read the build's listing back and check that the buckets it names are in the store (all
-    of them up to ``limit``, else every ``n``-th); the buckets checked. Raises MongoUnavailable."""
+def _verify(db: Database, build_id: str, kind: str, known_before: set[str] | frozenset[str] = frozenset(),
+            limit: int = 20_000, known_sample: int = 1_000) -> int:  # fmt: skip
+    """Read the build's listing back and check that the buckets it names are in the store: those
+    this load wrote (all of them up to ``limit``, else every ``n``-th) and a sample of at most
+    ``known_sample`` of those the store held before (``known_before``: listed by complete builds,
+    checked when those loaded). The buckets checked. Raises MongoUnavailable.
+
+    Each check reads the bucket on the local server: checking all 23k papers buckets of a 10M
+    citation rerun, which wrote none, took 2.5 s per kind; the sample still finds a store that
+    lost a collection."""
     listing = _listing_read_back(db, build_id, kind, {})
-    ids = listing.ids if len(listing.ids) <= limit else listing.ids[:: -(-len(listing.ids) // limit)]
+    written = [i for i in listing.ids if i not in known_before]
+    held = [i for i in listing.ids if i in known_before]
+    ids = written if len(written) <= limit else written[:: -(-len(written) // limit)]
+    ids = ids + (held if len(held) <= known_sample else held[:: -(-len(held) // known_sample)])
     found = 0
     for start in range(0, len(ids), 1000):
         chunk = ids[start : start + 1000]
@@ -436,6 +446,7 @@ def load_build(
                 continue
             clock = time.perf_counter()
             known = retried(lambda kind=kind: known_buckets(db, kind), f"reading the store's {kind} listings")
+            known_before = frozenset(known)  # the writer adds what it writes to ``known``
             if kind in files:
                 source = files[kind]
                 # the buckets the store holds are listed, not read: only those it lacks are sent
@@ -458,7 +469,8 @@ def load_build(
             for key, value in notes.items():
                 counts.setdefault(key, value)
             counts[f"{kind}_verified_buckets"] = retried(
-                lambda kind=kind: _verify(db, build_id, kind), f"reading the {kind} listing back"
+                lambda kind=kind, known_before=known_before: _verify(db, build_id, kind, known_before),
+                f"reading the {kind} listing back",
             )
             line.finish(f"{counts[f'{kind}_buckets_written']:,} of {counts[f'{kind}_buckets']:,} buckets written")
             timings[kind] = round(time.perf_counter() - clock, 3)

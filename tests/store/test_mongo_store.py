@@ -314,3 +314,34 @@ def test_load_reports_the_store_no_longer_backs_are_forgotten(mongo_uri, tmp_pat
     finally:
         client.drop_database(database)
         client.close()
+
+
+def test_the_read_back_checks_what_the_load_wrote_and_a_sample_of_what_the_store_held(mongo_uri):
+    """A load's read-back (``_verify``) checks every bucket it wrote and a sample of those the store
+    already held; a bucket gone from the store is found among either."""
+    import pyarrow as pa
+
+    from pipeline.store.mongo import MongoUnavailable, _verify, write_records
+    from pipeline.store.record_buckets import DOCUMENTS
+
+    n = 3000
+    rows = pa.table({name: pa.nulls(n, field.type) for name, field in zip(DOCUMENTS.names, DOCUMENTS, strict=True)})
+    rows = rows.set_column(0, "doc_id", pa.array([f"PMID:{i:05d}" for i in range(n)]))
+    database = f"litpath_test_{uuid.uuid4().hex[:8]}"
+    client = MongoClient(mongo_uri)
+    try:
+        db = client[database]
+        write_records(db, "b", "documents", [rows])
+        ids = read_listing(db, "b", "documents").ids
+        assert len(ids) > 10
+        assert _verify(db, "b", "documents") == len(ids)  # all written by this load: all checked
+        # all held before: a sample of at most known_sample is checked
+        assert _verify(db, "b", "documents", frozenset(ids), known_sample=5) <= 5
+        db[BUCKET_COLLECTIONS["documents"]].delete_one({"_id": ids[0]})  # the sample's first
+        with pytest.raises(MongoUnavailable, match="1 of the build's buckets are missing"):
+            _verify(db, "b", "documents")
+        with pytest.raises(MongoUnavailable, match="missing"):
+            _verify(db, "b", "documents", frozenset(ids), known_sample=5)
+    finally:
+        client.drop_database(database)
+        client.close()
