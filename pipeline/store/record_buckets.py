@@ -362,17 +362,46 @@ def _other_settings(kind: str, earlier_file: BucketFile, settings: GroupingSetti
 
 
 # The tables each kind's records are grouped from (the evidence also from the concept--concept
-# edges of a graph). Where all of them are the earlier build's, unchanged (a citation file), and
-# so are the settings and the graph, the earlier bucket file is this build's: taken as it is
+# edges of a graph, the concepts from its vertex ids). Where all of them are the earlier build's,
+# unchanged (a citation file), and so are the settings and that part of the graph
+# (:func:`_other_graph`), the earlier bucket file is this build's: taken as it is
 # (linked), instead of rebuilt bucket by bucket, which still read, checked and wrote every
 # bucket (6-7 s each for the evidence and the papers of a 10M citation rerun).
 RECORD_TABLES = {
     "documents": ("documents",),
+    "concepts": ("concepts",),
     "evidence": ("predications", "documents", "sentences"),
     "papers": ("predications", "documents", "sentences"),
 }
 # The notes of a grouping about its own reuse, which a taken file's record does not repeat.
 _REUSE_NOTES = ("_reuse", "_changed_keys", "_earlier_buckets", "_reused_buckets", "_decoded_buckets")
+
+
+def _other_graph(kind: str, graph_dir: Path | None, earlier_root: Path) -> str:
+    """How the part of the graph ``kind``'s records read differs from the earlier build's ("" when
+    it does not): the evidence reads the concept--concept edges (the same graph: its digest), the
+    concepts their vertex ids (the same concept vertices: concepts come first in vid order, so the
+    same keys have the same ids, whatever the citations did to the abstracts after them)."""
+    if kind not in NEEDS_GRAPH:
+        return ""
+    if graph_dir is None:
+        return "no graph folder"
+    record = json.loads(GraphFolder(graph_dir).counts.read_text())
+    earlier_graph = GraphFolder(BuildLayout(earlier_root).graph(record.get("scope", "full")).graph_dir)
+    try:
+        if kind == "evidence":
+            same = json.loads(earlier_graph.counts.read_text()).get("graph_digest") == record.get("graph_digest")
+        else:
+            same = _concept_vertices(GraphFolder(graph_dir)).equals(_concept_vertices(earlier_graph))
+    except (OSError, ValueError, pa.ArrowInvalid):
+        same = False
+    return "" if same else "the graph's concept vertices or edges are not the earlier build's"
+
+
+def _concept_vertices(graph: GraphFolder) -> pa.Array:
+    """The keys of a graph's concept vertices, in vid order."""
+    vertices = pq.read_table(graph.vertices, columns=["vid", "kind", "key"], filters=[("kind", "=", "concept")])
+    return vertices.sort_by("vid").column("key").combine_chunks()
 
 
 def taken_bucket_file(kind: str, tables_dir: Path, graph_dir: Path | None, settings: GroupingSettings,
@@ -396,15 +425,9 @@ def taken_bucket_file(kind: str, tables_dir: Path, graph_dir: Path | None, setti
     other_settings = _other_settings(kind, earlier_file, settings)
     if other_settings:
         return None, other_settings
-    if kind == "evidence":
-        record = json.loads(GraphFolder(graph_dir).counts.read_text())
-        earlier_graph = GraphFolder(BuildLayout(earlier.root).graph(record.get("scope", "full")).graph_dir)
-        try:
-            earlier_digest = json.loads(earlier_graph.counts.read_text()).get("graph_digest")
-        except (OSError, ValueError):
-            earlier_digest = None
-        if earlier_digest != record.get("graph_digest"):
-            return None, "the graph's concept-concept edges are not the earlier build's"
+    other_graph = _other_graph(kind, Path(graph_dir) if graph_dir is not None else None, earlier.root)
+    if other_graph:
+        return None, other_graph
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_name(f".{out_path.name}.tmp")

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from support.pipeline_runs import ingested_in_input_order
@@ -79,6 +82,19 @@ def test_bucket_files_on_top_of_the_earlier_build_equal_a_fresh_grouping(corpus,
         assert rebuilt[kind][f"{kind}_reused_buckets"] > 0, rebuilt[kind]
     if added == "citations":  # no paper's predications or year changed: every bucket is the earlier one
         assert rebuilt["evidence"]["evidence_reused_buckets"] == rebuilt["evidence"]["evidence_buckets"]
+        # the citations renumber abstracts, never concepts (they come first): the concepts' ids,
+        # and so their records, are the earlier build's
+        assert rebuilt["concepts"]["concepts_reuse"].startswith("taken: build one's file"), rebuilt["concepts"]
+        # ... and with one concept vertex other, they would not be
+        altered = tmp_path / "altered" / "graph"
+        shutil.copytree(two.graph("full").graph_dir, altered)
+        vertices = pq.read_table(altered / "vertices.parquet")
+        keys = vertices.column("key").to_pylist()
+        keys[0] = "C9999999"
+        pq.write_table(vertices.set_column(vertices.schema.get_field_index("key"), "key", pa.array(keys)),
+                       altered / "vertices.parquet")  # fmt: skip
+        assert record_buckets._other_graph("concepts", altered, tmp_path / "one")
+        assert not record_buckets._other_graph("concepts", two.graph("full").graph_dir, tmp_path / "one")
         # grouped on the co-occurrence graph (the workflow's), which is the earlier build's: taken
         one = BuildLayout(tmp_path / "one")
         for build in (one, two):
