@@ -262,6 +262,13 @@ def query_set_command(
 )
 @click.option("--no-mongo", is_flag=True, help="Use no evidence store, even when $LITPATH_MONGO_URI is set")
 @mongo_database_option()
+@click.option(
+    "--evidence-buckets",
+    "evidence_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The build's evidence bucket file (litpath bucket-records --kind evidence): hop evidence read "
+    "from it, the records its MongoDB load stores, instead of from MongoDB (which is then not used).",
+)
 @spoke_options
 @click.option(
     "--release",
@@ -276,7 +283,8 @@ def compare(
     build_dir: Path, scope: str, mapping_path: str, queries_path: str | None, seed: str | None,
     seed_label: str | None, seed_hops: int, seed_labels: list[str], seed_limit: int, seed_cutoffs, hops: int,
     scenario4_max_hops: int, pair_mode: str, mongo_uri: str | None, no_mongo: bool, mongo_database: str,
-    relationships, obsolete_property: str, releases: tuple[str, ...], out_dir: Path, neo4j: Neo4jSettings,
+    evidence_file: Path | None, relationships, obsolete_property: str, releases: tuple[str, ...], out_dir: Path,
+    neo4j: Neo4jSettings,
 ) -> None:  # fmt: skip
     """Classify literature paths against SPOKE (scenarios 1, 2a, 2b, 3a, 3b, 3c, 4) and write the report."""
     from pipeline.compare.classify import Comparator
@@ -301,6 +309,7 @@ def compare(
     concepts = build.concepts()
 
     mongo_client = None
+    no_mongo = no_mongo or evidence_file is not None  # the build's own evidence: no store needed
     if not no_mongo:
         mongo_uri = mongo_uri if mongo_uri is not None else os.environ.get("LITPATH_MONGO_URI")
     if not no_mongo and mongo_uri:
@@ -316,6 +325,7 @@ def compare(
             run = run_comparison(
                 graph, mapping, comparator, query, ordered=pair_mode == "ordered",
                 mongo_db=None if mongo_client is None else mongo_client[mongo_database],
+                evidence_file=evidence_file,
                 settings={"mapping_file": provenance_path(Path(mapping_path).resolve(), graph.build_dir),
                           "neo4j": neo4j.describe(),
                           "releases": releases_of(build_inputs(graph.build_dir), mapping_path, stated)},

@@ -6,8 +6,9 @@ bidirectional Dijkstra. The comparison runs on the *co-occurrence graph* by defa
 (concepts and concept--concept edges only, as in the paper); on the full graph, abstracts on
 a path are not SPOKE concepts, so a literature hop is the stretch between two consecutive
 concepts, and the abstracts on it are that hop's documents. The documents of a direct
-concept--concept edge come from the MongoDB evidence store when one is configured
-(:func:`attach_evidence`); without one, the hop says so instead of failing.
+concept--concept edge come from the build's evidence bucket file (the workflow's comparison) or
+the MongoDB evidence store when one is configured (:func:`attach_evidence`); without either, the
+hop says so instead of failing.
 
 Ties. Several literature paths may share the shortest cost (co-occurrence weights are ratios of
 small integers, so exact ties are common among rare concepts); one is classified. Which one is
@@ -22,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -191,19 +193,23 @@ class PathFinder:
         )  # fmt: skip
 
 
-def attach_evidence(paths: list[LiteraturePath], mongo_db, build_id: str) -> str:
-    """Fill the documents, predicates and sentences of direct concept--concept hops of all paths in one store query.
+def attach_evidence(paths: list[LiteraturePath], mongo_db, build_id: str, evidence_file: Path | None = None) -> str:
+    """Fill the documents, predicates and sentences of direct concept--concept hops of all paths in
+    one store query, or from the build's own evidence bucket file (``evidence_file``, the same
+    records as the store's, :func:`pipeline.store.evidence.evidence_from_bucket_file`).
 
     Returns the evidence status written on every path: ``"ok"``, :data:`NO_STORE` or
     :data:`STORE_FAILED` (hops then keep ``documents=None``: unknown, not none).
     """
-    from pipeline.store.evidence import evidence_for_pairs
+    from pipeline.store.evidence import evidence_for_pairs, evidence_from_bucket_file
 
     direct = [hop for path in paths for hop in path.hops if not hop.via]
-    if mongo_db is None:
+    pairs = sorted({(h.source, h.target) for h in direct})
+    if mongo_db is None and evidence_file is None:
         status = NO_STORE
     else:
-        found = evidence_for_pairs(mongo_db, build_id, sorted({(h.source, h.target) for h in direct}))
+        found = evidence_from_bucket_file(evidence_file, pairs) if evidence_file is not None \
+            else evidence_for_pairs(mongo_db, build_id, pairs)  # fmt: skip
         if found is None:
             status = STORE_FAILED
         else:

@@ -281,6 +281,7 @@ def run_comparison(
     *,
     ordered: bool = False,
     mongo_db=None,
+    evidence_file: Path | None = None,
     settings: dict[str, Any] | None = None,
     semtypes: dict[str, list[str]] | None = None,
 ) -> CompareRun:
@@ -301,7 +302,7 @@ def run_comparison(
     paths = [finder.path(a, b) for a, b in pairs]
     timings["literature_paths"] = time.perf_counter() - t
     t = time.perf_counter()
-    evidence_status = attach_evidence(paths, mongo_db, graph.build_id)
+    evidence_status = attach_evidence(paths, mongo_db, graph.build_id, evidence_file)
     timings["evidence"] = time.perf_counter() - t
     t = time.perf_counter()
     comparisons = comparator.compare_paths(paths)

@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from pathlib import Path
 
 from pipeline.store.buckets import decode
 from pipeline.store.store_format import BUCKET_COLLECTIONS, Listing, read_listing
@@ -164,6 +165,41 @@ def evidence_for_pairs(db, build_id: str, pairs: list[tuple[str, str]]) -> dict[
     except Exception as exc:  # noqa: BLE001 -- evidence is best effort; the path itself stands
         log.warning("evidence lookup failed: %s: %s", type(exc).__name__, exc)
         return None
+    return _evidence_of(where, records)
+
+
+def evidence_from_bucket_file(path: Path, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], dict] | None:
+    """What :func:`evidence_for_pairs` answers, read from a build's own evidence bucket file
+    (``litpath bucket-records --kind evidence``; the buckets its load sends to MongoDB, so the
+    same records) instead of the store: the comparison of a build then needs no complete load,
+    and runs beside the full graph. None (unknown) when the file cannot be read."""
+    from pipeline.store.record_buckets import BucketFile, BucketFileError
+
+    if not pairs:
+        return {}
+    wanted = {tuple(sorted((a, b))) for a, b in pairs}
+    try:
+        mapped = BucketFile.open(path, "evidence").mapped()
+    except (BucketFileError, OSError, ValueError) as exc:
+        log.warning("evidence of %s unknown: %s", path, exc)
+        return None
+    try:
+        listing = Listing(first=mapped.firsts, ids=mapped.ids, rows=mapped.rows)
+        where = {pair: listing.bucket_for(pair) for pair in wanted}
+        index = {bucket_id: i for i, bucket_id in enumerate(mapped.ids)}
+        needed = {bucket for bucket in where.values() if bucket is not None}
+        records = {bucket: _evidence_records(decode(mapped.bucket(index[bucket]).data)) for bucket in needed}
+    except (BucketFileError, OSError, ValueError) as exc:
+        log.warning("evidence of %s unknown: %s", path, exc)
+        return None
+    finally:
+        mapped.close()
+    return _evidence_of(where, records)
+
+
+def _evidence_of(where: dict[tuple[str, str], str | None], records: dict[str, dict]) -> dict[tuple[str, str], dict]:
+    """Each pair's evidence, from the bucket that holds it (``where``) and the buckets' records;
+    none (empty lists) where its bucket has no record of it."""
     out = {}
     for pair, bucket in where.items():
         record = records.get(bucket, {}).get(pair) if bucket is not None else None

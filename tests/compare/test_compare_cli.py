@@ -267,6 +267,37 @@ def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mon
     assert quoted in (tmp_path / "out" / "report.md").read_text()
 
 
+def test_evidence_from_the_build_s_bucket_file(spoke_driver, results_dir, neo4j_env, tmp_path):
+    """--evidence-buckets (what the workflow passes): the same hop evidence as from the store, read
+    from the build's evidence bucket file, with no MongoDB at all ($LITPATH_MONGO_URI points
+    nowhere); a pair without a record is known to have none."""
+    from support.evidence_store import evidence_bucket_file
+
+    from pipeline.builds.layout import bucket_file
+
+    sentence = {"sentence_id": 5, "pmid": 12, "year": 2019, "predicate": "TREATS", "subject": C1,
+                "text": "The drug treats the disease."}  # fmt: skip
+    buckets = bucket_file(tmp_path / "store", "evidence")
+    evidence_bucket_file(buckets, [{"cui_a": C1, "cui_b": "C0000003", "documents": ["PMID:11", "PMID:12"],
+                                    "n_predications": 3, "predicates": [{"predicate": "TREATS", "count": 3}],
+                                    "sentences": [sentence]}])  # fmt: skip
+    queries = tmp_path / "q.txt"
+    queries.write_text(f"{C1}\n{C4}\n")
+    result = CliRunner().invoke(
+        compare,
+        ["--build-dir", str(results_dir / "latest"), "--mapping", str(mapping_folder(results_dir).table),
+         "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"],
+         "--evidence-buckets", str(buckets)],
+        env={**neo4j_env, "LITPATH_MONGO_URI": "mongodb://127.0.0.1:9/"},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (row,) = pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
+    assert row["evidence_status"] == "ok"
+    assert row["documents"] == f"{C1}-C0000003: PMID:11,PMID:12; C0000003-{C4}: -"
+    quoted = f'{C1}-C0000003: TREATS \u00d73 \u2014 "The drug treats the disease." (PMID 12, 2019)'
+    assert quoted in (tmp_path / "out" / "report.md").read_text()
+
+
 @pytest.mark.parametrize("off", [["--no-mongo"], ["--mongo-uri", ""]], ids=["no-mongo", "empty-uri"])
 def test_evidence_store_off_wins_over_the_environment(spoke_driver, results_dir, neo4j_env, mongo_uri, tmp_path, off):
     """--no-mongo (what the workflow passes when mongo.enabled is false) and an empty --mongo-uri
@@ -521,3 +552,21 @@ def test_comparison_runs_from_query_rows_when_the_plan_rules_dense_out(
     assert run["provenance"]["paths_from"] == {"stored": 10, "on-demand": 0}  # every reachable pair
     table = pq.read_table(out / "paths.parquet").to_pylist()
     assert {(r["source"], r["target"]): r["scenario"] for r in table} == EXPECTED_H1
+
+
+def test_an_unreadable_evidence_file_leaves_the_evidence_unknown(tmp_path):
+    """A bucket file without its record (cut short) or of another kind: the evidence is unknown
+    (None: the hops say the store failed), not "no documents"."""
+    from support.evidence_store import evidence_bucket_file
+
+    from pipeline.builds.layout import bucket_file, bucket_file_record
+    from pipeline.store.evidence import evidence_from_bucket_file
+
+    path = bucket_file(tmp_path, "evidence")
+    evidence_bucket_file(path, [{"cui_a": "C1", "cui_b": "C2", "documents": ["PMID:1"], "n_predications": 1}])
+    assert evidence_from_bucket_file(path, [("C2", "C1"), ("C1", "C3")]) == {
+        ("C1", "C2"): {"documents": ["PMID:1"], "n_predications": 1, "predicates": None, "sentences": None},
+        ("C1", "C3"): {"documents": [], "n_predications": 0, "predicates": [], "sentences": []},
+    }
+    bucket_file_record(path).unlink()
+    assert evidence_from_bucket_file(path, [("C1", "C2")]) is None

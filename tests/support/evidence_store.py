@@ -15,10 +15,25 @@ def store_evidence(db, build_id: str, records: list[dict], complete: bool = True
     predicates and sentences optional: the readable evidence, as in
     :data:`pipeline.store.evidence_rows.EVIDENCE`); the build's ``builds`` record is marked complete
     unless told otherwise."""
+    write_records(db, build_id, "evidence", [evidence_table(records)])
+    status = "complete" if complete else "loading"
+    db.builds.replace_one({"_id": build_id}, {"status": status, "store_format": STORE_FORMAT}, upsert=True)
+
+
+def evidence_bucket_file(path, records: list[dict]) -> None:
+    """The same ``records`` as an evidence bucket file (what `litpath bucket-records` writes)."""
+    from pipeline.store.record_buckets import KindRecords, write_bucket_file
+
+    table = evidence_table(records)
+    write_bucket_file(path, "evidence", KindRecords("evidence", lambda: [table], table.num_rows))
+
+
+def evidence_table(records: list[dict]) -> pa.Table:
+    """``records`` (see :func:`store_evidence`) as evidence rows in key order."""
     rows = sorted(
         (tuple(sorted((r["cui_a"], r["cui_b"]))), r) for r in records
     )
-    table = pa.table(
+    return pa.table(
         {
             "cui_a": [pair[0] for pair, _ in rows],
             "cui_b": [pair[1] for pair, _ in rows],
@@ -31,6 +46,3 @@ def store_evidence(db, build_id: str, records: list[dict], complete: bool = True
             "sentences": pa.array([r.get("sentences") for _, r in rows], EVIDENCE.field("sentences").type),
         }
     )
-    write_records(db, build_id, "evidence", [table])
-    status = "complete" if complete else "loading"
-    db.builds.replace_one({"_id": build_id}, {"status": status, "store_format": STORE_FORMAT}, upsert=True)
