@@ -54,6 +54,20 @@ def _what(cfg: dict) -> dict:
     return {key: value for key, value in cfg.items() if key not in HOW_SETTINGS}
 
 
+def _earlier_graph(tables_dir: Path, scope: str, reads: tuple[str, ...], cfg: dict,
+                   ) -> tuple[EarlierTables | None, Path | None, dict, str]:  # fmt: skip
+    """The build the merge that wrote ``tables_dir`` started from, its graph folder of ``scope``
+    and that graph's record, when the tables the graph is counted from (``reads``) are unchanged
+    and it was built with the settings ``cfg``; else Nones and why not."""
+    earlier, why = earlier_tables(tables_dir)
+    if earlier is None:
+        return None, None, {}, why
+    if not earlier.same(reads):
+        return earlier, None, {}, f"the {', '.join(reads)} tables are not all the earlier build's"
+    folder, record, why = _earlier_record(earlier, scope, cfg)
+    return earlier, folder, record, why
+
+
 def _earlier_record(earlier: EarlierTables, scope: str, cfg: dict) -> tuple[Path | None, dict, str]:
     """The earlier build's graph folder of ``scope`` and its record, when it was built with the
     settings ``cfg`` (less how-settings) and this weight scheme; else None and why not."""
@@ -75,12 +89,7 @@ def taken_graph(tables_dir: Path, out_dir: Path, cfg: dict) -> tuple[dict | None
     settings) is the one it was built with: its record, saying where it came from. Else None and
     why (the caller builds the graph)."""
     started = time.perf_counter()
-    earlier, why = earlier_tables(tables_dir)
-    if earlier is None:
-        return None, why
-    if not earlier.same(COOCCURRENCE_READS):
-        return None, "the predications or concepts changed"
-    folder, record, why = _earlier_record(earlier, "cooccurrence", cfg)
+    earlier, folder, record, why = _earlier_graph(tables_dir, "cooccurrence", COOCCURRENCE_READS, cfg)
     if folder is None:
         return None, why
     files = GraphFolder(folder)
@@ -131,12 +140,7 @@ class EarlierEdges:
     def of(cls, tables_dir: Path, cfg: dict) -> tuple[EarlierEdges | None, str]:
         """The earlier full graph's edges when only the citations changed and the graph settings
         are the same; else None and why."""
-        earlier, why = earlier_tables(tables_dir)
-        if earlier is None:
-            return None, why
-        if not earlier.same(FULL_READS_BUT_CITATIONS):
-            return None, "tables other than the citations changed"
-        folder, record, why = _earlier_record(earlier, "full", cfg)
+        earlier, folder, record, why = _earlier_graph(tables_dir, "full", FULL_READS_BUT_CITATIONS, cfg)
         if folder is None:
             return None, why
         if not (GraphFolder(folder).vertices.exists() and GraphFolder(folder).edges.exists()):

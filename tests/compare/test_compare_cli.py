@@ -232,29 +232,45 @@ def test_unreachable_neo4j_is_a_cli_error(results_dir, tmp_path):
     assert result.exit_code == 1 and "not reachable" in result.output
 
 
-def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mongo_uri, tmp_path):
-    from pymongo import MongoClient
-    from support.evidence_store import store_evidence
+# One concept pair's evidence, with the sentence the report quotes for it.
+_HOP_EVIDENCE = [{
+    "cui_a": C1, "cui_b": "C0000003", "documents": ["PMID:11", "PMID:12"], "n_predications": 3,
+    "predicates": [{"predicate": "TREATS", "count": 3}],
+    "sentences": [{"sentence_id": 5, "pmid": 12, "year": 2019, "predicate": "TREATS", "subject": C1,
+                   "text": "The drug treats the disease."}],
+}]  # fmt: skip
 
-    client = MongoClient(mongo_uri)
-    client.drop_database("litpath_compare_test")
-    db = client["litpath_compare_test"]
-    # Evidence counts only from a build the store has loaded completely (store_evidence marks it).
-    sentence = {"sentence_id": 5, "pmid": 12, "year": 2019, "predicate": "TREATS", "subject": C1,
-                "text": "The drug treats the disease."}  # fmt: skip
-    store_evidence(db, "cmp0001", [{"cui_a": C1, "cui_b": "C0000003", "documents": ["PMID:11", "PMID:12"],
-                                    "n_predications": 3, "predicates": [{"predicate": "TREATS", "count": 3}],
-                                    "sentences": [sentence]}])  # fmt: skip
+
+@pytest.mark.parametrize("source", ["store", "bucket file"])
+def test_hop_evidence_from_the_store_or_the_build_s_bucket_file(source, spoke_driver, results_dir, neo4j_env,
+                                                                mongo_uri, tmp_path):  # fmt: skip
+    """From the MongoDB store, or (--evidence-buckets, what the workflow passes) from the build's
+    evidence bucket file with no MongoDB at all ($LITPATH_MONGO_URI points nowhere): the same hop
+    evidence; a pair without a record is known to have none."""
+    from pymongo import MongoClient
+    from support.evidence_store import evidence_bucket_file, store_evidence
+
+    from pipeline.builds.layout import bucket_file
+
+    if source == "store":
+        with MongoClient(mongo_uri) as client:
+            client.drop_database("litpath_compare_test")
+            # Evidence counts only from a build the store has loaded completely (store_evidence marks it).
+            store_evidence(client["litpath_compare_test"], "cmp0001", _HOP_EVIDENCE)
+        options, env = ["--mongo-uri", mongo_uri, "--mongo-database", "litpath_compare_test"], neo4j_env
+    else:
+        buckets = bucket_file(tmp_path / "store", "evidence")
+        evidence_bucket_file(buckets, _HOP_EVIDENCE)
+        options, env = ["--evidence-buckets", str(buckets)], {**neo4j_env, "LITPATH_MONGO_URI": "mongodb://127.0.0.1:9/"}
     queries = tmp_path / "q.txt"
     queries.write_text(f"{C1}\n{C4}\n")
     result = CliRunner().invoke(
         compare,
         ["--build-dir", str(results_dir / "latest"), "--mapping", str(mapping_folder(results_dir).table),
          "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"],
-         "--mongo-uri", mongo_uri, "--mongo-database", "litpath_compare_test"],
-        env=neo4j_env,
+         *options],
+        env=env,
     )  # fmt: skip
-    client.close()
     assert result.exit_code == 0, result.output
     (row,) = pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
     assert row["evidence_status"] == "ok"
@@ -264,37 +280,6 @@ def test_evidence_from_the_mongo_store(spoke_driver, results_dir, neo4j_env, mon
     # the report's example shows the hop's predicates and its sentence
     quoted = f'{C1}-C0000003: TREATS \u00d73 \u2014 "The drug treats the disease." (PMID 12, 2019)'
     assert quoted in html.unescape((tmp_path / "out" / "report.html").read_text())
-    assert quoted in (tmp_path / "out" / "report.md").read_text()
-
-
-def test_evidence_from_the_build_s_bucket_file(spoke_driver, results_dir, neo4j_env, tmp_path):
-    """--evidence-buckets (what the workflow passes): the same hop evidence as from the store, read
-    from the build's evidence bucket file, with no MongoDB at all ($LITPATH_MONGO_URI points
-    nowhere); a pair without a record is known to have none."""
-    from support.evidence_store import evidence_bucket_file
-
-    from pipeline.builds.layout import bucket_file
-
-    sentence = {"sentence_id": 5, "pmid": 12, "year": 2019, "predicate": "TREATS", "subject": C1,
-                "text": "The drug treats the disease."}  # fmt: skip
-    buckets = bucket_file(tmp_path / "store", "evidence")
-    evidence_bucket_file(buckets, [{"cui_a": C1, "cui_b": "C0000003", "documents": ["PMID:11", "PMID:12"],
-                                    "n_predications": 3, "predicates": [{"predicate": "TREATS", "count": 3}],
-                                    "sentences": [sentence]}])  # fmt: skip
-    queries = tmp_path / "q.txt"
-    queries.write_text(f"{C1}\n{C4}\n")
-    result = CliRunner().invoke(
-        compare,
-        ["--build-dir", str(results_dir / "latest"), "--mapping", str(mapping_folder(results_dir).table),
-         "--queries", str(queries), "--out", str(tmp_path / "out"), "--neo4j-uri", neo4j_env["LITPATH_NEO4J_URI"],
-         "--evidence-buckets", str(buckets)],
-        env={**neo4j_env, "LITPATH_MONGO_URI": "mongodb://127.0.0.1:9/"},
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    (row,) = pq.read_table(tmp_path / "out" / "paths.parquet").to_pylist()
-    assert row["evidence_status"] == "ok"
-    assert row["documents"] == f"{C1}-C0000003: PMID:11,PMID:12; C0000003-{C4}: -"
-    quoted = f'{C1}-C0000003: TREATS \u00d73 \u2014 "The drug treats the disease." (PMID 12, 2019)'
     assert quoted in (tmp_path / "out" / "report.md").read_text()
 
 
