@@ -33,6 +33,7 @@ class EarlierTables:
 
     root: Path
     unchanged: frozenset[str]
+    changed_papers: int | None = None  # how many papers the merge merged again (changed_papers.parquet)
 
     def same(self, tables: Iterable[str]) -> bool:
         """True when every one of ``tables`` is the earlier build's, unchanged."""
@@ -53,13 +54,14 @@ def earlier_tables(tables_dir: Path) -> tuple[EarlierTables | None, str]:
     except (OSError, ValueError) as error:
         return None, f"{counts} unreadable ({error})"
     if not incremental.get("used"):
-        return None, "the merge was not on the delta of an earlier build"
+        return None, "the merge was not on the delta of an earlier build" + (
+            f" ({incremental['reason']})" if incremental.get("reason") else "")  # fmt: skip
     if "tables_unchanged" not in incremental:
         return None, f"{counts} lists no unchanged tables (a merge of an older litpath)"
     root = Path(incremental["previous_tables"]).parent
     if not root.is_dir():
         return None, f"the earlier build {root} is gone"
-    return EarlierTables(root, frozenset(incremental["tables_unchanged"])), ""
+    return EarlierTables(root, frozenset(incremental["tables_unchanged"]), incremental.get("changed_papers")), ""
 
 
 def copy_stage_files(source: Path, target: Path, names: Iterable[str]) -> None:

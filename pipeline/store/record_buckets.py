@@ -254,21 +254,18 @@ class EarlierBuild:
 
     @classmethod
     def of(cls, tables_dir: Path) -> tuple[EarlierBuild | None, str]:
-        """The earlier build of the merge that wrote ``tables_dir``, or None and why there is none."""
+        """The earlier build of the merge that wrote ``tables_dir`` (:func:`earlier_tables`), or None
+        and why there is none."""
+        earlier, why = earlier_tables(tables_dir)
+        if earlier is None:
+            return None, why
         folder = TableFolder(tables_dir)
-        try:
-            incremental = json.loads(folder.counts.read_text()).get("incremental") or {}
-        except (OSError, ValueError) as error:
-            return None, f"{folder.counts} unreadable ({error})"
-        if not incremental.get("used"):
-            return None, "the merge was not on the delta of an earlier build" + (
-                f" ({incremental['reason']})" if incremental.get("reason") else "")
         if not folder.changed_papers.exists():
             return None, f"{folder.changed_papers} is missing"
         changed = pq.read_table(folder.changed_papers, columns=["doc_id"]).column("doc_id").combine_chunks()
-        if len(changed) != incremental.get("changed_papers"):
-            return None, f"{folder.changed_papers} does not hold the {incremental.get('changed_papers')} papers counts.json names"
-        return cls(Path(incremental["previous_tables"]).parent, changed), ""
+        if len(changed) != earlier.changed_papers:
+            return None, f"{folder.changed_papers} does not hold the {earlier.changed_papers} papers counts.json names"
+        return cls(earlier.root, changed), ""
 
     @property
     def tables(self) -> Path:
@@ -386,9 +383,9 @@ def _other_graph(kind: str, graph_dir: Path | None, earlier_root: Path) -> str:
         return ""
     if graph_dir is None:
         return "no graph folder"
-    record = json.loads(GraphFolder(graph_dir).counts.read_text())
-    earlier_graph = GraphFolder(BuildLayout(earlier_root).graph(record.get("scope", "full")).graph_dir)
     try:
+        record = json.loads(GraphFolder(graph_dir).counts.read_text())
+        earlier_graph = GraphFolder(BuildLayout(earlier_root).graph(record.get("scope", "full")).graph_dir)
         if kind == "evidence":
             same = json.loads(earlier_graph.counts.read_text()).get("graph_digest") == record.get("graph_digest")
         else:
@@ -409,8 +406,8 @@ def taken_bucket_file(kind: str, tables_dir: Path, graph_dir: Path | None, setti
     """The earlier build's bucket file of ``kind`` made ``out_path`` (a hard link, else a copy,
     put in place by a rename: a later grouping into this build never writes through it) when the
     records cannot differ: every table of :data:`RECORD_TABLES` is the earlier build's, the
-    settings are the same and, for the evidence, so is the graph (its digest). Returns the file's
-    counts, or None and why not."""
+    settings are the same and so is the part of the graph the kind reads (:func:`_other_graph`).
+    Returns the file's counts, or None and why not."""
     if kind not in RECORD_TABLES:
         return None, "grouped whole"
     earlier, why = earlier_tables(tables_dir)
