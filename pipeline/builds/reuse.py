@@ -5,9 +5,10 @@ were as the earlier build's own files (hard links), and lists them in counts.jso
 ``incremental.tables_unchanged``. A stage whose every input table is among them, run with the
 same settings and the same formulas, would write again what the earlier build's same stage wrote:
 it may take those outputs instead (a citation file changes only ``citations``: the co-occurrence
-graph and the SPOKE mapping are the earlier ones). Each such stage checks its own settings and
-says in its record that it took the earlier outputs, and from which build
-(:func:`pipeline.graph.build.build_cooccurrence_graph`, ``litpath build-mapping``).
+graph, its solve and the store's bucket files are the earlier ones). Each such stage checks its
+own settings and says in its record that it took the earlier outputs, and from which build
+(:mod:`pipeline.graph.earlier`, :func:`pipeline.solve.stage.solve_graph`,
+:func:`pipeline.store.record_buckets.taken_bucket_file`).
 
 This module only answers which build that is and which of its tables are unchanged, and copies a
 stage's files: the graph folders are small next to the tables (the co-occurrence graph of 10M
