@@ -19,6 +19,7 @@ later run of the stage in the new build's folder.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -65,6 +66,20 @@ def earlier_tables(tables_dir: Path) -> tuple[EarlierTables | None, str]:
     return EarlierTables(root, frozenset(incremental["tables_unchanged"]), incremental.get("changed_papers")), ""
 
 
+def link_or_copy(source: Path, target: Path) -> None:
+    """``target`` made the file ``source``: a hard link where the filesystem has them (no bytes
+    copied, no space taken twice), else a copy; put in place by a rename, so that whatever
+    ``target`` was (a link into another build) is replaced, never written through."""
+    source, target = Path(source), Path(target)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(source, tmp)
+    except OSError:  # another filesystem, or one without hard links
+        shutil.copyfile(source, tmp)
+    tmp.replace(target)
+
+
 def copy_stage_files(source: Path, target: Path, names: Iterable[str]) -> None:
     """The files and folders ``names`` of ``source`` copied into ``target`` (each replacing what
     ``target`` had of that name); FileNotFoundError naming the first one ``source`` lacks, before
@@ -87,4 +102,4 @@ def copy_stage_files(source: Path, target: Path, names: Iterable[str]) -> None:
             shutil.copyfile(origin, copy)
 
 
-__all__ = ["EarlierTables", "copy_stage_files", "earlier_tables"]
+__all__ = ["EarlierTables", "copy_stage_files", "earlier_tables", "link_or_copy"]

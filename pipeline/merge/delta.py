@@ -31,8 +31,6 @@ Anything else falls back to the full merge, and counts.json's ``incremental`` sa
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,6 +42,7 @@ import pyarrow.parquet as pq
 
 from pipeline.builds import tables
 from pipeline.builds.layout import TableFolder
+from pipeline.builds.reuse import link_or_copy
 from pipeline.ingest.base import DICTIONARY_COLUMNS
 from pipeline.merge.citations import cleaned_citations, distinct_citations
 from pipeline.merge.documents import (
@@ -330,12 +329,7 @@ class Delta:
         it: ``unshare_tables``), else a copy. Listed in counts.json's ``incremental`` as
         ``tables_unchanged``, from which the later stages know which of their inputs are the
         earlier build's (pipeline.builds.reuse)."""
-        source = self.previous.table(name)
-        path.unlink(missing_ok=True)
-        try:
-            os.link(source, path)
-        except OSError:  # another filesystem, or one without hard links
-            shutil.copyfile(source, path)
+        link_or_copy(self.previous.table(name), path)
         self.unchanged.append(name)
 
     def write_changed_papers(self, path: Path) -> int:

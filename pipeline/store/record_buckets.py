@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +43,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from pipeline.builds.layout import BuildLayout, GraphFolder, TableFolder, bucket_file_record
-from pipeline.builds.reuse import earlier_tables
+from pipeline.builds.reuse import earlier_tables, link_or_copy
 from pipeline.builds.tables import ALL_TABLES, table_path
 from pipeline.config import default_of
 from pipeline.runtime.files import write_atomically
@@ -427,13 +425,7 @@ def taken_bucket_file(kind: str, tables_dir: Path, graph_dir: Path | None, setti
         return None, other_graph
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.tmp")
-    tmp.unlink(missing_ok=True)
-    try:
-        os.link(earlier_file.path, tmp)
-    except OSError:  # another filesystem, or one without hard links
-        shutil.copyfile(earlier_file.path, tmp)
-    tmp.replace(out_path)
+    link_or_copy(earlier_file.path, out_path)
     counts = {key: value for key, value in earlier_file.counts.items() if not key.endswith(_REUSE_NOTES)}
     counts[f"{kind}_reuse"] = f"taken: build {earlier.name}'s file, whose tables and settings are this build's"
     write_atomically(bucket_file_record(out_path), json.dumps({"kind": kind, "store_format": STORE_FORMAT, "counts": counts},
