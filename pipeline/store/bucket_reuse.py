@@ -118,19 +118,21 @@ def rebuilt_buckets(
             j += 1
         lo = None if i == 0 else earlier.firsts[i]
         hi = earlier.firsts[j + 1] if j + 1 < n else None
+        # the stretch holds the keys in [lo, hi): a lookup in those of K alone (hashing all of K,
+        # 30k keys of a 10M update rerun's documents, for each of 8k buckets took 23 of its 45 s)
+        changed_here = changed_joined[_between(changed, lo, hi)]
         kept = []
         for index in range(i, j + 1):
             rows = decode(earlier.bucket(index).data)
             tally.decoded += 1
-            is_changed = pc.is_in(_joined(rows, key), value_set=changed_joined)
+            is_changed = pc.is_in(_joined(rows, key), value_set=changed_here)
             if pc.any(is_changed).as_py():
                 tally.dropped.append(rows.filter(is_changed))
             kept.append(rows.filter(pc.invert(is_changed)))
-        start = 0 if lo is None else bisect.bisect_left(regrouped_keys, lo)
-        stop = len(regrouped_keys) if hi is None else bisect.bisect_left(regrouped_keys, hi)
+        added = _between(regrouped_keys, lo, hi)
         pieces = [t for t in kept if t.num_rows]
-        if stop > start:
-            pieces.append(regrouped.slice(start, stop - start).select(pieces[0].column_names if pieces else regrouped.column_names))
+        if added.stop > added.start:
+            pieces.append(regrouped.slice(added.start, added.stop - added.start).select(pieces[0].column_names if pieces else regrouped.column_names))
         if pieces:
             stretch = pa.concat_tables([p.cast(pieces[0].schema) for p in pieces]).sort_by([(k, "ascending") for k in key])
             for bucket in bucketed([stretch], key, mean):
@@ -139,6 +141,13 @@ def rebuilt_buckets(
         i = j + 1
     if written != expected_rows:
         raise ReuseMismatch(f"the reused and regrouped buckets hold {written:,} rows, the new table {expected_rows:,}")
+
+
+def _between(keys: list[tuple], lo: tuple | None, hi: tuple | None) -> slice:
+    """The positions of the sorted ``keys`` in [lo, hi) (None: unbounded)."""
+    start = 0 if lo is None else bisect.bisect_left(keys, lo)
+    stop = len(keys) if hi is None else bisect.bisect_left(keys, hi)
+    return slice(start, stop)
 
 
 def reuse_plan(firsts: list[tuple], changed: list[tuple], mean: int) -> list[bool]:
@@ -150,9 +159,8 @@ def reuse_plan(firsts: list[tuple], changed: list[tuple], mean: int) -> list[boo
 
     def has_changed(lo: tuple | None, hi: tuple | None) -> bool:
         """Whether some key of K lies in [lo, hi) (None: unbounded)."""
-        start = 0 if lo is None else bisect.bisect_left(changed, lo)
-        stop = len(changed) if hi is None else bisect.bisect_left(changed, hi)
-        return stop > start
+        within = _between(changed, lo, hi)
+        return within.stop > within.start
 
     reusable = [False] * n
     for i, first in enumerate(firsts):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +44,7 @@ class Bucket:
     rows: int
     data: bytes
 
-    @property
+    @cached_property  # a bucket taken from a file is checked against its id, then written with it
     def bucket_id(self) -> str:
         return hashlib.sha256(self.data).hexdigest()[:32]
 
