@@ -211,7 +211,7 @@ def merge_ingested(
     lanes = merge_lanes(config)
     if previous is not None:  # the earlier build's tables, with only what the new files change redone
         delta = Delta(inputs, papers, Path(previous), config)
-        refusal = delta.refusal(requested, [name for name, _, _ in steps])
+        refusal = delta.refusal(requested, [name for name, _, _ in steps], out_dir)
         incremental = {"previous_tables": str(previous), "used": refusal is None, "reason": refusal,
                        "files_added": [inputs.file_counts[i].get("source_file") for i in delta.new_indices]}  # fmt: skip
         if refusal is None:

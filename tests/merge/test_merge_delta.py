@@ -224,8 +224,11 @@ def test_predications_naming_a_doi_matched_paper_fall_back_to_the_full_merge(cor
     merge_ingested(dirs[:-1], tmp_path / "before", {})
     counts = merge_ingested(dirs, tmp_path / "delta", {}, previous=tmp_path / "before")
     assert not counts["incremental"]["used"] and "matched by DOI" in counts["incremental"]["reason"]
-    merge_ingested(dirs, tmp_path / "full", {})
+    full = merge_ingested(dirs, tmp_path / "full", {})
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
+    # the rewrites started before the match refused the delta leave neither files nor tallies
+    assert not [p.name for p in (tmp_path / "delta").iterdir() if p.name.endswith(".delta-rewrite")]
+    assert counts["merge"] == full["merge"]
 
 
 def test_a_new_semmeddb_file_falls_back_to_the_full_merge(corpus, tmp_path):
