@@ -240,7 +240,8 @@ class Delta:
         on a second thread, one after another, into hidden files of ``out_dir``. They need only
         the earlier tables and the deletions, so they run while the DOI match and the documents
         and citations are done (Parquet's reads and writes, most of the work, release the GIL):
-        started before the match, a 10M update rerun's merge took 21 s instead of 28 (AMD EPYC).
+        started before the match, a 10M update rerun's merge took 22, 25 and 30 s against 25, 28 and 29
+        (three runs each, AMD EPYC: both cores are busy either way).
         The sentences keep the earlier order only where the full step writes in one range;
         otherwise that step runs whole, on the main thread, once the predications are written."""
         rewrites: dict[str, Callable[[Path], tuple[int, dict[str, int]]]] = {
