@@ -354,7 +354,8 @@ def builds(ctx: click.Context, config_path: Path, mongo_uri: str | None) -> None
 @click.option("--json", "as_json", is_flag=True, help="One JSON document instead of a table.")
 @click.pass_obj
 def builds_list(context: _BuildsContext, as_json: bool) -> None:
-    """Every build, oldest first: its folder's size, its status in the store, which is latest."""
+    """Every build, oldest first: its folder's size (and how much of it is files shared with other
+    builds: a rerun links the earlier build's unchanged files), its status in the store, which is latest."""
     from pipeline.runtime.progress import format_bytes
     from pipeline.store.retention import list_builds
 
@@ -365,8 +366,9 @@ def builds_list(context: _BuildsContext, as_json: bool) -> None:
     click.echo(context.store_note())
     for e in entries:
         folder = format_bytes(e.folder_bytes) if e.folder is not None else "no folder"
+        shared = f"{format_bytes(e.shared_bytes)} shared" if e.shared_bytes else ""
         status = e.store_status or "not in the store"
-        click.echo(f"{e.build_id}  {e.created or '?':25}  {folder:>10}  {status:16}{'  latest' if e.latest else ''}")
+        click.echo(f"{e.build_id}  {e.created or '?':25}  {folder:>10}  {shared:>16}  {status:16}{'  latest' if e.latest else ''}")
     if not entries:
         click.echo(f"no builds under {context.results.builds}")
 
@@ -376,7 +378,7 @@ def _report_removal(report: dict) -> None:
 
     removed = report["removed"]
     click.echo(f"removed {len(removed)} build(s){': ' + ', '.join(removed) if removed else ''}; "
-               f"{format_bytes(report['folders_bytes'])} of folders")  # fmt: skip
+               f"{format_bytes(report['folders_bytes'])} of folders freed")  # fmt: skip
     if "buckets_deleted" in report:
         deleted = report["buckets_deleted"]
         click.echo(report.get("buckets_note") or "buckets no build lists, deleted: "

@@ -47,14 +47,15 @@ class BuildEntry:
     build_id: str
     created: str | None  # ISO time: build.json's completion, else the store's record, else the folder's
     folder: Path | None  # None: only in the store
-    folder_bytes: int
+    folder_bytes: int  # every file's size, as the folder shows them
     store_status: str | None  # None: not in the store
     latest: bool
+    shared_bytes: int = 0  # of folder_bytes, files also linked from elsewhere (a rerun's unchanged tables)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "build_id": self.build_id, "created": self.created, "folder": str(self.folder) if self.folder else None,
-            "folder_bytes": self.folder_bytes, "store_status": self.store_status, "latest": self.latest,
+            "folder_bytes": self.folder_bytes, "shared_bytes": self.shared_bytes, "store_status": self.store_status, "latest": self.latest,
         }  # fmt: skip
 
 
@@ -65,8 +66,33 @@ def latest_build_id(results: ResultsLayout) -> str | None:
     return results.latest.resolve().name
 
 
-def _folder_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+def _files(path: Path) -> dict[tuple[int, int], tuple[int, int, int]]:
+    """The regular files under ``path`` by inode: (size, its links anywhere, its links here)."""
+    files: dict[tuple[int, int], tuple[int, int, int]] = {}
+    for p in path.rglob("*"):
+        if p.is_symlink() or not p.is_file():
+            continue
+        st = p.stat()
+        size, links, here = files.get((st.st_dev, st.st_ino), (st.st_size, st.st_nlink, 0))
+        files[(st.st_dev, st.st_ino)] = (size, links, here + 1)
+    return files
+
+
+def _folder_sizes(path: Path) -> tuple[int, int]:
+    """(every file's bytes, the bytes of those also linked from elsewhere). A rerun hard-links the
+    earlier build's unchanged tables and bucket files (pipeline.builds.reuse.link_or_copy): summed
+    per folder, two builds would count those files twice, and removing one frees none of them."""
+    files = _files(path).values()
+    return sum(size * here for size, _, here in files), sum(size * here for size, links, here in files if links > here)
+
+
+def _freed_bytes(folders: list[Path]) -> int:
+    """The bytes removing ``folders`` gives back: files no other place links to."""
+    files: dict[tuple[int, int], tuple[int, int, int]] = {}
+    for folder in folders:
+        for inode, (size, links, here) in _files(folder).items():
+            files[inode] = (size, links, files.get(inode, (0, 0, 0))[2] + here)
+    return sum(size for size, links, here in files.values() if here >= links)
 
 
 def _folder_created(path: Path) -> str:
@@ -91,9 +117,10 @@ def list_builds(results: ResultsLayout, db: Database | None) -> list[BuildEntry]
         folder = folders.get(build_id)
         record = records.get(build_id, {})
         created = _folder_created(folder) if folder is not None else record.get("loaded") or record.get("created")
+        folder_bytes, shared_bytes = _folder_sizes(folder) if folder is not None else (0, 0)
         entries.append(BuildEntry(
             build_id=build_id, created=str(created) if created else None, folder=folder,
-            folder_bytes=_folder_bytes(folder) if folder is not None else 0,
+            folder_bytes=folder_bytes, shared_bytes=shared_bytes,
             store_status=record.get("status") if build_id in records else None, latest=build_id == latest,
         ))  # fmt: skip
     return sorted(entries, key=lambda e: (e.created or "", e.build_id))
@@ -171,13 +198,14 @@ def remove_builds(results: ResultsLayout, db: Database | None, build_ids: list[s
             raise RetentionError(f"build {build_id} is the one {results.latest} names: it is never removed")
         if build_id not in known:
             raise RetentionError(f"no build {build_id!r} in {results.builds} or the store")
-    report: dict[str, Any] = {"removed": [], "store": {}, "folders_bytes": 0}
+    folders = [results.build(b).root for b in build_ids if results.build(b).root.exists()]
+    # the bytes the removal gives back: a file the kept builds still link to stays
+    report: dict[str, Any] = {"removed": [], "store": {}, "folders_bytes": _freed_bytes(folders)}
     for build_id in build_ids:
         if db is not None:
             report["store"][build_id] = _remove_from_store(db, build_id)
         folder = results.build(build_id).root
         if folder.exists():
-            report["folders_bytes"] += _folder_bytes(folder)
             shutil.rmtree(folder)
         logs = results.build_logs(build_id)
         if logs.exists():

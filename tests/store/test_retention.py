@@ -67,6 +67,35 @@ def _results(tmp_path, build_ids, latest):
     return results
 
 
+def test_sizes_count_files_shared_between_builds_once(tmp_path):
+    """A rerun hard-links the earlier build's unchanged files: listed as shared, and removing one
+    of the two builds frees only its own bytes, removing both frees the shared file too."""
+    results = _results(tmp_path, ["b1", "b2", "b3"], latest="b3")
+    shared = results.build("b1").root / "tables.parquet"
+    shared.write_bytes(b"t" * 1000)
+    (results.build("b2").root / "tables.parquet").hardlink_to(shared)
+    sizes = {e.build_id: (e.folder_bytes, e.shared_bytes) for e in list_builds(results, None)}
+    build_json = {b: results.build(b).record.stat().st_size for b in ("b1", "b2", "b3")}
+    assert sizes == {
+        "b1": (build_json["b1"] + 100 + 1000, 1000),
+        "b2": (build_json["b2"] + 101 + 1000, 1000),
+        "b3": (build_json["b3"] + 102, 0),
+    }
+    freed = remove_builds(results, None, ["b1"])["folders_bytes"]
+    assert freed == build_json["b1"] + 100  # the shared table is still b2's
+    assert {e.build_id: e.shared_bytes for e in list_builds(results, None)} == {"b2": 0, "b3": 0}
+    assert remove_builds(results, None, ["b2"])["folders_bytes"] == build_json["b2"] + 101 + 1000
+
+
+def test_removing_both_builds_that_share_a_file_frees_it(tmp_path):
+    results = _results(tmp_path, ["b1", "b2", "b3"], latest="b3")
+    shared = results.build("b1").root / "tables.parquet"
+    shared.write_bytes(b"t" * 1000)
+    (results.build("b2").root / "tables.parquet").hardlink_to(shared)
+    build_json = sum(results.build(b).record.stat().st_size for b in ("b1", "b2"))
+    assert remove_builds(results, None, ["b1", "b2"])["folders_bytes"] == build_json + 100 + 101 + 1000
+
+
 def _records(seed: int, n: int) -> list[dict]:
     rng = random.Random(seed)
     return [
