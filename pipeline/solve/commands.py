@@ -47,13 +47,20 @@ from pipeline.runtime.files import write_atomically
     help="Override the config's method for this graph",
 )
 @click.option(
+    "--ranks",
+    type=click.IntRange(min=1),
+    default=None,
+    help="MPI ranks for this solve instead of solver.ranks (the process grid then chosen to fit them); "
+    "the workflow gives a solve that can only be small one core (pipeline.solve.stage.solve_cores)",
+)
+@click.option(
     "--fresh",
     is_flag=True,
     help="Solve from the start: keep neither distances of this graph nor checkpoints (solver.reuse: false)",
 )
 def solve(
     input_path: Path, distances_path: Path, config_path: Path | None, summary: str | None, scope: str,
-    plan_path: str | None, sources_path: str | None, method: str | None, fresh: bool,
+    plan_path: str | None, sources_path: str | None, method: str | None, ranks: int | None, fresh: bool,
 ) -> None:  # fmt: skip
     """Plan the solve of one graph (dense, rows or on-demand), print the plan, then solve as planned."""
     from pipeline.solve.stage import read_keys, solve_graph
@@ -61,6 +68,8 @@ def solve(
     settings = load_config(config_path)["solver"] if config_path else load_config_defaults()["solver"]
     if method:
         settings["full_graph" if scope == "full" else "cooccurrence_graph"] = method
+    if ranks is not None and ranks != settings.get("ranks"):
+        settings["ranks"], settings["grid"] = ranks, "auto"  # a grid of the configured ranks would not fit
     sources_path = sources_path or (settings.get("row_sources") if scope == "full" else None) or None
     keys = read_keys(Path(sources_path)) if sources_path else None
     result = solve_graph(

@@ -29,6 +29,7 @@ What a rerun keeps (the reuse rule, README "Reruns" and docs/design.md §8):
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -258,6 +259,34 @@ def solve_graph(
     return summary
 
 
+# A rows solve of at most this many sources takes seconds (the 18 rows of the 10M co-occurrence
+# graph: 1 s on 2 cores), not worth every core of the solver's ranks (solve_cores).
+FEW_ROWS = 64
+
+
+def solve_cores(graph_dir: Path, scope: str, solver: dict[str, Any], sources: int,
+                memory_bytes: int | None = None) -> int:  # fmt: skip
+    """The cores a workflow's solve job asks for: every core of the solver's ranks (``ranks x
+    threads``) unless the solve can only be small -- the method is not ``dense``, the dense
+    matrix (n x n float32) cannot fit in ``memory_bytes`` (default: this machine's memory), so
+    the plan is rows or on-demand, and the rows, if any, are at most :data:`FEW_ROWS` -- then
+    one, and the job runs its solve on one rank (``litpath solve --ranks``). A job that asks for
+    every core waits until all are free: on 2 cores, the loads that took them one by one held
+    the reruns' 1-s solves, and the comparison after them, for up to 15 s. Every core too when
+    the graph's record is not there yet (the scheduler asks again once the job's inputs are)."""
+    every = max(1, int(solver.get("ranks") or 1)) * max(1, int(solver.get("threads") or 1))
+    try:
+        n = int(json.loads(GraphFolder(graph_dir).counts.read_text())["counts"]["vertices"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return every
+    method = str(solver.get("full_graph" if scope == "full" else "cooccurrence_graph", "auto"))
+    if memory_bytes is None:
+        memory_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    dense_possible = method == "dense" or (method == "auto" and 4 * n * n <= memory_bytes)
+    many_rows = method in ("auto", "rows") and sources > FEW_ROWS
+    return every if dense_possible or many_rows else 1
+
+
 def _available(machine, solver: dict[str, Any]) -> int:
     """Memory the plan may count on: solver.memory_limit_gib when set, else what is free now,
     never more than the machine file says."""
@@ -297,4 +326,4 @@ def _write_json(path: Path, data: dict) -> None:
     write_atomically(path, json.dumps(data, indent=2, default=str) + "\n")
 
 
-__all__ = ["graph_size", "read_keys", "solve_graph", "source_vertices"]
+__all__ = ["graph_size", "read_keys", "solve_cores", "solve_graph", "source_vertices"]

@@ -24,6 +24,7 @@ from pipeline.builds.layout import ResultsLayout
 from pipeline.config import refuse_sample_files
 from pipeline.config.connections import export_connection_settings, redact_config
 from pipeline.ingest.run import export_quarantine_ceiling
+from pipeline.solve.stage import FEW_ROWS, read_keys, solve_cores
 from pipeline.store.record_buckets import NEEDS_GRAPH
 
 # Before anything is hashed or run: a config of one's own must not still name sample files.
@@ -188,6 +189,38 @@ def query_set_outputs():
     if config["spoke"]["enabled"] and config["compare"]["enabled"]:
         return [LAYOUT.compare.query_concepts]
     return []
+
+
+def solve_threads(scope):
+    """The cores a solve job of ``scope`` asks for (pipeline.solve.stage.solve_cores): every core
+    of the solver's ranks, or one for a solve that can only be small. Evaluated again once the
+    job's inputs exist (Snakemake resets a ready job's resources), when the graph's record says.
+    """
+
+    def threads(wildcards, input):
+        if scope == "full":
+            sources = config["solver"]["row_sources"]
+        else:
+            sources = str(input.queries[0]) if getattr(input, "queries", None) else ""
+        if not sources:
+            count = 0
+        elif Path(sources).exists():
+            count = len(read_keys(Path(sources)))
+        else:  # the query set is not written yet: as if it held many
+            count = FEW_ROWS + 1
+        return solve_cores(Path(input.graph).parent, scope, config["solver"], count)
+
+    return threads
+
+
+def solve_ranks_option(wildcards, threads):
+    """--ranks for a solve given fewer cores than the solver's ranks x threads (solve_threads)."""
+    every = config["solver"]["ranks"] * config["solver"]["threads"]
+    return (
+        f"--ranks {max(1, threads // config['solver']['threads'])}"
+        if threads < every
+        else ""
+    )
 
 
 def row_sources_option(wildcards):

@@ -29,7 +29,9 @@ rule solve:
     priority: 1
     conda:
         "../envs/litpath.yaml"
-    threads: config["solver"]["ranks"] * config["solver"]["threads"]
+    # Every core of the ranks, or one where the plan can only store few rows or none
+    # (solve_threads; the solve then runs on one rank, --ranks).
+    threads: solve_threads("full")
     resources:
         **({"mpi": "srun"} if config["solver"]["ranks"] > 1 else {}),
         # The Slurm executor runs this as one MPI job (one task per rank) whose command
@@ -43,10 +45,11 @@ rule solve:
         distances=LAYOUT.graph("full").distances,
         sources=row_sources_option,
         settings=RUN_CONFIG,
+        ranks=solve_ranks_option,
     shell:
         "litpath solve --scope {params.scope:q} --input {input.graph:q} --distances {params.distances:q} "
         "--config {params.settings:q} --summary {output.summary:q} --plan {output.plan:q} {params.sources} "
-        "2>&1 | tee {log:q} >&2"
+        "{params.ranks} 2>&1 | tee {log:q} >&2"
 
 
 use rule solve as solve_cooccurrence with:
@@ -62,6 +65,7 @@ use rule solve as solve_cooccurrence with:
         RESULTS_LAYOUT.rule_log(BUILD, "solve_cooccurrence"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "solve_cooccurrence", ".benchmark.tsv")
+    threads: solve_threads("cooccurrence")
     params:
         scope="cooccurrence",
         distances=LAYOUT.graph("cooccurrence").distances,
@@ -69,3 +73,4 @@ use rule solve as solve_cooccurrence with:
         sources=lambda wc, input: (
             f"--sources {shlex.quote(str(input.queries[0]))}" if input.queries else ""
         ),
+        ranks=solve_ranks_option,
