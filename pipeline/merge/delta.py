@@ -64,6 +64,11 @@ from pipeline.merge.predications import write_concepts
 # The per-file tables a new file may carry for the merge to work on the delta. A file with any
 # other (a SemMedDB dump's predications, mentions, entities, sentences) makes a full merge.
 DELTA_FILE_TABLES = frozenset({"documents", "deletions", "citations", "concepts", "quarantine"})
+# The ingest kinds whose documents have CORD-19 ids ("CORD:<cord_uid>", pipeline/ingest/cord19.py),
+# and those whose have none, for the DOI match updated on the delta (Delta._match_updated).
+CORD_KINDS = frozenset({"cord19_metadata"})
+KINDS_WITHOUT_CORD_IDS = frozenset({"pubmed_xml", "semmeddb_citations"})
+CORD_PREFIX, PUBMED_PREFIX = "CORD:", "PMID:"
 # Bytes per predication row past which the sentences step works in sentence_id ranges (half the
 # memory budget; pipeline.merge.sentences.BYTES_PER_CITED_SENTENCE): its row order then follows
 # ranges sampled from the predications, which the delta cannot reproduce.
@@ -159,8 +164,9 @@ class Delta:
         """Rule 2's match before the new files and after them. Before: the one the earlier build
         kept (``doi_matches.parquet``), else matched again on its files. After: the same when no
         new file has documents or deletions (the match reads only those: a citation file leaves
-        it as it was), else matched on every file. Matching both took 5 of a 10M citation
-        rerun's 8 s merge (AMD EPYC)."""
+        it as it was); else updated from the one before where the new files only add PubMed
+        records (:meth:`_match_updated`), else matched on every file. Matching both took 5 of a
+        10M citation rerun's 8 s merge, matching after again 5 s of an update rerun's (AMD EPYC)."""
         assert self.old_papers is not None
         key_columns: dict[Path, pa.Table] = {}  # the earlier files' are read once for both matches
         before = read_doi_matches(self.previous.doi_matches)
@@ -177,6 +183,10 @@ class Delta:
         self.doi_match["after"] = "matched" if rematch else "kept"
         if not rematch:
             return before, before
+        updated = self._match_updated(before)
+        if updated is not None:
+            self.doi_match["after"] = "updated"
+            return before, updated
         # matched on a copy of the inputs: the tallies a full merge keeps must not count it twice
         now = MergeInputs(self.inputs.file_dirs, self.previous.path, {})
         now.file_counts = self.inputs.file_counts
@@ -184,6 +194,73 @@ class Delta:
         matched.last_deleted = self.papers.last_deleted
         matched.match_dois(key_columns)
         return before, matched.remap
+
+    def _match_updated(self, before: DocIdMap) -> DocIdMap | None:
+        """Rule 2's match after the new files, updated from the one before; None where the new
+        files may change it otherwise than by PubMed records and deletions of PubMed papers.
+
+        A CORD-19 paper is matched to the smallest PMID among the PubMed records (rule 1 applied
+        first) that have its DOI. The new files change that set only for the DOIs of their own
+        records and of the papers they delete; a deleted paper that is no CORD-19 paper's target
+        was not the smallest, so only the DOIs of the new records and of the CORD-19 papers whose
+        target is deleted are matched again, from every file's records of them (a filtered read).
+        The CORD-19 papers' DOIs are read from the earlier files whose kind writes CORD-19 ids; a
+        paper with records of two DOIs (whose match is its last matched record's) makes the whole
+        match again, as do new CORD-19 records."""
+        deleted = set(self.deleted.to_pylist())
+        if any(not doc.startswith(PUBMED_PREFIX) for doc in deleted):
+            return None
+        new_dois: set[str] = set()
+        for index in self.new_indices:
+            records = self.inputs.read(self.inputs.file_dirs[index], "documents")
+            if records is None or records.num_rows == 0:
+                continue
+            if self.inputs.file_counts[index].get("kind") in CORD_KINDS or \
+                    pc.any(pc.starts_with(records.column("doc_id"), CORD_PREFIX)).as_py():  # fmt: skip
+                return None
+            new_dois.update(records.column("doi").drop_null().to_pylist())
+        cord_doi: dict[str, str] = {}  # CORD-19 paper -> its DOI
+        for index in self.old_indices or ():
+            counts = self.inputs.file_counts[index]
+            if not counts.get("tables", {}).get("documents"):
+                continue
+            if counts.get("kind") not in CORD_KINDS | KINDS_WITHOUT_CORD_IDS:
+                return None  # a kind this rule does not know: it may write CORD-19 ids
+            if counts.get("kind") in CORD_KINDS:
+                records = pq.read_table(TableFolder(self.inputs.file_dirs[index]).table("documents"), columns=["doc_id", "doi"])
+                records = records.filter(pc.and_(pc.starts_with(records.column("doc_id"), CORD_PREFIX),
+                                                 pc.is_valid(records.column("doi"))))  # fmt: skip
+                for doc_id, doi in zip(records.column("doc_id").to_pylist(), records.column("doi").to_pylist(), strict=True):
+                    if cord_doi.setdefault(doc_id, doi) != doi:
+                        return None
+        redo = {doi for doc_id, doi in cord_doi.items() if doi in new_dois or before.get(doc_id) in deleted}
+        smallest = self._smallest_pmids(sorted(redo))
+        after = dict(before)
+        for doc_id, doi in cord_doi.items():
+            if doi in redo:
+                after.pop(doc_id, None)
+                if doi in smallest:
+                    after[doc_id] = smallest[doi]
+        return DocIdMap(after)
+
+    def _smallest_pmids(self, dois: list[str]) -> dict[str, str]:
+        """For each of ``dois``, the doc_id of the smallest PMID among every file's PubMed records
+        with it that rule 1 leaves (none: not in the result)."""
+        if not dois:
+            return {}
+        wanted = pa.array(dois, pa.string())
+        smallest: dict[str, tuple[int, str]] = {}
+        for index, file_dir in enumerate(self.inputs.file_dirs):
+            path = TableFolder(file_dir).table("documents")
+            if not path.exists():
+                continue
+            records = pq.read_table(path, columns=["doc_id", "doi", "pmid"], filters=pc.field("doi").isin(wanted))
+            records = records.filter(pc.and_(pc.starts_with(records.column("doc_id"), PUBMED_PREFIX),
+                                             pc.invert(deleted_mask(records.column("doc_id"), self.papers.doomed(index)))))  # fmt: skip
+            for doc_id, doi, pmid in zip(*(records.column(c).to_pylist() for c in ("doc_id", "doi", "pmid")), strict=True):
+                if doi not in smallest or pmid < smallest[doi][0]:
+                    smallest[doi] = (pmid, doc_id)
+        return {doi: doc_id for doi, (_, doc_id) in smallest.items()}
 
     def _row_files_naming(self, cord_ids: set[str], row_files: list[int]) -> str | None:
         """The first table of a file with mentions, predications or sentences whose doc_id names

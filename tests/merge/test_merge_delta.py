@@ -201,8 +201,8 @@ def test_deleting_a_doi_matched_paper_equals_the_full_merge(corpus, tmp_path):
     with_deletion = dirs[:cord] + [deleting] + dirs[cord:]
     counts = merge_ingested(with_deletion, tmp_path / "delta", {}, previous=tmp_path / "before")
     assert counts["incremental"]["used"], counts["incremental"]
-    # a file that deletes changes the match: matched again on every file
-    assert counts["incremental"]["doi_match"] == {"before": "kept", "after": "matched"}
+    # a file that deletes a paper's target changes the match: that paper's DOI is matched again
+    assert counts["incremental"]["doi_match"] == {"before": "kept", "after": "updated"}
     merge_ingested(with_deletion, tmp_path / "full", {})
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
     assert target not in pq.read_table(tmp_path / "full" / "documents.parquet").column("doc_id").to_pylist()
@@ -285,3 +285,73 @@ def test_the_merge_command_finds_the_earlier_build(corpus, tmp_path):
         assert counts.get("incremental", {}).get("used", False) == incremental
     merge_ingested(dirs, tmp_path / "full", {})
     assert_same_tables(later.tables.path, tmp_path / "full")
+
+
+def test_new_pubmed_records_of_cord_dois_update_the_match_on_the_delta(corpus, tmp_path):
+    """A new PubMed file with records carrying CORD-19 papers' DOIs: one for a paper no PubMed
+    record had (matched now), one with a smaller PMID than a matched paper's target (matched to it
+    now), one with a larger (no change), one for a paper whose target it deletes (matched to it now); and
+    it deletes a paper no CORD-19 paper is matched to. The
+    match is updated from the kept one, not made again on every file, and the tables are the full
+    merge's."""
+    dirs = [d for _, _, d in corpus]
+    pubmed = [i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml"]
+    cord = next(i for i, (kind, _, _) in enumerate(corpus) if kind == "cord19_metadata")
+    merge_ingested(dirs, tmp_path / "before", {})
+    matches = _doi_matches(dirs, tmp_path)
+    cord_papers = pq.read_table(TableFolder(dirs[cord]).table("documents")).to_pylist()
+    cord_papers = [r for r in cord_papers if r["doc_id"].startswith("CORD:") and r["doi"]]
+    unmatched = next(r for r in cord_papers if r["doc_id"] not in matches)
+    matched = [r for r in cord_papers if r["doc_id"] in matches][:3]
+    like = pq.read_table(TableFolder(dirs[pubmed[0]]).table("documents"))
+    rows = like.slice(0, 4).to_pylist()
+    twins = [(999999997, unmatched), (1, matched[0]), (999999998, matched[1]), (999999996, matched[2])]
+    for row, (pmid, paper) in zip(rows, twins, strict=True):
+        row.update(doc_id=f"PMID:{pmid}", pmid=pmid, doi=paper["doi"], title=f"Twin of {paper['doc_id']}")
+    new = _revising_file(tmp_path / "twins", dirs[pubmed[0]], pa.Table.from_pylist(rows, schema=like.schema))
+    targets = set(matches.values())
+    bystander = next(d for d in pq.read_table(tmp_path / "before" / "documents.parquet").column("doc_id").to_pylist()
+                     if d.startswith("PMID:") and d not in targets and d not in {r["doc_id"] for r in rows})  # fmt: skip
+    # and the target of the third: its new record is the one left
+    pq.write_table(pa.table({"doc_id": [bystander, matches[matched[2]["doc_id"]]]}), TableFolder(new).table("deletions"))
+    counts = json.loads(TableFolder(new).counts.read_text())
+    counts["tables"]["deletions"] = 2
+    TableFolder(new).counts.write_text(json.dumps(counts))
+    with_twins = dirs[: pubmed[-1] + 1] + [new] + dirs[pubmed[-1] + 1 :]
+    delta = merge_ingested(with_twins, tmp_path / "delta", {}, previous=tmp_path / "before")
+    assert delta["incremental"]["used"], delta["incremental"]
+    assert delta["incremental"]["doi_match"] == {"before": "kept", "after": "updated"}
+    merge_ingested(with_twins, tmp_path / "full", {})
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+    after = dict(zip(*pq.read_table(TableFolder(tmp_path / "full").doi_matches).to_pydict().values(), strict=True))
+    assert after[unmatched["doc_id"]] == "PMID:999999997"
+    assert after[matched[0]["doc_id"]] == "PMID:1"
+    assert after[matched[1]["doc_id"]] == matches[matched[1]["doc_id"]]
+    assert after[matched[2]["doc_id"]] == "PMID:999999996"
+    assert bystander not in pq.read_table(tmp_path / "full" / "documents.parquet").column("doc_id").to_pylist()
+
+
+def test_a_new_cord19_release_matches_again_on_every_file(corpus, tmp_path):
+    """New CORD-19 records may carry DOIs of their own: the match is not updated but made again."""
+    dirs = [d for _, _, d in corpus]
+    cord = next(i for i, (kind, _, _) in enumerate(corpus) if kind == "cord19_metadata")
+    merge_ingested(dirs, tmp_path / "before", {})
+    release = pq.read_table(TableFolder(dirs[cord]).table("documents")).slice(0, 50)
+    new = _revising_file(tmp_path / "cord-update", dirs[cord], release)
+    counts = merge_ingested(dirs + [new], tmp_path / "delta", {}, previous=tmp_path / "before")
+    assert counts["incremental"]["doi_match"]["after"] == "matched", counts["incremental"]
+    merge_ingested(dirs + [new], tmp_path / "full", {})
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+
+
+def test_deleting_a_paper_no_cord19_paper_is_matched_to_keeps_the_match(corpus, tmp_path):
+    dirs = [d for _, _, d in corpus]
+    merge_ingested(dirs, tmp_path / "before", {})
+    targets = set(_doi_matches(dirs, tmp_path).values())
+    bystander = next(d for d in pq.read_table(tmp_path / "before" / "documents.parquet").column("doc_id").to_pylist()
+                     if d.startswith("PMID:") and d not in targets)  # fmt: skip
+    deleting = _deleting_file(tmp_path / "deleting", [bystander])
+    counts = merge_ingested(dirs + [deleting], tmp_path / "delta", {}, previous=tmp_path / "before")
+    assert counts["incremental"]["doi_match"] == {"before": "kept", "after": "updated"}
+    merge_ingested(dirs + [deleting], tmp_path / "full", {})
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
