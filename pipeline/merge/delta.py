@@ -230,6 +230,8 @@ class Delta:
                 records = pq.read_table(TableFolder(self.inputs.file_dirs[index]).table("documents"), columns=["doc_id", "doi"])
                 records = records.filter(pc.and_(pc.starts_with(records.column("doc_id"), CORD_PREFIX),
                                                  pc.is_valid(records.column("doi"))))  # fmt: skip
+                # rule 1 first, as for the PubMed records: a record an earlier file deletes is none
+                records = records.filter(pc.invert(deleted_mask(records.column("doc_id"), self.papers.doomed(index))))
                 for doc_id, doi in zip(records.column("doc_id").to_pylist(), records.column("doi").to_pylist(), strict=True):
                     if cord_doi.setdefault(doc_id, doi) != doi:
                         return None

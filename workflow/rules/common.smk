@@ -193,11 +193,15 @@ def query_set_outputs():
 
 def solve_threads(scope):
     """The cores a solve job of ``scope`` asks for (pipeline.solve.stage.solve_cores): every core
-    of the solver's ranks, or one for a solve that can only be small. Evaluated again once the
-    job's inputs exist (Snakemake resets a ready job's resources), when the graph's record says.
+    of the solver's ranks, or one for a solve that can only be small on this machine (run here:
+    a cluster job always gets every core). Evaluated again once the job's inputs exist (Snakemake
+    resets a ready job's resources), when the graph's record says.
     """
 
     def threads(wildcards, input):
+        if not getattr(workflow, "local_exec", False):
+            # a cluster's node may hold what this machine cannot: its plan is not known here
+            return config["solver"]["ranks"] * config["solver"]["threads"]
         if scope == "full":
             sources = config["solver"]["row_sources"]
         else:
