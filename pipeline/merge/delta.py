@@ -187,13 +187,18 @@ class Delta:
         if updated is not None:
             self.doi_match["after"] = "updated"
             return before, updated
-        # matched on a copy of the inputs: the tallies a full merge keeps must not count it twice
+        return before, self._matched(key_columns)
+
+    def _matched(self, key_columns: dict[Path, pa.Table]) -> DocIdMap:
+        """Rule 2's match on every file (:meth:`PaperIds.match_dois`), of the key columns in
+        ``key_columns`` where a file has them there (else read); on a copy of the inputs: the
+        tallies a full merge keeps must not count it twice."""
         now = MergeInputs(self.inputs.file_dirs, self.previous.path, {})
         now.file_counts = self.inputs.file_counts
         matched = PaperIds(now)
         matched.last_deleted = self.papers.last_deleted
         matched.match_dois(key_columns)
-        return before, matched.remap
+        return matched.remap
 
     def _match_updated(self, before: DocIdMap) -> DocIdMap | None:
         """Rule 2's match after the new files, updated from the one before; None where the new
@@ -236,33 +241,27 @@ class Delta:
                     if cord_doi.setdefault(doc_id, doi) != doi:
                         return None
         redo = {doi for doc_id, doi in cord_doi.items() if doi in new_dois or before.get(doc_id) in deleted}
-        smallest = self._smallest_pmids(sorted(redo))
+        matched = self._matched_for(sorted(redo))
         after = dict(before)
         for doc_id, doi in cord_doi.items():
             if doi in redo:
                 after.pop(doc_id, None)
-                if doi in smallest:
-                    after[doc_id] = smallest[doi]
+                if doc_id in matched:
+                    after[doc_id] = matched[doc_id]
         return DocIdMap(after)
 
-    def _smallest_pmids(self, dois: list[str]) -> dict[str, str]:
-        """For each of ``dois``, the doc_id of the smallest PMID among every file's PubMed records
-        with it that rule 1 leaves (none: not in the result)."""
+    def _matched_for(self, dois: list[str]) -> DocIdMap:
+        """Rule 2's match (:meth:`_matched`) of the records with one of ``dois`` only: every
+        file's key columns read filtered to them."""
         if not dois:
-            return {}
+            return DocIdMap()
         wanted = pa.array(dois, pa.string())
-        smallest: dict[str, tuple[int, str]] = {}
-        for index, file_dir in enumerate(self.inputs.file_dirs):
-            path = TableFolder(file_dir).table("documents")
-            if not path.exists():
-                continue
-            records = pq.read_table(path, columns=["doc_id", "doi", "pmid"], filters=pc.field("doi").isin(wanted))
-            records = records.filter(pc.and_(pc.starts_with(records.column("doc_id"), PUBMED_PREFIX),
-                                             pc.invert(deleted_mask(records.column("doc_id"), self.papers.doomed(index)))))  # fmt: skip
-            for doc_id, doi, pmid in zip(*(records.column(c).to_pylist() for c in ("doc_id", "doi", "pmid")), strict=True):
-                if doi not in smallest or pmid < smallest[doi][0]:
-                    smallest[doi] = (pmid, doc_id)
-        return {doi: doc_id for doi, (_, doc_id) in smallest.items()}
+        key_columns = {
+            path: pq.read_table(path, columns=["doc_id", "doi", "pmid"], filters=pc.field("doi").isin(wanted))
+            for path in (TableFolder(file_dir).table("documents") for file_dir in self.inputs.file_dirs)
+            if path.exists()
+        }  # fmt: skip
+        return self._matched(key_columns)
 
     def _row_files_naming(self, cord_ids: set[str], row_files: list[int]) -> str | None:
         """The first table of a file with mentions, predications or sentences whose doc_id names
