@@ -66,10 +66,10 @@ def latest_build_id(results: ResultsLayout) -> str | None:
     return results.latest.resolve().name
 
 
-def _files(path: Path) -> dict[tuple[int, int], tuple[int, int, int]]:
-    """The regular files under ``path`` by inode: (size, its links anywhere, its links here)."""
+def _files(*folders: Path) -> dict[tuple[int, int], tuple[int, int, int]]:
+    """The regular files under ``folders`` by inode: (size, its links anywhere, its links in them)."""
     files: dict[tuple[int, int], tuple[int, int, int]] = {}
-    for p in path.rglob("*"):
+    for p in (p for folder in folders for p in folder.rglob("*")):
         if p.is_symlink() or not p.is_file():
             continue
         st = p.stat()
@@ -88,11 +88,7 @@ def _folder_sizes(path: Path) -> tuple[int, int]:
 
 def _freed_bytes(folders: list[Path]) -> int:
     """The bytes removing ``folders`` gives back: files no other place links to."""
-    files: dict[tuple[int, int], tuple[int, int, int]] = {}
-    for folder in folders:
-        for inode, (size, links, here) in _files(folder).items():
-            files[inode] = (size, links, files.get(inode, (0, 0, 0))[2] + here)
-    return sum(size for size, links, here in files.values() if here >= links)
+    return sum(size for size, links, here in _files(*folders).values() if here >= links)
 
 
 def _folder_created(path: Path) -> str:
