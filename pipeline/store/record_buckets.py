@@ -30,6 +30,7 @@ themselves, so a load from bucket files stores exactly what the in-process load 
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -48,7 +49,8 @@ from pipeline.builds.tables import ALL_TABLES, table_path
 from pipeline.config import default_of
 from pipeline.runtime.files import write_atomically
 from pipeline.store.bucket_reuse import ReuseMismatch, ReuseTally, rebuilt_buckets, reuse_plan
-from pipeline.store.buckets import MEAN_ROWS, Bucket, ListedBucket, bucketed
+from pipeline.store.buckets import MEAN_ROWS, Bucket, ListedBucket, bucketed, decode
+from pipeline.store.evidence_patch import gone_rows_by_pair, pair_keys, records_without_papers
 from pipeline.store.evidence_rows import (
     EVIDENCE,
     ReadableSources,
@@ -282,6 +284,36 @@ def _joined_pairs(cui_a: pa.Array, cui_b: pa.Array) -> pa.Array:
     return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
+# The columns of a gone paper's predications that its evidence patch reads (pipeline.store.evidence_patch).
+GONE_ROW_COLUMNS = ["doc_id", "sentence_id", "predication_id", "predicate", "subject_cui", "object_cui"]
+
+
+def _pairs_named(rows: pa.Table) -> pa.Array:
+    """The concept pairs ("cui_a|cui_b", cui_a < cui_b) that predications join, once each."""
+    s, o = rows["subject_cui"].cast(pa.string()), rows["object_cui"].cast(pa.string())
+    first = pc.if_else(pc.less(s, o), s, o)
+    pairs = _joined_pairs(first, pc.if_else(pc.less(s, o), o, s))
+    return pc.unique(pairs.cast(pa.string()))
+
+
+def _earlier_records(bucket_file: BucketFile, keys: list[tuple]) -> pa.Table:
+    """The earlier bucket file's records of ``keys`` (sorted tuples) that it holds, in key order:
+    only the buckets whose key range holds one are read."""
+    if not keys:
+        return RECORDS[bucket_file.kind].empty_table()
+    mapped = bucket_file.mapped()
+    try:
+        indices = sorted({bisect.bisect_right(mapped.firsts, key) - 1 for key in keys} - {-1})
+        found = [decode(mapped.bucket(index).data) for index in indices]
+    finally:
+        mapped.close()
+    key = KEYS[bucket_file.kind]
+    wanted = pa.array(["|".join(k) for k in keys], pa.string())
+    rows = pa.concat_tables(found) if found else RECORDS[bucket_file.kind].empty_table()
+    joined = pc.binary_join_element_wise(*[rows.column(k).cast(pa.string()) for k in key], "|") if len(key) > 1 else rows.column(key[0])
+    return rows.filter(pc.is_in(joined, value_set=wanted))
+
+
 def _rows_of_papers(tables_dir: Path, doc_ids: pa.Array, columns: list[str]) -> pa.Table:
     """The predications of these papers (a filtered scan)."""
     path = table_path(tables_dir, "predications")
@@ -480,28 +512,40 @@ def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | No
         # co-occurrence graph, whose edges are the full graph's concept-concept edges)
         scope = json.loads(GraphFolder(graph_dir).counts.read_text()).get("scope", "full")
         before = _joined_pairs(*concept_edge_keys(BuildLayout(earlier.root).graph(scope).graph_dir))
-        named = []
-        for folder in (earlier.tables, tables_dir):
-            rows = _rows_of_papers(folder, papers, ["subject_cui", "object_cui"])
-            s, o = rows["subject_cui"].cast(pa.string()), rows["object_cui"].cast(pa.string())
-            first = pc.if_else(pc.less(s, o), s, o)
-            named.append(_joined_pairs(first, pc.if_else(pc.less(s, o), o, s)))
-        named = pc.unique(pa.concat_arrays([a.cast(pa.string()) for a in named]))
+        rows_before = _rows_of_papers(earlier.tables, papers, GONE_ROW_COLUMNS)
+        rows_now = _rows_of_papers(tables_dir, papers, ["doc_id", "subject_cui", "object_cui"])
+        # papers with predications before and none now (an update file's deletions): the pairs
+        # only they named are patched from the earlier records (pipeline.store.evidence_patch)
+        had_rows = pc.unique(rows_before["doc_id"].combine_chunks().cast(pa.string()))
+        gone = had_rows.filter(pc.invert(pc.is_in(had_rows, value_set=rows_now["doc_id"].combine_chunks().cast(pa.string()))))
+        gone_rows = rows_before.filter(pc.is_in(rows_before["doc_id"].cast(pa.string()), value_set=gone))
+        named_by_others = pc.unique(pa.concat_arrays([
+            _pairs_named(rows_before.filter(pc.invert(pc.is_in(rows_before["doc_id"].cast(pa.string()), value_set=gone)))),
+            _pairs_named(rows_now)]))  # fmt: skip
+        named_by_gone = _pairs_named(gone_rows)
+        named = pc.unique(pa.concat_arrays([named_by_others, named_by_gone]))
         added = now.filter(pc.invert(pc.is_in(now, value_set=before)))
         removed = before.filter(pc.invert(pc.is_in(before, value_set=now)))
         on_an_edge = named.filter(pc.or_(pc.is_in(named, value_set=now), pc.is_in(named, value_set=before)))
         changed = sorted(tuple(pair.split("|", 1)) for pair in
                          pc.unique(pa.concat_arrays([on_an_edge, added, removed])).to_pylist())  # fmt: skip
-        redo = pc.is_in(now, value_set=pa.concat_arrays([named, added]))
-        subset = (edge_keys[0].filter(redo), edge_keys[1].filter(redo))
+        grouped_again = pc.is_in(now, value_set=pa.concat_arrays([named_by_others, added]))
+        patched_here = pc.and_(pc.and_(pc.is_in(now, value_set=named_by_gone), pc.invert(grouped_again)),
+                               pc.is_in(now, value_set=before))  # fmt: skip
 
         def regroup() -> pa.Table:
-            if not len(subset[0]):
-                return EVIDENCE.empty_table()
+            patch = sorted(tuple(pair.split("|", 1)) for pair in now.filter(patched_here).to_pylist())
+            found = _earlier_records(earlier_file, patch)
+            patched, unpatched = records_without_papers(found, gone_rows_by_pair(as_strings(gone_rows)),
+                                                        settings.max_evidence, settings.per_hop)  # fmt: skip
+            missing = sorted(set(patch) - set(pair_keys(found["cui_a"], found["cui_b"])))
+            again = pc.or_(grouped_again, pc.is_in(now, value_set=pa.array(["|".join(p) for p in unpatched + missing], pa.string())))
+            subset = (edge_keys[0].filter(again), edge_keys[1].filter(again))
             grouped = list(evidence_tables(tables_dir, subset, 1 << 18, 1, settings.spill_dir,
-                                           max_evidence=settings.max_evidence, sentences_per_hop=settings.per_hop))  # fmt: skip
-            table = pa.concat_tables(grouped) if grouped else EVIDENCE.empty_table()
-            records.notes.update({"evidence_partitions": 1,
+                                           max_evidence=settings.max_evidence, sentences_per_hop=settings.per_hop)) \
+                if len(subset[0]) else []  # fmt: skip
+            table = pa.concat_tables([patched, *grouped]).sort_by([("cui_a", "ascending"), ("cui_b", "ascending")])
+            records.notes.update({"evidence_partitions": 1, "evidence_patched": patched.num_rows,
                                   "evidence_truncated": pc.sum(table.column("truncated")).as_py() or 0})  # fmt: skip
             return table
 

@@ -80,6 +80,8 @@ def test_bucket_files_on_top_of_the_earlier_build_equal_a_fresh_grouping(corpus,
             continue
         assert rebuilt[kind][f"{kind}_reuse"] == "on build one", rebuilt[kind]
         assert rebuilt[kind][f"{kind}_reused_buckets"] > 0, rebuilt[kind]
+    if added == "pubmed update":  # deleted papers: pairs only they named are patched, not grouped again
+        assert rebuilt["evidence"]["evidence_patched"] > 0, rebuilt["evidence"]
     if added == "citations":  # no paper's predications or year changed: every bucket is the earlier one
         assert rebuilt["evidence"]["evidence_reused_buckets"] == rebuilt["evidence"]["evidence_buckets"]
         # the citations renumber abstracts, never concepts (they come first): the concepts' ids,

@@ -1,0 +1,116 @@
+"""Evidence records patched for papers that went (pipeline.store.evidence_patch) against records
+grouped from the rows that remain (pipeline.store.evidence_rows.group_evidence), on fresh random
+predications with caps small enough that lists are cut and records truncated: every record patched
+equals the grouped one, and a record is handed back wherever the earlier one cannot tell."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from pipeline.store.evidence_patch import gone_rows_by_pair, records_without_papers
+from pipeline.store.evidence_rows import EVIDENCE_ROWS, ReadableSources, group_evidence
+
+CONCEPTS = [f"C{i:07d}" for i in range(14)]
+PREDICATES = ["TREATS", "CAUSES", "NEG_TREATS", "ISA"]
+
+
+def _predications(rng: np.random.Generator, n_papers: int) -> tuple[list[dict], dict[str, int | None]]:
+    """Random predications: each paper some sentences, each sentence some predications on a few
+    concept pairs (a concept with itself now and then); and each paper's year (some unknown)."""
+    rows, predication_id, sentence_id = [], 0, 0
+    years = {}
+    for paper in range(n_papers):
+        doc = f"PMID:{rng.integers(1, 10**6)}{paper:03d}"
+        years[doc] = None if rng.random() < 0.15 else int(rng.integers(1990, 1996))
+        for _ in range(int(rng.integers(1, 4))):
+            sentence_id += int(rng.integers(1, 5))
+            for _ in range(int(rng.integers(1, 4))):
+                predication_id += 1
+                s, o = rng.choice(CONCEPTS[:4] if rng.random() < 0.5 else CONCEPTS, size=2)
+                rows.append({"predication_id": predication_id, "doc_id": doc, "sentence_id": sentence_id,
+                             "predicate": str(rng.choice(PREDICATES)), "subject_cui": str(s), "object_cui": str(o)})  # fmt: skip
+    return rows, years
+
+
+def _grouped(rows: list[dict], years: dict, cap: int, per_hop: int) -> dict[tuple[str, str], dict]:
+    """The evidence records of ``rows``, by pair, as the build groups them."""
+    on_pairs = [r for r in rows if r["subject_cui"] != r["object_cui"]]
+    pairs = sorted({tuple(sorted((r["subject_cui"], r["object_cui"]))) for r in on_pairs})
+    index = {pair: i for i, pair in enumerate(pairs)}
+    table = pa.Table.from_pylist(
+        [{"edge": index[tuple(sorted((r["subject_cui"], r["object_cui"])))], **{k: r[k] for k in EVIDENCE_ROWS.names[1:]}}
+         for r in on_pairs], schema=EVIDENCE_ROWS)  # fmt: skip
+    keys = (pa.array([a for a, _ in pairs], pa.string()), pa.array([b for _, b in pairs], pa.string()))
+    sources = ReadableSources(pa.table({"doc_id": list(years), "year": pa.array(list(years.values()), pa.int32())}),
+                              None, per_hop)  # fmt: skip
+    grouped = group_evidence(table, keys, cap, sources)
+    return {(r["cui_a"], r["cui_b"]): r for r in grouped.to_pylist()}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_patched_records_equal_records_grouped_from_the_remaining_rows(seed):
+    rng = np.random.default_rng([seed, 20261129])
+    cap, per_hop = int(rng.integers(2, 12)), int(rng.integers(1, 4))
+    rows, years = _predications(rng, int(rng.integers(8, 40)))
+    papers = sorted({r["doc_id"] for r in rows})
+    gone = set(rng.choice(papers, size=max(1, len(papers) // 6), replace=False).tolist())
+    earlier = _grouped(rows, years, cap, per_hop)
+    now = _grouped([r for r in rows if r["doc_id"] not in gone], years, cap, per_hop)
+    gone_rows = pa.Table.from_pylist([r for r in rows if r["doc_id"] in gone])
+    by_pair = gone_rows_by_pair(gone_rows)
+    still = sorted(set(by_pair) & set(now))
+    patched, unpatched = records_without_papers(pa.Table.from_pylist([earlier[p] for p in still], schema=group_evidence_schema()),
+                                                by_pair, cap, per_hop)  # fmt: skip
+    for record in patched.to_pylist():
+        assert record == now[(record["cui_a"], record["cui_b"])]
+    assert set((r["cui_a"], r["cui_b"]) for r in patched.to_pylist()) | set(unpatched) == set(still)
+    # a pair no gone paper named is its earlier record
+    untouched = sorted(set(now) - set(by_pair))
+    same, _ = records_without_papers(pa.Table.from_pylist([earlier[p] for p in untouched], schema=group_evidence_schema()),
+                                     by_pair, cap, per_hop)  # fmt: skip
+    assert same.to_pylist() == [now[p] for p in untouched]
+
+
+def test_both_ways_are_taken_over_the_seeds():
+    """The random cases above patch records and hand some back (cut lists, full quotes)."""
+    patched_total = handed_back = 0
+    for seed in range(12):
+        rng = np.random.default_rng([seed, 20261129])
+        cap, per_hop = int(rng.integers(2, 12)), int(rng.integers(1, 4))
+        rows, years = _predications(rng, int(rng.integers(8, 40)))
+        papers = sorted({r["doc_id"] for r in rows})
+        gone = set(rng.choice(papers, size=max(1, len(papers) // 6), replace=False).tolist())
+        earlier = _grouped(rows, years, cap, per_hop)
+        now = _grouped([r for r in rows if r["doc_id"] not in gone], years, cap, per_hop)
+        by_pair = gone_rows_by_pair(pa.Table.from_pylist([r for r in rows if r["doc_id"] in gone]))
+        still = sorted(set(by_pair) & set(now))
+        patched, unpatched = records_without_papers(
+            pa.Table.from_pylist([earlier[p] for p in still], schema=group_evidence_schema()), by_pair, cap, per_hop)
+        patched_total += patched.num_rows
+        handed_back += len(unpatched)
+    assert patched_total > 20 and handed_back > 10, (patched_total, handed_back)
+
+
+def group_evidence_schema() -> pa.Schema:
+    from pipeline.store.evidence_rows import EVIDENCE
+
+    return EVIDENCE
+
+
+def test_a_truncated_record_whose_documents_fall_within_the_cap_is_grouped_again():
+    """Three papers on a pair, cap 2: the record is truncated by its documents and its sentences.
+    Without the last paper the documents fit, but four sentences still exceed the cap, which the
+    earlier record (two sentence ids listed) cannot tell: the pair is handed back."""
+    rows = [{"predication_id": i, "doc_id": doc, "sentence_id": sentence, "predicate": "TREATS",
+             "subject_cui": "C0000001", "object_cui": "C0000002"}
+            for i, (doc, sentence) in enumerate([("PMID:1", 1), ("PMID:1", 2), ("PMID:1", 3), ("PMID:2", 4), ("PMID:3", 5)])]  # fmt: skip
+    years = {"PMID:1": 1990, "PMID:2": 1991, "PMID:3": 1985}
+    earlier = _grouped(rows, years, 2, 1)[("C0000001", "C0000002")]
+    now = _grouped(rows[:4], years, 2, 1)[("C0000001", "C0000002")]
+    assert earlier["truncated"] and now["truncated"] and now["n_documents"] == 2
+    by_pair = gone_rows_by_pair(pa.Table.from_pylist(rows[4:]))
+    patched, unpatched = records_without_papers(pa.Table.from_pylist([earlier], schema=group_evidence_schema()), by_pair, 2, 1)
+    assert patched.num_rows == 0 and unpatched == [("C0000001", "C0000002")]
+    assert earlier["sentences"] == now["sentences"]  # the quote (PMID:2's, the most recent) stays
