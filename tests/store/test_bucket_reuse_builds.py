@@ -61,7 +61,7 @@ def test_bucket_files_on_top_of_the_earlier_build_equal_a_fresh_grouping(corpus,
     incremental = json.loads(two.tables.counts.read_text())["incremental"]
     assert incremental["used"], incremental
     # the small corpus has few buckets: reuse even when most of them are cut again, to test the cuts
-    monkeypatch.setattr(record_buckets, "MAX_REBUILT_SHARE", 1.0)
+    monkeypatch.setattr(record_buckets, "MAX_REBUILT_SHARE", dict.fromkeys(KINDS, 1.0))
     rebuilt = _grouped(two, settings, reuse=True)
     fresh = _grouped(two, settings, reuse=False, store=tmp_path / "fresh")
     for kind in KINDS:
