@@ -205,7 +205,8 @@ def build_graph(
     progress.finish(f"{counts['vertices']:,} vertices, {counts['edges']:,} edges")
     path_index = index_graph(out_dir)  # pipeline.graph.path_index: for the service's on-demand queries
     lap("path_index")
-    path_index["sampled_queries"] = sample_queries(out_dir)  # what a query costs, for the plan
+    # what a query costs, for the plan; and the example query `litpath describe` prints
+    path_index["sampled_queries"] = sample_queries(out_dir, concepts=counts["concept_vertices"])
     lap("path_index_sample")
     record = _graph_record("full", cfg, counts, digest, timings, peak_rss_mib)
     record["path_index"] = path_index

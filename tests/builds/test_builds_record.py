@@ -158,6 +158,32 @@ def test_describe_says_how_a_new_shell_finds_the_local_servers(tmp_path: Path) -
     assert "LITPATH_NEO4J_URI" in servers_env_step(tmp_path / "elsewhere")[0]
 
 
+def test_describe_prints_the_example_query_the_graph_stage_recorded(tmp_path: Path, monkeypatch) -> None:
+    """The example comes from the full graph's record (found by the graph stage), without
+    opening the graph, which took 9 s at the end of a 10M `make run`; a build without one still
+    gets an example searched on its graph."""
+    from pipeline.builds.layout import BuildLayout, ResultsLayout
+    from pipeline.query import describe
+
+    build = ResultsLayout(tmp_path).builds / "b1"
+    build.mkdir(parents=True)
+    example = {"source": "C0000001", "target": "C0000009", "hops": 3}
+    record = {"build_id": "b1", "graph": {"path_index": {"sampled_queries": {"pairs": 40, "example": example}}}}
+    BuildLayout(build).record.write_text(json.dumps(record))
+    ResultsLayout(tmp_path).latest.symlink_to(build)
+
+    def opened(build_dir: Path) -> None:
+        raise AssertionError("the graph was opened")
+
+    monkeypatch.setattr(describe, "example_pair", opened)
+    text = describe.describe_latest({"results_dir": str(tmp_path)})
+    assert "curl 'http://127.0.0.1:8000/v1/path?source=C0000001&target=C0000009'" in text
+    del record["graph"]["path_index"]["sampled_queries"]["example"]
+    BuildLayout(build).record.write_text(json.dumps(record))
+    monkeypatch.setattr(describe, "example_pair", lambda build_dir: ("C0000002", "C0000003"))
+    assert "source=C0000002&target=C0000003" in describe.describe_latest({"results_dir": str(tmp_path)})
+
+
 # --- provenance: which code and which reference files made a build ----------------------------
 
 

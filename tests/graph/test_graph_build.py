@@ -124,6 +124,24 @@ def test_build_all_kinds_matches_hand_computed_weights(tables, tmp_path):
     assert (on_disk["path_index"]["hubs"], on_disk["path_index"]["n"]) == (0, 9)
     sampled = on_disk["path_index"]["sampled_queries"]  # what the plan reports a query costs
     assert sampled["pairs"] == 40 and 0 <= sampled["p50_ms"] <= sampled["p90_ms"] <= sampled["max_ms"]
+    # ... and the example query `litpath describe` prints: two concepts joined by a path of two or
+    # more hops, checked against scipy's Dijkstra on the edges written (hops walked back from the
+    # target through its predecessors)
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import dijkstra
+
+    example = sampled["example"]
+    vertices = pq.read_table(tmp_path / "g" / "vertices.parquet").to_pylist()
+    vid = {row["key"]: row["vid"] for row in vertices if row["kind"] == "concept"}
+    assert example["source"] in vid and example["target"] in vid and example["source"] != example["target"]
+    written = pq.read_table(tmp_path / "g" / "edges.parquet").to_pydict()
+    n = len(vertices)
+    costs = coo_matrix((written["cost"], (written["src"], written["dst"])), shape=(n, n)).tocsr()
+    distances, predecessors = dijkstra(costs, directed=False, indices=vid[example["source"]], return_predecessors=True)
+    hops, at = 0, vid[example["target"]]
+    while at != vid[example["source"]]:
+        at, hops = predecessors[at], hops + 1
+    assert np.isfinite(distances[vid[example["target"]]]) and hops == example["hops"] >= 2
 
 
 def test_build_sweeps_the_spill_folders_of_a_killed_build_first(tables, tmp_path):
