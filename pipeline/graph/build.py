@@ -35,7 +35,13 @@ from pipeline.graph import weights
 from pipeline.graph.assemble import GraphScope, fits_in_memory, write_graph
 from pipeline.graph.assemble_spilled import write_graph_partitioned
 from pipeline.graph.counting import KeyEncoder
-from pipeline.graph.earlier import EarlierEdges, earlier_build_note, taken_graph
+from pipeline.graph.earlier import (
+    PREDICATION_TALLIES,
+    EarlierEdges,
+    cooccurrence_edges,
+    earlier_build_note,
+    taken_graph,
+)
 from pipeline.graph.edges import (
     CodedEdges,
     MentionTotals,
@@ -43,7 +49,7 @@ from pipeline.graph.edges import (
     concept_abstract_edges,
     concept_concept_edges,
 )
-from pipeline.graph.inputs import load_concepts, row_count
+from pipeline.graph.inputs import load_concepts, require_table, row_count, table_fingerprint
 from pipeline.graph.paper_figures import paper_scaled, predication_rows
 from pipeline.graph.path_index import index_graph, sample_queries
 from pipeline.runtime.files import write_atomically
@@ -100,6 +106,7 @@ def build_graph(
     cooccurrence_dir: Path | None = None,
     *,
     batch_rows: int = BATCH_ROWS,
+    cooccurrence_from: Path | None = None,
 ) -> dict:
     """Build vertices, edges, graph.bp and graph_counts.json in ``out_dir``; return the counts record.
 
@@ -116,7 +123,13 @@ def build_graph(
     are made once and shared by both graphs; the co-occurrence graph is exactly the graph a
     build with ``edge_kinds: [concept_concept]`` would have (same vertices, edges and digest).
     Its record (``scope: "cooccurrence"``) is returned under ``"cooccurrence"``.
+    With ``cooccurrence_from`` instead, the build's co-occurrence graph already built there (the
+    workflow's ``build_cooccurrence`` job) gives the concept--concept edges, which are then not
+    counted again (:func:`pipeline.graph.earlier.cooccurrence_edges`; counted where it does not
+    fit these tables and settings); the record's ``concept_concept_edges`` says which, and why.
     """
+    if cooccurrence_dir is not None and cooccurrence_from is not None:
+        raise ValueError("the co-occurrence graph is either written beside the full graph or read, not both")
     tables_dir, out_dir, cfg = _checked_arguments(tables_dir, out_dir, config, batch_rows)
     # Spill folders of an earlier build-graph that was killed (their owner is gone) go first.
     for scope_dir in (out_dir, cooccurrence_dir):
@@ -143,10 +156,17 @@ def build_graph(
         else EarlierEdges.of(tables_dir, cfg)  # fmt: skip
     if earlier is not None and not fits_in_memory(earlier.edges_taken + row_count(tables_dir, "citations"), budget):
         earlier, earlier_why = None, "its edges would not fit the memory budget"
+    # The build's co-occurrence graph, already built from these tables: its edges are this graph's
+    # concept--concept edges (pipeline.graph.earlier.cooccurrence_edges).
+    taken_cc, cc_why = None, "counted from the predications"
+    if earlier is None and need_cooccurrence and cooccurrence_from is not None:
+        taken_cc, why_not = cooccurrence_edges(Path(cooccurrence_from), tables_dir, cfg, concepts, counts)
+        cc_why = f"taken from the co-occurrence graph {cooccurrence_from}" if taken_cc is not None \
+            else f"counted from the predications: {why_not}"  # fmt: skip
     tables_read = [
         name
         for name, needed in (
-            ("predications", need_cooccurrence and earlier is None),
+            ("predications", need_cooccurrence and earlier is None and taken_cc is None),
             ("mentions", CONCEPT_ABSTRACT in kinds and earlier is None),
             ("citations", ABSTRACT_ABSTRACT in kinds),
         )
@@ -160,8 +180,11 @@ def build_graph(
         lap("earlier_edges")
         partitioned = False
     else:
-        progress.stage("concept_concept (predications)")
-        cc = concept_concept_edges(tables_dir, cfg, concepts, counts, progress) if need_cooccurrence else CodedEdges.none()
+        if taken_cc is not None:
+            cc = taken_cc
+        else:
+            progress.stage("concept_concept (predications)")
+            cc = concept_concept_edges(tables_dir, cfg, concepts, counts, progress) if need_cooccurrence else CodedEdges.none()
         lap("concept_concept")
         # In memory, the assembly costs about IN_MEMORY_BYTES_PER_EDGE an edge; beyond the budget the
         # edges go to disk partitions instead (same files, bit for bit; pipeline.graph.assemble_spilled).
@@ -211,6 +234,8 @@ def build_graph(
     record = _graph_record("full", cfg, counts, digest, timings, peak_rss_mib)
     record["path_index"] = path_index
     record["earlier_build"] = earlier.note() if earlier is not None else earlier_build_note(None, None, earlier_why)
+    if earlier is None and need_cooccurrence:
+        record["concept_concept_edges"] = cc_why
     # the build beside the paper's graph, scaled to its predications (science review S5)
     record["paper_scaled"] = paper_scaled(counts, predication_rows(tables_dir))
     if cooccurrence_record is not None:
@@ -270,9 +295,12 @@ def _write_cooccurrence_graph(full: GraphScope, out_dir: Path, cc: CodedEdges, b
     """The co-occurrence graph -- the concepts and the concept--concept edges of ``full`` -- in
     ``out_dir``, with its own graph_counts.json; returns its record."""
     timings: dict[str, float] = {}
+    # its record keeps the tallies of counting the predications, which the full graph takes with
+    # its edges (pipeline.graph.earlier.cooccurrence_edges)
+    tallies = {key: value for key, value in full.counts.items() if key.startswith(PREDICATION_TALLIES)}
     scope = replace(
         full, out_dir=out_dir, cfg=_cooccurrence_settings(full.cfg), documents=KeyEncoder(),
-        lap=_Stopwatch(timings), counts={},
+        lap=_Stopwatch(timings), counts=tallies,
     )  # fmt: skip
     if fits_in_memory(len(cc.u), budget):
         digest = write_graph(scope, cc, CodedEdges.none(), CodedEdges.none())
@@ -284,6 +312,8 @@ def _write_cooccurrence_graph(full: GraphScope, out_dir: Path, cc: CodedEdges, b
     scope.lap("path_index_sample")
     record = _graph_record("cooccurrence", scope.cfg, scope.counts, digest, timings, {})
     record["path_index"] = path_index
+    # which predications it was counted from, for a full graph that takes its edges
+    record["predications"] = table_fingerprint(require_table(full.tables_dir, "predications", "concept_concept edges"))
     _save_record(out_dir, record)
     return record
 

@@ -29,6 +29,15 @@ from pipeline.graph.build import build_cooccurrence_graph, build_graph
     "the SPOKE comparison uses) to this folder.",
 )
 @click.option(
+    "--cooccurrence-from",
+    "cooccurrence_from",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="The build's co-occurrence graph, already built from these tables (--scope cooccurrence): "
+    "the full graph takes its concept-concept edges instead of counting the predications again "
+    "(and counts them where it was built from other tables or settings; graph_counts.json's "
+    "concept_concept_edges says which).",
+)
+@click.option(
     "--scope",
     type=click.Choice(["full", "cooccurrence"]),
     default="full",
@@ -38,11 +47,14 @@ from pipeline.graph.build import build_cooccurrence_graph, build_graph
     "evidence's grouping need not wait for the full graph).",
 )
 def build_graph_command(
-    tables_dir: Path, out_dir: Path, config_path: Path | None, cooccurrence_dir: Path | None, scope: str
+    tables_dir: Path, out_dir: Path, config_path: Path | None, cooccurrence_dir: Path | None,
+    cooccurrence_from: Path | None, scope: str,
 ) -> None:
     """Build the weighted concept--abstract graph of one build (and its co-occurrence graph)."""
     if scope == "cooccurrence" and cooccurrence_dir is not None:
         raise click.UsageError("--cooccurrence-out goes with --scope full (with --scope cooccurrence, --out is it)")
+    if cooccurrence_from is not None and (scope == "cooccurrence" or cooccurrence_dir is not None):
+        raise click.UsageError("--cooccurrence-from goes with --scope full and without --cooccurrence-out")
     try:
         config = load_config(config_path) if config_path else validate_config({})
     except ConfigError as error:  # the message names the file and the key
@@ -57,7 +69,7 @@ def build_graph_command(
                 f"digest {co['graph_digest'][:16]} -> {out_dir}"
             )
             return
-        record = build_graph(tables_dir, out_dir, config, cooccurrence_dir)
+        record = build_graph(tables_dir, out_dir, config, cooccurrence_dir, cooccurrence_from=cooccurrence_from)
     except (FileNotFoundError, ValueError) as error:
         raise click.ClickException(str(error)) from error
     counts = record["counts"]

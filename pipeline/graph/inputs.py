@@ -8,6 +8,7 @@ names and semantic types); ``documents`` is read only for the titles of the abst
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +33,24 @@ def row_count(tables_dir: Path, name: str) -> int:
     """Rows of a table from its Parquet metadata (0 when the table is absent)."""
     path = table_path(tables_dir, name)
     return 0 if path is None else ds.dataset(str(path), format="parquet").count_rows()
+
+
+def table_fingerprint(path: Path) -> str:
+    """A digest of a Parquet table's footers (each part's, by name, for a folder of parts): its
+    schema, row groups, their byte sizes and column statistics -- different tables do not share
+    one in practice, and reading it costs a few kilobytes, not the table."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    for part in sorted(path.glob("*.parquet")) if path.is_dir() else [path]:
+        with open(part, "rb") as file:
+            file.seek(-8, 2)
+            tail = file.read(8)
+            if tail[4:] != b"PAR1":
+                raise ValueError(f"{part} is not a Parquet file")
+            length = int.from_bytes(tail[:4], "little")
+            file.seek(-8 - length, 2)
+            digest.update(part.name.encode() + b"\0" + file.read(length))
+    return digest.hexdigest()[:32]
 
 
 def batches(

@@ -545,3 +545,24 @@ def test_cli_build_graph_keeps_to_the_configured_memory_budget(tmp_path):
     record = json.loads((tmp_path / "g" / "graph_counts.json").read_text())
     assert record["counts"]["graph_partitions"] > 1
     assert (tmp_path / "spill").is_dir() and not any((tmp_path / "spill").iterdir())
+
+
+def test_the_full_graph_from_the_cooccurrence_graph_equals_the_counted_one(tables, tmp_path):
+    """The hand-made tables, and one more predication of a concept with itself: that concept is on
+    no co-occurrence edge and in no mention, and ``concepts_seen`` still counts it when the edges
+    are taken."""
+    predications = pq.read_table(tables / "predications.parquet")
+    extra = predications.slice(0, 1).to_pylist()[0]
+    extra.update(predication_id=10**6, subject_cui="C9999999", object_cui="C9999999")
+    pq.write_table(pa.concat_tables([predications, pa.Table.from_pylist([extra], schema=predications.schema)]),
+                   tables / "predications.parquet")  # fmt: skip
+    counted = build_graph(tables, tmp_path / "counted", {})
+    assert counted["counts"]["concepts_seen"] > counted["counts"]["concept_vertices"]
+    build_cooccurrence_graph(tables, tmp_path / "cooccurrence", {})
+    taken = build_graph(tables, tmp_path / "taken", {}, cooccurrence_from=tmp_path / "cooccurrence")
+    assert taken["concept_concept_edges"].startswith("taken from the co-occurrence graph")
+    assert taken["counts"] == counted["counts"] and taken["graph_digest"] == counted["graph_digest"]
+    for name in ("vertices.parquet", "edges.parquet"):
+        assert pq.read_table(tmp_path / "taken" / name).equals(pq.read_table(tmp_path / "counted" / name))
+    with pytest.raises(ValueError, match="either written beside the full graph or read"):
+        build_graph(tables, tmp_path / "both", {}, tmp_path / "co2", cooccurrence_from=tmp_path / "cooccurrence")

@@ -91,3 +91,63 @@ def test_an_update_file_or_other_settings_build_from_the_tables(corpus, tmp_path
         note = _record(four, scope)["earlier_build"]
         assert note["used"] is None and "other settings" in note["why"], note
         _assert_same_graph(four, scratch, scope)
+
+
+def _semtype_of_some_concepts(build: BuildLayout) -> str:
+    """A semantic type a few of the build's concepts have (their pairs and mentions are excluded)."""
+    semtypes = pq.read_table(build.tables.table("concepts"), columns=["semtypes"]).column("semtypes").to_pylist()
+    counted: dict[str, int] = {}
+    for types in semtypes:
+        for semtype in types or []:
+            counted[semtype] = counted.get(semtype, 0) + 1
+    return min(counted, key=lambda semtype: (counted[semtype], semtype))
+
+
+@pytest.mark.parametrize("settings", ["defaults", "min_support 2, an excluded semtype, novel only"])
+def test_the_full_graph_takes_its_concept_edges_from_the_cooccurrence_graph(corpus, tmp_path, settings):
+    """The workflow builds the co-occurrence graph first and the full graph takes its edges: the
+    same graph as counting the predications again -- also where some concepts the predications
+    name are on no edge (below the support, an excluded semantic type, not novel), which are
+    coded from the predications so that ``concepts_seen`` counts them."""
+    folders = [folder for _, _, folder in corpus]
+    counted = _build(tmp_path / "counted", folders)
+    config = {} if settings == "defaults" else {"graph": {
+        "min_support": 2, "exclude_semtypes": [_semtype_of_some_concepts(counted)], "novelty_only": True}}  # fmt: skip
+    if config:
+        counted = _build(tmp_path / "counted-settings", folders, config=config)
+    taken = BuildLayout(tmp_path / "taken")
+    record = build_graph(counted.tables.path, taken.graph("full").graph_dir, config,
+                         cooccurrence_from=counted.graph("cooccurrence").graph_dir)  # fmt: skip
+    taken.graph("cooccurrence").graph_dir.parent.mkdir(parents=True, exist_ok=True)
+    assert record["concept_concept_edges"].startswith("taken from the co-occurrence graph"), record["concept_concept_edges"]
+    assert _record(counted, "full")["concept_concept_edges"] == "counted from the predications"
+    _assert_same_graph(taken, counted, "full")
+    if config:  # concepts the predications name on no co-occurrence edge, coded all the same
+        seen = _record(counted, "cooccurrence")["counts"]
+        assert seen["concepts_seen"] > seen["concept_vertices"], seen
+        assert seen["concept_pairs_below_min_support_removed"] > 0 and seen["predication_rows_excluded_semtype_removed"] > 0
+
+
+def test_a_cooccurrence_graph_of_other_settings_or_tables_is_not_taken(corpus, tmp_path):
+    """Built with other settings, or from a predications table with one row less (the same
+    number of files, the row count checked alone would not tell every case): counted, and why."""
+    import shutil
+
+    folders = [folder for _, _, folder in corpus]
+    one = _build(tmp_path / "one", folders)
+    less = tmp_path / "less" / "tables"
+    shutil.copytree(one.tables.path, less)
+    predications = pq.read_table(less / "predications.parquet")
+    pq.write_table(predications.slice(1), less / "predications.parquet")
+    build_cooccurrence_graph(less, tmp_path / "less" / "cooccurrence", {})
+    other = BuildLayout(tmp_path / "other")
+    for source, config, why in ((one.graph("cooccurrence").graph_dir, {"graph": {"min_support": 3}}, "other graph settings"),
+                                (tmp_path / "less" / "cooccurrence", {}, "other predications")):  # fmt: skip
+        record = build_graph(one.tables.path, other.graph("full").graph_dir, config, cooccurrence_from=source)
+        assert record["concept_concept_edges"].startswith("counted from the predications: "), record
+        assert why in record["concept_concept_edges"]
+    # an unchanged copy of the table is the same table
+    shutil.copy(one.tables.table("predications"), less / "predications.parquet")
+    build_cooccurrence_graph(less, tmp_path / "less" / "cooccurrence", {})
+    record = build_graph(one.tables.path, other.graph("full").graph_dir, {}, cooccurrence_from=tmp_path / "less" / "cooccurrence")
+    assert record["concept_concept_edges"].startswith("taken from"), record["concept_concept_edges"]

@@ -24,8 +24,9 @@ rule build_cooccurrence:
     # The co-occurrence graph (concepts and concept-concept edges only): the comparison's graph,
     # and the edges whose evidence is grouped. Its own job, from the predications and concepts
     # alone, so that the evidence's grouping (the longest job after the merge) and the
-    # co-occurrence solve do not wait for the full graph; the full graph counts the
-    # co-occurrences again (at 30M calibrated predications 24 s of its 135).
+    # co-occurrence solve do not wait for the full graph; the full graph takes its edges
+    # rather than count the co-occurrences again (at 30M calibrated predications 24 s of its
+    # 135, at 10M 9 of 30).
     input:
         tables=LAYOUT.tables.counts,
         config=BUILD_CONFIG,
@@ -56,6 +57,8 @@ rule build_graph:
     input:
         tables=LAYOUT.tables.counts,
         config=BUILD_CONFIG,
+        # its concept-concept edges (pipeline.graph.earlier.cooccurrence_edges)
+        cooccurrence=LAYOUT.graph("cooccurrence").counts,
     output:
         graph=directory(LAYOUT.graph("full").graph_bp),
         counts=LAYOUT.graph("full").counts,
@@ -75,10 +78,11 @@ rule build_graph:
     params:
         tables=lambda wc, input: Path(input.tables).parent,
         out=lambda wc, output: Path(output.graph).parent,
+        cooccurrence=lambda wc, input: Path(input.cooccurrence).parent,
         settings=RUN_CONFIG,
     shell:
         "litpath build-graph --tables-dir {params.tables:q} --out {params.out:q} "
-        "--config {params.settings:q} 2>&1 | tee {log:q} >&2"
+        "--cooccurrence-from {params.cooccurrence:q} --config {params.settings:q} 2>&1 | tee {log:q} >&2"
 
 
 rule bucket_records:
