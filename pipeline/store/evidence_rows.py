@@ -159,6 +159,14 @@ def _plain(array: pa.Array | pa.ChunkedArray) -> pa.Array:
     return (array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array).cast(pa.string())
 
 
+# Up to this many edges (a rerun grouping the pairs a changed paper named again,
+# pipeline.store.record_buckets), the scan first keeps, in Arrow, the predications whose two
+# concepts are both among the edges' concepts: a row on an edge always is, and only those rows
+# reach the edge index. The 10M update rerun's 134 pairs: 1.0M of the 10M rows kept, the scan
+# 1.4-1.9 s against 3.1-3.9 s (alternate runs). Grouping every edge, the filter would keep all.
+FILTERED_SCAN_EDGES = 50_000
+
+
 def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch_rows: int) -> Iterator[pa.Table]:
     """Per batch of predications: the rows on a concept--concept edge, by edge index."""
     path = table_path(tables_dir, "predications")
@@ -166,7 +174,10 @@ def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch
         raise FileNotFoundError(f"{tables_dir / 'predications.parquet'} not found (needed for evidence)")
     index = _EdgeIndex(edge_keys)
     columns = ["predication_id", "doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"]
-    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=columns, batch_size=batch_rows):
+    where = None
+    if len(edge_keys[0]) <= FILTERED_SCAN_EDGES:
+        where = pc.field("subject_cui").isin(index.concepts) & pc.field("object_cui").isin(index.concepts)
+    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=columns, batch_size=batch_rows, filter=where):
         s = batch.column("subject_cui")
         keep, edge = index.edges_of(s, batch.column("object_cui"))
         keep = pa.array(keep)

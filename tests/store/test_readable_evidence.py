@@ -47,7 +47,11 @@ def _expected(tables, edges, per_hop):
 
 
 @pytest.mark.parametrize("per_hop", [0, 3, 8])
-def test_predicates_and_sentences_equal_a_plain_python_grouping(built, tmp_path, per_hop):
+@pytest.mark.parametrize("filtered_scan", [True, False], ids=["filtered scan", "whole scan"])
+def test_predicates_and_sentences_equal_a_plain_python_grouping(built, tmp_path, monkeypatch, per_hop, filtered_scan):
+    """Also with the scan that keeps only the edges' concepts first (few edges, a rerun's) and
+    without it (every edge of a build)."""
+    monkeypatch.setattr(evidence_rows, "FILTERED_SCAN_EDGES", 10**9 if filtered_scan else 0)
     tables, graph = built
     edge_keys = evidence_rows.concept_edge_keys(graph)
     edges = set(zip(edge_keys[0].to_pylist(), edge_keys[1].to_pylist(), strict=True))
