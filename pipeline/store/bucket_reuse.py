@@ -74,6 +74,10 @@ class EarlierBuckets(Protocol):
 
     def bucket(self, index: int) -> Bucket: ...
 
+    def reused(self, index: int) -> Bucket:
+        """Bucket ``index`` taken as it is (its bytes need not be checked again)."""
+        ...
+
 
 def rebuilt_buckets(
     earlier: EarlierBuckets,
@@ -110,7 +114,7 @@ def rebuilt_buckets(
         if reusable[i]:
             tally.reused += 1
             written += earlier.rows[i]
-            yield earlier.bucket(i)
+            yield earlier.reused(i)
             i += 1
             continue
         j = i

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -43,10 +43,13 @@ class Bucket:
     first: tuple
     rows: int
     data: bytes
+    # The id a bucket file lists for these bytes, for a bucket a rebuild takes as it is
+    # (pipeline.store.bucket_reuse): not hashed again, since a load checks every bucket it reads.
+    listed_id: str | None = field(default=None, compare=False, repr=False)
 
-    @cached_property  # a bucket taken from a file is checked against its id, then written with it
+    @cached_property  # a bucket read from a file is checked against its id, then written with it
     def bucket_id(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()[:32]
+        return self.listed_id or hashlib.sha256(self.data).hexdigest()[:32]
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ class _Listed:
     def bucket(self, index):
         return self.buckets[index]
 
+    reused = bucket
+
 
 def _table(records: dict[tuple, int], two_keys: bool) -> pa.Table:
     keys = sorted(records)

@@ -111,6 +111,16 @@ def test_a_damaged_bucket_is_refused_as_it_is_read(tmp_path):
     assert isinstance(listed[1], ListedBucket) and listed[1].bucket_id == damaged_id
     assert [b.bucket_id for b in listed] == table.column("bucket_id").to_pylist()
     assert all(isinstance(b, Bucket) for i, b in enumerate(listed) if i != 1)
+    # A rebuild taking the bucket as it is does not hash it again: it carries the listed id and
+    # the bytes unchanged, and a load that reads them refuses them (test below)
+    mapped = BucketFile.open(path, "documents").mapped()
+    try:
+        taken = mapped.reused(1)
+        assert (taken.bucket_id, taken.data) == (damaged_id, data[1])
+        with pytest.raises(BucketFileError, match="does not match its bytes"):
+            mapped.bucket(1)
+    finally:
+        mapped.close()
 
 
 @pytest.mark.servers
