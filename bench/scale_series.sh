@@ -18,7 +18,9 @@ echo "scale run '$label' ($config) starting $(date -u +%H:%M:%S); logs in $logs"
 status=0
 .venv/bin/python bench/process_rss.py --out "$logs/rss.json" -- \
   /usr/bin/time -v -o "$logs/time.txt" make run CONFIG="$config" >"$logs/make.log" 2>&1 || status=$?
-after=$(ls -1t .snakemake/log/*.snakemake.log | head -1)
+# `|| true`: with pipefail, ls killed by SIGPIPE once head has its line (a listing longer than
+# ls's first write, ~130 logs) would end the script here, the run done but not recorded
+after=$(ls -1t .snakemake/log/*.snakemake.log 2>/dev/null | head -1 || true)
 if [[ $status -ne 0 || "$after" == "$before" ]]; then
   echo "make run failed ($status); see $logs/make.log" >&2
   tail -30 "$logs/make.log" >&2
