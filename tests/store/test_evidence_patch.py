@@ -5,12 +5,14 @@ equals the grouped one, and a record is handed back wherever the earlier one can
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pytest
 
 from pipeline.store.evidence_patch import gone_rows_by_pair, records_without_papers
-from pipeline.store.evidence_rows import EVIDENCE_ROWS, ReadableSources, group_evidence
+from pipeline.store.evidence_rows import EVIDENCE, EVIDENCE_ROWS, ReadableSources, group_evidence
 
 CONCEPTS = [f"C{i:07d}" for i in range(14)]
 PREDICATES = ["TREATS", "CAUSES", "NEG_TREATS", "ISA"]
@@ -49,34 +51,22 @@ def _grouped(rows: list[dict], years: dict, cap: int, per_hop: int) -> dict[tupl
     return {(r["cui_a"], r["cui_b"]): r for r in grouped.to_pylist()}
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_patched_records_equal_records_grouped_from_the_remaining_rows(seed):
-    rng = np.random.default_rng([seed, 20261129])
-    cap, per_hop = int(rng.integers(2, 12)), int(rng.integers(1, 4))
-    rows, years = _predications(rng, int(rng.integers(8, 40)))
-    papers = sorted({r["doc_id"] for r in rows})
-    gone = set(rng.choice(papers, size=max(1, len(papers) // 6), replace=False).tolist())
-    earlier = _grouped(rows, years, cap, per_hop)
-    now = _grouped([r for r in rows if r["doc_id"] not in gone], years, cap, per_hop)
-    gone_rows = pa.Table.from_pylist([r for r in rows if r["doc_id"] in gone])
-    by_pair = gone_rows_by_pair(gone_rows)
-    still = sorted(set(by_pair) & set(now))
-    patched, unpatched = records_without_papers(pa.Table.from_pylist([earlier[p] for p in still], schema=group_evidence_schema()),
-                                                by_pair, cap, per_hop)  # fmt: skip
-    for record in patched.to_pylist():
-        assert record == now[(record["cui_a"], record["cui_b"])]
-    assert set((r["cui_a"], r["cui_b"]) for r in patched.to_pylist()) | set(unpatched) == set(still)
-    # a pair no gone paper named is its earlier record
-    untouched = sorted(set(now) - set(by_pair))
-    same, _ = records_without_papers(pa.Table.from_pylist([earlier[p] for p in untouched], schema=group_evidence_schema()),
-                                     by_pair, cap, per_hop)  # fmt: skip
-    assert same.to_pylist() == [now[p] for p in untouched]
+@dataclass
+class _Case:
+    """One random case: the caps, the records before and after some papers went, the gone rows by
+    pair, the pairs they named that are still edges, and what the patch made of those."""
 
+    cap: int
+    per_hop: int
+    earlier: dict
+    now: dict
+    by_pair: dict
+    still: list
+    patched: pa.Table
+    unpatched: list
 
-def test_both_ways_are_taken_over_the_seeds():
-    """The random cases above patch records and hand some back (cut lists, full quotes)."""
-    patched_total = handed_back = 0
-    for seed in range(12):
+    @classmethod
+    def of(cls, seed: int) -> _Case:
         rng = np.random.default_rng([seed, 20261129])
         cap, per_hop = int(rng.integers(2, 12)), int(rng.integers(1, 4))
         rows, years = _predications(rng, int(rng.integers(8, 40)))
@@ -86,17 +76,34 @@ def test_both_ways_are_taken_over_the_seeds():
         now = _grouped([r for r in rows if r["doc_id"] not in gone], years, cap, per_hop)
         by_pair = gone_rows_by_pair(pa.Table.from_pylist([r for r in rows if r["doc_id"] in gone]))
         still = sorted(set(by_pair) & set(now))
-        patched, unpatched = records_without_papers(
-            pa.Table.from_pylist([earlier[p] for p in still], schema=group_evidence_schema()), by_pair, cap, per_hop)
-        patched_total += patched.num_rows
-        handed_back += len(unpatched)
+        patched, unpatched = records_without_papers(_records([earlier[p] for p in still]), by_pair, cap, per_hop)
+        return cls(cap, per_hop, earlier, now, by_pair, still, patched, unpatched)
+
+
+def _records(records: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist(records, schema=EVIDENCE)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_patched_records_equal_records_grouped_from_the_remaining_rows(seed):
+    case = _Case.of(seed)
+    for record in case.patched.to_pylist():
+        assert record == case.now[(record["cui_a"], record["cui_b"])]
+    assert {(r["cui_a"], r["cui_b"]) for r in case.patched.to_pylist()} | set(case.unpatched) == set(case.still)
+    # a pair no gone paper named is its earlier record
+    untouched = sorted(set(case.now) - set(case.by_pair))
+    same, _ = records_without_papers(_records([case.earlier[p] for p in untouched]), case.by_pair, case.cap, case.per_hop)
+    assert same.to_pylist() == [case.now[p] for p in untouched]
+
+
+def test_both_ways_are_taken_over_the_seeds():
+    """The random cases above patch records and hand some back (cut lists, full quotes)."""
+    cases = [_Case.of(seed) for seed in range(12)]
+    patched_total = sum(case.patched.num_rows for case in cases)
+    handed_back = sum(len(case.unpatched) for case in cases)
     assert patched_total > 20 and handed_back > 10, (patched_total, handed_back)
 
 
-def group_evidence_schema() -> pa.Schema:
-    from pipeline.store.evidence_rows import EVIDENCE
-
-    return EVIDENCE
 
 
 def test_a_truncated_record_whose_documents_fall_within_the_cap_is_grouped_again():
@@ -111,6 +118,6 @@ def test_a_truncated_record_whose_documents_fall_within_the_cap_is_grouped_again
     now = _grouped(rows[:4], years, 2, 1)[("C0000001", "C0000002")]
     assert earlier["truncated"] and now["truncated"] and now["n_documents"] == 2
     by_pair = gone_rows_by_pair(pa.Table.from_pylist(rows[4:]))
-    patched, unpatched = records_without_papers(pa.Table.from_pylist([earlier], schema=group_evidence_schema()), by_pair, 2, 1)
+    patched, unpatched = records_without_papers(_records([earlier]), by_pair, 2, 1)
     assert patched.num_rows == 0 and unpatched == [("C0000001", "C0000002")]
     assert earlier["sentences"] == now["sentences"]  # the quote (PMID:2's, the most recent) stays
