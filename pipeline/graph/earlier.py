@@ -212,9 +212,10 @@ def cooccurrence_edges(cooccurrence_dir: Path, tables_dir: Path, cfg: dict, conc
     the predications again is not needed (8.7 of a 10M full graph's 30 s). ``cfg`` is the full
     graph's settings; the co-occurrence graph must have been built with the same, less its edge
     kinds, and from this predications table (its record's ``predications``, the table's
-    :func:`pipeline.graph.inputs.table_fingerprint`). Else None and why (the caller counts). The concepts the predications name on no edge are coded too (read from the
-    predications' two concept columns, only when the record says there are such), so that
-    ``concepts_seen`` counts as counting would."""
+    :func:`pipeline.graph.inputs.table_fingerprint`). Else None and why (the caller counts).
+    The concepts the predications name on no edge are coded too (read from the predications' two
+    concept columns, only when the record says there are such), so that ``concepts_seen`` counts
+    as counting would."""
     if len(concepts):
         raise ValueError("the co-occurrence graph's edges are coded into an empty encoder only")
     folder = GraphFolder(Path(cooccurrence_dir))
@@ -236,8 +237,8 @@ def cooccurrence_edges(cooccurrence_dir: Path, tables_dir: Path, cfg: dict, conc
     concepts.append_new(keys)  # the co-occurrence graph's vertices are concepts only: codes = vids
     if int(earlier_counts.get("concepts_seen", len(keys))) != len(keys):
         # concepts on no edge of it (a predication of a concept with itself, a pair below the
-        # minimum support, an excluded semantic type): coded after the vertices, as counting would
-        # read as dictionaries: each row group's distinct concepts, no string per row
+        # minimum support, an excluded semantic type), coded after the vertices as counting
+        # would; read as dictionaries: each row group's distinct concepts, no string per row
         columns = ["subject_cui", "object_cui"]
         named = pq.read_table(require_table(tables_dir, "predications", "concept_concept edges"),
                               columns=columns, read_dictionary=columns)  # fmt: skip

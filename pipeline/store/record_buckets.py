@@ -238,9 +238,10 @@ def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: 
 # afresh costs about as much and holds less at once. A document's record is its own row, cheap to
 # group again: at 10M calibrated predications an update file's 30k changed papers cut 36 % of the
 # documents' buckets again, and that rebuild took 11.6 and 12.3 s alone against 9.6 and 11.3 s
-# grouping all 3M afresh (alternate runs, AMD EPYC; in a slower hour medians of three 19.8 and 17.2 s), so the documents are reused only where a quarter or
-# less is cut again. The evidence and the papers are grouped from the predications, which costs
-# far more a record than decoding it.
+# grouping all 3M afresh (alternate runs, AMD EPYC; in a slower hour, medians of three, 19.8
+# against 17.2 s), so the documents are reused only where a quarter or less is cut again. The
+# evidence and the papers are grouped from the predications, which costs far more a record than
+# decoding it.
 MAX_REBUILT_SHARE = {"documents": 0.25, "evidence": 0.5, "papers": 0.5}
 # The concepts are cheap to group whole. The documents are not (13 of a 10M citation rerun's 77 s,
 # the same 166 MB again), and are reused where few papers changed: the papers merged again are
