@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Hashable
 from pathlib import Path
 
 from pipeline.store.buckets import decode
@@ -184,11 +185,9 @@ def evidence_from_bucket_file(path: Path, pairs: list[tuple[str, str]]) -> dict[
         log.warning("evidence of %s unknown: %s", path, exc)
         return None
     try:
-        listing = Listing(first=mapped.firsts, ids=mapped.ids, rows=mapped.rows)
-        where = {pair: listing.bucket_for(pair) for pair in wanted}
-        index = {bucket_id: i for i, bucket_id in enumerate(mapped.ids)}
-        needed = {bucket for bucket in where.values() if bucket is not None}
-        records = {bucket: _evidence_records(decode(mapped.bucket(index[bucket]).data)) for bucket in needed}
+        where = {pair: mapped.index_for(pair) for pair in wanted}  # buckets by their index in the file
+        needed = {index for index in where.values() if index is not None}
+        records = {index: _evidence_records(decode(mapped.bucket(index).data)) for index in needed}
     except (BucketFileError, OSError, ValueError) as exc:
         log.warning("evidence of %s unknown: %s", path, exc)
         return None
@@ -197,9 +196,10 @@ def evidence_from_bucket_file(path: Path, pairs: list[tuple[str, str]]) -> dict[
     return _evidence_of(where, records)
 
 
-def _evidence_of(where: dict[tuple[str, str], str | None], records: dict[str, dict]) -> dict[tuple[str, str], dict]:
-    """Each pair's evidence, from the bucket that holds it (``where``) and the buckets' records;
-    none (empty lists) where its bucket has no record of it."""
+def _evidence_of(where: dict[tuple[str, str], Hashable | None], records: dict[Hashable, dict]) -> dict[tuple[str, str], dict]:
+    """Each pair's evidence, from the bucket that holds it (``where``: its id in the store, its
+    index in a bucket file) and the buckets' records; none (empty lists) where its bucket has no
+    record of it."""
     out = {}
     for pair, bucket in where.items():
         record = records.get(bucket, {}).get(pair) if bucket is not None else None

@@ -308,7 +308,7 @@ def _earlier_records(bucket_file: BucketFile, keys: list[tuple]) -> pa.Table:
         return RECORDS[bucket_file.kind].empty_table()
     mapped = bucket_file.mapped()
     try:
-        indices = sorted({bisect.bisect_right(mapped.firsts, key) - 1 for key in keys} - {-1})
+        indices = sorted({mapped.index_for(key) for key in keys} - {None})
         found = [decode(mapped.bucket(index).data) for index in indices]
     finally:
         mapped.close()
@@ -711,6 +711,12 @@ class MappedBuckets:
         if bucket.bucket_id != self.ids[index]:
             raise BucketFileError(f"{self.file.path}: bucket {self.ids[index]} does not match its bytes")
         return bucket
+
+    def index_for(self, key: tuple) -> int | None:
+        """The index of the bucket that would hold ``key`` (the last one whose first key is not
+        greater), or None before the first bucket (as a store listing's ``bucket_for``)."""
+        at = bisect.bisect_right(self.firsts, key) - 1
+        return at if at >= 0 else None
 
     def reused(self, index: int) -> Bucket:
         """Bucket ``index`` for a rebuild that takes it as it is: its bytes, with the id the file
