@@ -327,15 +327,20 @@ def _rows_of_papers(tables_dir: Path, doc_ids: pa.Array, columns: list[str]) -> 
     return ds.dataset(str(path), format="parquet").to_table(columns=columns, filter=pc.field("doc_id").isin(doc_ids))
 
 
-def papers_redone(tables_dir: Path, earlier: EarlierBuild) -> pa.Array:
+def papers_redone(tables_dir: Path, earlier: EarlierBuild, rows: tuple[pa.Table, pa.Table] | None = None) -> pa.Array:
     """Of the papers the merge changed, those whose store records may differ: a predication
     removed or added (the merge on the delta only removes: a deleted paper's), or another year
-    (a revised record). A title or DOI changes the documents only, which are grouped whole."""
+    (a revised record). A title or DOI changes the documents only, which are grouped whole.
+    ``rows``: the changed papers' predications before and now (with doc_id and predication_id),
+    where the caller has read them already."""
     changed = earlier.changed.cast(pa.string())
+    if rows is None:
+        rows = (_rows_of_papers(earlier.tables, changed, ["doc_id", "predication_id"]),
+                _rows_of_papers(tables_dir, changed, ["doc_id", "predication_id"]))  # fmt: skip
 
-    def statements(folder: Path) -> pa.Table:
-        rows = _rows_of_papers(folder, changed, ["doc_id", "predication_id"])
-        return rows.group_by("doc_id").aggregate([("predication_id", "count_distinct"), ("predication_id", "sum")])
+    def statements(predications: pa.Table) -> pa.Table:
+        return predications.select(["doc_id", "predication_id"]).group_by("doc_id").aggregate(
+            [("predication_id", "count_distinct"), ("predication_id", "sum")])  # fmt: skip
 
     def years(folder: Path) -> pa.Table:
         path = table_path(folder, "documents")
@@ -344,10 +349,9 @@ def papers_redone(tables_dir: Path, earlier: EarlierBuild) -> pa.Array:
         return table.cast(pa.schema([("doc_id", pa.string()), ("year", pa.int32())]))
 
     redone: set[str] = set()
-    for table in (statements, years):
-        before = {tuple(row.values()) for row in table(earlier.tables).to_pylist()}
-        after = {tuple(row.values()) for row in table(tables_dir).to_pylist()}
-        redone |= {row[0] for row in before ^ after}
+    for before_and_now in ((statements(rows[0]), statements(rows[1])), (years(earlier.tables), years(tables_dir))):
+        before, now = ({tuple(row.values()) for row in table.to_pylist()} for table in before_and_now)
+        redone |= {row[0] for row in before ^ now}
     return pa.array(sorted(redone), pa.string())
 
 
@@ -498,7 +502,11 @@ def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | No
         expected = row_count(tables_dir, "documents") or 0
         records.rebuilt = _rebuilt(kind, earlier_file, changed, regroup_documents, expected, records.notes)
         return records
-    papers = papers_redone(tables_dir, earlier)
+    # the evidence reads the changed papers' predications once: for the papers redone, then the
+    # pairs those name and the rows of the papers that went
+    changed_rows = tuple(_rows_of_papers(folder, earlier.changed.cast(pa.string()), GONE_ROW_COLUMNS)
+                         for folder in (earlier.tables, tables_dir)) if kind == "evidence" else None  # fmt: skip
+    papers = papers_redone(tables_dir, earlier, changed_rows)
     if kind == "papers":
         changed = [(doc,) for doc in papers.to_pylist()]
         sources = ReadableSources.of_build(tables_dir, settings.per_hop)
@@ -517,16 +525,17 @@ def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | No
         # co-occurrence graph, whose edges are the full graph's concept-concept edges)
         scope = json.loads(GraphFolder(graph_dir).counts.read_text()).get("scope", "full")
         before = _joined_pairs(*concept_edge_keys(BuildLayout(earlier.root).graph(scope).graph_dir))
-        rows_before = _rows_of_papers(earlier.tables, papers, GONE_ROW_COLUMNS)
-        rows_now = _rows_of_papers(tables_dir, papers, ["doc_id", "subject_cui", "object_cui"])
+        rows_before, rows_now = (rows.filter(pc.is_in(rows["doc_id"].cast(pa.string()), value_set=papers))
+                                 for rows in changed_rows)  # fmt: skip
         # papers with predications before and none now (an update file's deletions): the pairs
         # only they named are patched from the earlier records (pipeline.store.evidence_patch)
-        had_rows = pc.unique(rows_before["doc_id"].combine_chunks().cast(pa.string()))
+        doc_before = rows_before["doc_id"].combine_chunks().cast(pa.string())
+        had_rows = pc.unique(doc_before)
         gone = had_rows.filter(pc.invert(pc.is_in(had_rows, value_set=rows_now["doc_id"].combine_chunks().cast(pa.string()))))
-        gone_rows = rows_before.filter(pc.is_in(rows_before["doc_id"].cast(pa.string()), value_set=gone))
-        named_by_others = pc.unique(pa.concat_arrays([
-            _pairs_named(rows_before.filter(pc.invert(pc.is_in(rows_before["doc_id"].cast(pa.string()), value_set=gone)))),
-            _pairs_named(rows_now)]))  # fmt: skip
+        of_gone = pc.is_in(doc_before, value_set=gone)
+        gone_rows = rows_before.filter(of_gone)
+        named_by_others = pc.unique(pa.concat_arrays([_pairs_named(rows_before.filter(pc.invert(of_gone))),
+                                                      _pairs_named(rows_now)]))  # fmt: skip
         named_by_gone = _pairs_named(gone_rows)
         named = pc.unique(pa.concat_arrays([named_by_others, named_by_gone]))
         added = now.filter(pc.invert(pc.is_in(now, value_set=before)))
