@@ -45,8 +45,8 @@ class KeyEncoder:
     """Dense int64 codes for string keys, in first-seen order.
 
     Each batch arrives dictionary-encoded, so only its distinct keys are looked up: in C++
-    (``index_in`` against all keys so far) when the batch's dictionary is large next to
-    them, else in a Python dict. The dict is filled lazily, only once a lookup needs it, so
+    (``index_in`` of all keys so far among the batch's) when the batch's dictionary is large
+    next to them, else in a Python dict. The dict is filled lazily, only once a lookup needs it, so
     keys that only ever go through ``index_in`` or :meth:`append_new` never cost a Python
     step. ``flagged`` (optional) is a set of keys to mark: :meth:`encode` also returns, per
     row, whether its key is in that set (used for excluded semantic types).
@@ -95,8 +95,13 @@ class KeyEncoder:
             encoded = pc.dictionary_encode(column.cast(column.type.value_type))
             distinct = encoded.dictionary
         if len(distinct) * 8 >= self._size:
-            position = pc.index_in(distinct, value_set=self.keys())
-            lookup = to_numpy(pc.fill_null(position, -1), np.int64)
+            # Arrow's set lookup hashes its value set on every call: the keys so far looked up
+            # among the batch's distinct keys hashes only those (both are distinct). The citations'
+            # 229k cited papers among 1.44M documents at 10M: 0.13-0.19 s a column, not 0.35-0.57.
+            where = to_numpy(pc.fill_null(pc.index_in(self.keys(), value_set=distinct), -1), np.int64)
+            known = where >= 0
+            lookup = np.full(len(distinct), -1, np.int64)
+            lookup[where[known]] = np.flatnonzero(known)
         else:
             codes_of = self._dict()
             lookup = np.fromiter(
