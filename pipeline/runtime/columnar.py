@@ -154,6 +154,21 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.n
     return keys[start], np.add.reduceat(counts, start).astype(np.int64, copy=False)
 
 
+def positions_in(distinct: pa.Array, keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """The position in ``keys`` of each of the ``distinct`` values (-1 where absent), by looking
+    ``keys`` up among ``distinct``: Arrow's set lookup hashes its value set on every call, so
+    hashing the few distinct values of a batch and probing the many keys costs a fraction of the
+    other way round (the citations' 229k cited papers among 1.44M documents at 10M: 0.13-0.19 s
+    against 0.35-0.57). ``distinct`` must hold each value once; a key found twice in ``keys``
+    gives its last position."""
+    where = pc.fill_null(pc.index_in(keys, value_set=distinct), -1)
+    where = (where.combine_chunks() if isinstance(where, pa.ChunkedArray) else where).to_numpy(zero_copy_only=False)
+    found = where >= 0
+    positions = np.full(len(distinct), -1, np.int64)
+    positions[where[found]] = np.flatnonzero(found)
+    return positions
+
+
 def string_codes(chunks: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
     """(code per row, distinct values) of a string column's chunks: codes number the distinct
     values in sorted order, so sorting or grouping by code is sorting or grouping by the string,
