@@ -153,7 +153,9 @@ rule load_mongo:
         graph=LAYOUT.graph("full").counts,
         config=BUILD_CONFIG,
         # Each kind sent by load_mongo_kind: this reads them back and marks the build complete.
-        loaded=[LAYOUT.mongo_load_of(kind) for kind in KINDS],
+        loaded=[LAYOUT.mongo_load_of(kind) for kind in KINDS if kind not in LOADED_LAST],
+        # The kinds grouped last, sent here with the completion (kinds_loaded_last).
+        last=[LAYOUT.bucket_file_record(kind) for kind in LOADED_LAST],
     output:
         LAYOUT.mongo_load,
     log:
@@ -170,9 +172,12 @@ rule load_mongo:
         loaded=lambda wc, input: " ".join(
             f"--loaded {shlex.quote(str(path))}" for path in input.loaded
         ),
+        last=" ".join(f"--kind {kind}" for kind in LOADED_LAST),
+        buckets=LAYOUT.store,
     shell:
         "litpath load-mongo --complete --mongo-database {params.database:q} --build-id {params.build:q} "
         "--tables-dir {params.tables:q} --graph-dir {params.graph:q} {params.loaded} "
+        "{params.last} --buckets-dir {params.buckets:q} "
         "--build-record {input.config:q} --report {output:q} 2>&1 | tee {log:q} >&2"
 
 
