@@ -307,7 +307,7 @@ def kinds_loaded_last():
     """The kinds whose grouping waits for the full graph (bucket_records_graph), grouped last:
     load_mongo sends them itself as it completes the build, instead of a load_mongo_kind job
     each before it. At 10M predications the concepts' load job (1.2 s, a process start and a
-    scheduling round for 277k small records) was the longest step of a citation rerun's tail
+    scheduling round for 277k small records) was one of the four jobs of a citation rerun's tail
     between the full graph and the build's completion."""
     full = LAYOUT.graph("full").counts
     return [

@@ -119,7 +119,8 @@ rule load_mongo_kind:
     # One kind's buckets, sent as soon as its bucket file is written: the documents and the
     # papers travel while the evidence is still being grouped (at 30M predications the papers'
     # 3.4 GB took 95 s of a 160 s load that had waited for the evidence). The build stays
-    # "loading" until load_mongo has read every kind back and marks it complete.
+    # "loading" until load_mongo has read every kind back and marks it complete. The kinds
+    # grouped last, from the full graph (LOADED_LAST: the concepts), load_mongo sends itself.
     input:
         tables=LAYOUT.tables.counts,
         config=BUILD_CONFIG,
