@@ -27,7 +27,7 @@ from pipeline.config.connections import export_connection_settings, redact_confi
 from pipeline.ingest.run import export_quarantine_ceiling
 from pipeline.solve.stage import FEW_ROWS, read_keys, solve_cores
 from pipeline.store.record_buckets import NEEDS_GRAPH
-from pipeline.store.store_format import KINDS as STORE_KINDS
+from pipeline.store.store_format import KINDS
 
 # Before anything is hashed or run: a config of one's own must not still name sample files.
 refuse_sample_files(config, workflow.overwrite_configfiles)
@@ -74,7 +74,7 @@ if config["mongo"]["enabled"] and workflow.is_main_process:
 
     _stale_loads = forget_loads_the_store_lacks(
         LAYOUT.mongo_load,
-        [LAYOUT.mongo_load_of(kind) for kind in STORE_KINDS],
+        [LAYOUT.mongo_load_of(kind) for kind in KINDS],
         os.environ.get(MONGO_URI_ENV),
         config["mongo"]["database"],
         BUILD,
@@ -310,9 +310,7 @@ def kinds_loaded_last():
     scheduling round for 277k small records) was one of the four jobs of a citation rerun's tail
     between the full graph and the build's completion."""
     full = LAYOUT.graph("full").counts
-    return [
-        k for k in STORE_KINDS if bucket_records_graph(SimpleNamespace(kind=k)) == full
-    ]
+    return [k for k in KINDS if bucket_records_graph(SimpleNamespace(kind=k)) == full]
 
 
 LOADED_LAST = kinds_loaded_last()

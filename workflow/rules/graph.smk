@@ -1,6 +1,5 @@
 # The weighted concept-abstract graph, its MongoDB load and the build record.
-
-from pipeline.store.store_format import KINDS
+# KINDS (the store's record kinds) comes from common.smk.
 
 
 rule build_config:
