@@ -104,7 +104,11 @@ def sort_keys(keys: np.ndarray, unique: bool = False) -> tuple[np.ndarray, np.nd
             keys = ((keys >> 32) << low_bits) | (keys & 0xFFFFFFFF)  # same order, fewer bits
             high = int(keys.max())
     if low < 0 or high.bit_length() + index_bits > 63:
-        order = np.argsort(keys) if unique else np.argsort(keys, kind="stable")
+        # Too wide to pack. Keys made of long ascending runs (a patched graph's edges: the
+        # earlier graph's, still in order, then the new ones) go to timsort, which merges the
+        # runs: 18M edge keys of 22 runs in 0.06 s against 1.7 s for introsort (AMD EPYC).
+        runs = n >= TWO_THREAD_SORT_MIN and _mostly_ascending(keys)
+        order = np.argsort(keys) if unique and not runs else np.argsort(keys, kind="stable")
         return keys[order], order
     packed = keys.astype(np.int64) << index_bits  # a new array: the caller's keys stay as they are
     packed |= np.arange(n, dtype=np.int64)

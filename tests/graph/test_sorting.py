@@ -90,6 +90,24 @@ def test_sort_keys_gives_np_sort_and_the_stable_order(keys_of):
     assert len(empty) == len(no_order) == 0
 
 
+@pytest.mark.parametrize("layout", ["random", "ascending runs"])
+def test_wide_distinct_keys_sort_whatever_their_runs(layout):
+    """Keys too wide to pack with the row index (a graph's src * n + dst past 2^38 with 2^25
+    edges) are argsorted by numpy: by timsort when they are long ascending runs (a patched
+    graph's earlier edges, then its new ones), else by introsort. Either way the keys come out
+    sorted and the order is the one that sorts them (distinct keys: only one)."""
+    rng = np.random.default_rng()
+    n = TWO_THREAD_SORT_MIN + 4321
+    keys = np.unique(rng.integers(0, 1 << 61, n + 1000, dtype=np.int64))[:n]
+    rng.shuffle(keys)
+    if layout == "ascending runs":
+        keys = np.concatenate([np.sort(part) for part in np.array_split(keys, 22)])
+    assert _mostly_ascending(keys) == (layout == "ascending runs")
+    ordered, order = sort_keys(keys, unique=True)
+    assert np.array_equal(ordered, np.sort(keys))
+    assert np.array_equal(keys[order], ordered)
+
+
 def test_sum_by_key_of_distinct_keys_is_a_sort():
     rng = np.random.default_rng()
     keys = rng.permutation(np.arange(0, 40000, 3, dtype=np.int64) << 20)
