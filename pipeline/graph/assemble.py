@@ -215,19 +215,29 @@ def _sorted_edges(n: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> 
     return src, dst, weight, kind
 
 
-def _write_tables(out_dir: Path, vertices: pa.Table, src, dst, kind, weight, cost, rows_per_group=1 << 20) -> None:
-    """vertices.parquet, and edges.parquet in row groups of ``rows_per_group`` edges."""
-    pq.write_table(vertices, GraphFolder(out_dir).vertices)
+def _digest_and_vertices(out_dir: Path, vertices: GraphVertices, src, dst, kind, cost) -> str:
+    """The graph digest, then vertices.parquet (small): one worker's share of the write."""
+    digest = graph_digest(vertices.keys_in_vid_order(), src, dst, kind, cost)
+    pq.write_table(vertices.table, GraphFolder(out_dir).vertices)
+    return digest
+
+
+def _write_edges(out_dir: Path, src, dst, kind, weight, cost, rows_per_group=1 << 20) -> None:
+    """edges.parquet in row groups of ``rows_per_group`` edges."""
     with EdgeFileWriter(GraphFolder(out_dir).edges) as writer:
         for start in range(0, len(src), rows_per_group):
             part = slice(start, start + rows_per_group)
             writer.write(src[part], dst[part], kind[part], weight[part], cost[part])
 
 
-def write_graph(scope: GraphScope, cc: CodedEdges, ca: CodedEdges, aa: CodedEdges) -> str:
+def write_graph(scope: GraphScope, cc: CodedEdges, ca: CodedEdges, aa: CodedEdges,
+                while_encoding: Callable[[GraphVertices], None] | None = None) -> str:  # fmt: skip
     """Vertices, edges and graph.bp of one graph from its concept--concept, concept--abstract and
     abstract--abstract edges (a kind the graph does not have is empty), assembled in memory.
 
+    ``while_encoding(vertices)`` is called once graph.bp and vertices.parquet are written, while
+    edges.parquet is still being encoded on another thread (the longest part of the write): the
+    path index, which reads graph.bp, is built meanwhile (pipeline.graph.build).
     Adds the graph's sizes to ``scope.counts`` and returns the graph digest.
     """
     scope.out_dir.mkdir(parents=True, exist_ok=True)
@@ -246,11 +256,12 @@ def write_graph(scope: GraphScope, cc: CodedEdges, ca: CodedEdges, aa: CodedEdge
     cost = weights.cost_from_weight(weight)
     scope.lap("edges")
 
-    # Three jobs that release the GIL run side by side: the digest, the Parquet encoding of
-    # vertices and edges, and (here) the CSR build; graph.bp needs the digest, so it comes last.
+    # Three jobs that release the GIL run side by side: the digest (then the vertices), the
+    # Parquet encoding of the edges, and (here) the CSR build; graph.bp needs the digest, so it
+    # comes last.
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="graph-write") as pool:
-        digesting = pool.submit(graph_digest, vertices.keys_in_vid_order(), src, dst, kind, cost)
-        writing = pool.submit(_write_tables, scope.out_dir, vertices.table, src, dst, kind, weight, cost)
+        digesting = pool.submit(_digest_and_vertices, scope.out_dir, vertices, src, dst, kind, cost)
+        writing = pool.submit(_write_edges, scope.out_dir, src, dst, kind, weight, cost)
         del weight
         csr = symmetric_csr(n, src, dst, cost)
         digest = digesting.result()
@@ -259,8 +270,11 @@ def write_graph(scope: GraphScope, cc: CodedEdges, ca: CodedEdges, aa: CodedEdge
             scope.graph_bp_attributes(digest),
         )  # fmt: skip
         del csr
+        if while_encoding is not None:
+            scope.lap("write")  # the CSR, digest, vertices and graph.bp; then what runs beside the edges
+            while_encoding(vertices)
         writing.result()
-    scope.lap("write")
+    scope.lap("write_edges" if while_encoding is not None else "write")
     count_graph(scope, vertices, np.bincount(kind, minlength=len(EDGE_KINDS)))
     return digest
 

@@ -17,6 +17,7 @@ from support.spills import stale_spill_folder
 
 from pipeline.builds.tables import EDGES, MENTIONS, VERTICES
 from pipeline.graph import weights
+from pipeline.graph.assemble import IN_MEMORY_BYTES_PER_EDGE
 from pipeline.graph.build import build_cooccurrence_graph, build_graph, graph_config
 from pipeline.graph.commands import build_graph_command
 from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
@@ -524,6 +525,27 @@ def test_partitioned_assembly_equals_the_in_memory_one_bit_for_bit(tmp_path, see
     assert np.array_equal(cost.view(np.uint32), cost_ref.view(np.uint32))
     assert attributes["graph_digest"] == attributes_ref["graph_digest"] == reference["graph_digest"]
     assert not any((tmp_path / "spill").iterdir())  # the partitions are removed afterwards
+
+
+def test_the_path_index_beside_the_write_is_the_one_built_after_it(tmp_path):
+    """Where the graph fits in memory twice, its path index and query sample are built while
+    edges.parquet is still being encoded; where it fits only once, after the write. Same index,
+    same example query, same files either way."""
+    tables = _random_tables(tmp_path / "tables", 5, False)
+    beside = build_graph(tables, tmp_path / "beside", {"graph": {}}, batch_rows=700)
+    once = beside["counts"]["edges"] * IN_MEMORY_BYTES_PER_EDGE * 1.5  # fits once, not twice
+    after = build_graph(tables, tmp_path / "after", {"graph": {}, "resources": {"memory_gib": once / 2**30}},
+                        batch_rows=700)  # fmt: skip
+    assert "write_edges" in beside["timings"] and "write_edges" not in after["timings"]
+    assert "graph_partitions" not in after["counts"]  # assembled in memory all the same
+    timed = ("build_seconds", "created", "sampled_queries")
+    assert {k: v for k, v in beside["path_index"].items() if k not in timed} == \
+        {k: v for k, v in after["path_index"].items() if k not in timed}  # fmt: skip
+    example = beside["path_index"]["sampled_queries"]["example"]
+    assert example == after["path_index"]["sampled_queries"]["example"] and example is not None
+    for name in ("vertices.parquet", "edges.parquet"):
+        assert (tmp_path / "beside" / name).read_bytes() == (tmp_path / "after" / name).read_bytes()
+    assert beside["graph_digest"] == after["graph_digest"]
 
 
 def test_cli_build_graph_keeps_to_the_configured_memory_budget(tmp_path):
