@@ -153,7 +153,12 @@ class Delta:
         # they are a key (documents, citations); the other tables must not name it at all
         self.rematched = pa.array(sorted(changed | {before[c] for c in changed if c in before}
                                          | {after[c] for c in changed if c in after}), pa.string())  # fmt: skip
-        named = self._row_files_naming(before.keys() | after.keys(), row_files)
+        # Nothing to check when the match is unchanged, no new file deletes and every file with
+        # such rows is an earlier one (a citation file): the delta keeps those tables whole, and
+        # they are what the full merge gives, from the same files and the same match. Reading
+        # them to look was 0.7 of a 10M citation rerun's 2.4 s merge.
+        unchanged = not changed and len(self.deleted) == 0 and set(row_files) <= set(self.old_indices or ())
+        named = None if unchanged else self._row_files_naming(before.keys() | after.keys(), row_files)
         if named:
             return f"{named} names a CORD-19 paper matched by DOI (its rows are not the paper's own)"
         self.papers.remap, self.papers.dois_matched = after, True

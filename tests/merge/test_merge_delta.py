@@ -208,10 +208,15 @@ def test_deleting_a_doi_matched_paper_equals_the_full_merge(corpus, tmp_path):
     assert target not in pq.read_table(tmp_path / "full" / "documents.parquet").column("doc_id").to_pylist()
 
 
-def test_predications_naming_a_doi_matched_paper_fall_back_to_the_full_merge(corpus, tmp_path):
+@pytest.mark.parametrize("new_file", ["pubmed update", "citations"])
+def test_predications_naming_a_doi_matched_paper_fall_back_to_the_full_merge(corpus, tmp_path, new_file):
     """Deletions and DOI matches act on the id a row was read with, which a merged table no longer
-    shows: when a SemMedDB table names a CORD-19 paper that is matched by DOI, the merge is whole."""
+    shows: when a SemMedDB table names a CORD-19 paper that is matched by DOI, the merge is whole
+    -- unless the new file is a citation file: no deletion, the same match, and the earlier
+    build's rows (kept whole) are the full merge's."""
     dirs = [d for _, _, d in corpus]
+    new = len(dirs) - 1 if new_file == "citations" else \
+        max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")  # fmt: skip
     index = next(i for i, (kind, _, _) in enumerate(corpus) if kind == "semmeddb_predication")
     odd = tmp_path / "odd"
     shutil.copytree(dirs[index], odd)
@@ -221,11 +226,15 @@ def test_predications_naming_a_doi_matched_paper_fall_back_to_the_full_merge(cor
     pq.write_table(predications.set_column(predications.schema.get_field_index("doc_id"), "doc_id",
                                            pa.array(doc_ids, pa.string())), TableFolder(odd).table("predications"))  # fmt: skip
     dirs[index] = odd
-    merge_ingested(dirs[:-1], tmp_path / "before", {})
+    merge_ingested(dirs[:new] + dirs[new + 1 :], tmp_path / "before", {})
     counts = merge_ingested(dirs, tmp_path / "delta", {}, previous=tmp_path / "before")
-    assert not counts["incremental"]["used"] and "matched by DOI" in counts["incremental"]["reason"]
     full = merge_ingested(dirs, tmp_path / "full", {})
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
+    if new_file == "citations":
+        assert counts["incremental"]["used"], counts["incremental"]
+        assert {"predications", "mentions", "sentences"} <= set(counts["incremental"]["tables_unchanged"])
+        return
+    assert not counts["incremental"]["used"] and "matched by DOI" in counts["incremental"]["reason"]
     # the rewrites started before the match refused the delta leave neither files nor tallies
     assert not [p.name for p in (tmp_path / "delta").iterdir() if p.name.endswith(".delta-rewrite")]
     assert counts["merge"] == full["merge"]
