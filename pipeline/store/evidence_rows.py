@@ -94,15 +94,25 @@ EVIDENCE = pa.schema(
 )
 
 
+def concept_edges(graph_dir: Path) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """(the graph's concept keys in vid order, the src and dst vids of its concept--concept edges
+    in edges.parquet's order). Concepts come first, their vids in key order (docs/design.md §5),
+    and src < dst, so an edge is concept--concept when its dst is a concept: no need to read the
+    kind column, which Parquet hands back as a string per edge."""
+    vertices = pq.read_table(GraphFolder(graph_dir).vertices, columns=["kind", "key"])
+    n_concepts = int(pc.sum(pc.equal(vertices["kind"], "concept")).as_py() or 0)
+    keys = vertices["key"].combine_chunks().slice(0, n_concepts)
+    edges = pq.read_table(GraphFolder(graph_dir).edges, columns=["src", "dst"])
+    src, dst = edges["src"].to_numpy(), edges["dst"].to_numpy()
+    concept_concept = dst < n_concepts
+    return keys, src[concept_concept], dst[concept_concept]
+
+
 def concept_edge_keys(graph_dir: Path) -> tuple[pa.Array, pa.Array]:
-    """(cui_a, cui_b) of every concept--concept edge of the graph, in edges.parquet's order."""
-    edges = pq.read_table(GraphFolder(graph_dir).edges, columns=["src", "dst", "kind"])
-    edges = edges.filter(pc.equal(edges["kind"], "concept_concept"))
-    keys = pq.read_table(GraphFolder(graph_dir).vertices, columns=["key"])["key"].combine_chunks()
-    # vertex keys are sorted, so src < dst gives key(src) < key(dst) for two concepts
-    a, b = pc.take(keys, edges["src"]), pc.take(keys, edges["dst"])
-    return (a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a,
-            b.combine_chunks() if isinstance(b, pa.ChunkedArray) else b)  # fmt: skip
+    """(cui_a, cui_b) of every concept--concept edge of the graph, in edges.parquet's order
+    (vertex keys are sorted, so src < dst gives cui_a < cui_b)."""
+    keys, src, dst = concept_edges(graph_dir)
+    return keys.take(pa.array(src)), keys.take(pa.array(dst))
 
 
 def evidence_partitions(predication_rows: int, budget_bytes: int) -> int:

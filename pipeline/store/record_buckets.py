@@ -56,6 +56,7 @@ from pipeline.store.evidence_rows import (
     EVIDENCE,
     ReadableSources,
     concept_edge_keys,
+    concept_edges,
     evidence_partitions,
     evidence_tables,
 )
@@ -284,20 +285,6 @@ class EarlierBuild:
             return None
 
 
-def _concept_edges(graph_dir: Path) -> tuple[pa.Array, np.ndarray, np.ndarray]:
-    """(the graph's concept keys in vid order, the src and dst vids of its concept--concept edges
-    in edges.parquet's order). Concepts come first, their vids in key order (docs/design.md §5),
-    so an edge is concept--concept when its dst is a concept: :func:`concept_edge_keys` is
-    ``keys.take(src), keys.take(dst)``."""
-    vertices = pq.read_table(GraphFolder(graph_dir).vertices, columns=["kind", "key"])
-    n_concepts = int(pc.sum(pc.equal(vertices["kind"], "concept")).as_py() or 0)
-    keys = vertices["key"].combine_chunks().slice(0, n_concepts)
-    edges = pq.read_table(GraphFolder(graph_dir).edges, columns=["src", "dst"])
-    src, dst = edges["src"].to_numpy(), edges["dst"].to_numpy()
-    concept_concept = dst < n_concepts
-    return keys, src[concept_concept], dst[concept_concept]
-
-
 class _PairCodes:
     """Concept pairs (cui_a < cui_b) as int64 codes ``rank(cui_a) * n + rank(cui_b)``, ranks in the
     sorted union of two graphs' ``n`` concepts: code order is the pairs' order, and membership
@@ -318,7 +305,7 @@ class _PairCodes:
         return found.to_numpy(zero_copy_only=False).astype(np.int64)
 
     def of_edges(self, keys: pa.Array, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        """The codes of a graph's concept--concept edges (:func:`_concept_edges`)."""
+        """The codes of a graph's concept--concept edges (:func:`concept_edges`)."""
         rank = self.ranks(keys)
         return rank[src] * self.n + rank[dst]
 
@@ -585,12 +572,12 @@ def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | No
         expected = pc.count_distinct(ds.dataset(str(path), format="parquet").to_table(columns=["doc_id"])["doc_id"]).as_py() \
             if path is not None else 0
     else:  # evidence: the pairs those papers' predications join, and the edges added or removed
-        keys, src, dst = _concept_edges(graph_dir)
+        keys, src, dst = concept_edges(graph_dir)
         edge_keys = (keys.take(pa.array(src)), keys.take(pa.array(dst)))  # concept_edge_keys(graph_dir)
         # the earlier build's graph of the same scope (the workflow groups the evidence from the
         # co-occurrence graph, whose edges are the full graph's concept-concept edges)
         scope = json.loads(GraphFolder(graph_dir).counts.read_text()).get("scope", "full")
-        earlier_edges = _concept_edges(BuildLayout(earlier.root).graph(scope).graph_dir)
+        earlier_edges = concept_edges(BuildLayout(earlier.root).graph(scope).graph_dir)
         codes = _PairCodes(keys, earlier_edges[0])
         now, before = codes.of_edges(keys, src, dst), codes.of_edges(*earlier_edges)  # edges in file order
         rows_before, rows_now = (rows.filter(pc.is_in(rows["doc_id"].cast(pa.string()), value_set=papers))
