@@ -226,7 +226,9 @@ def build_graph(
         digest = write_graph(full, cc, ca, aa, while_encoding=indexed.run)
     else:
         digest = write_graph(full, cc, ca, aa)
-    del cc, ca, aa, mentions  # written: their memory goes before the path index reads the hub rows
+    # written: their memory goes before the path index reads the hub rows, where it is built
+    # after the write (beside it, beside_the_write allowed for them)
+    del cc, ca, aa, mentions
     if earlier is not None:  # the concepts the predications and mentions name, which were not coded again
         counts["concepts_seen"] = earlier.record["counts"]["concepts_seen"]
     progress.finish(f"{counts['vertices']:,} vertices, {counts['edges']:,} edges")
