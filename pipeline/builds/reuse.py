@@ -36,10 +36,18 @@ class EarlierTables:
     root: Path
     unchanged: frozenset[str]
     changed_papers: int | None = None  # how many papers the merge merged again (changed_papers.parquet)
+    # the tables that are the earlier build's less every row of the papers the new files delete,
+    # and otherwise the same rows (counts.json's ``incremental.tables_less_deleted``)
+    less_deleted: frozenset[str] = frozenset()
 
     def same(self, tables: Iterable[str]) -> bool:
         """True when every one of ``tables`` is the earlier build's, unchanged."""
         return set(tables) <= self.unchanged
+
+    def same_but_deleted(self, tables: Iterable[str]) -> bool:
+        """True when every one of ``tables`` is the earlier build's, unchanged or less the rows of
+        the deleted papers only."""
+        return set(tables) <= self.unchanged | self.less_deleted
 
     @property
     def name(self) -> str:
@@ -63,7 +71,8 @@ def earlier_tables(tables_dir: Path) -> tuple[EarlierTables | None, str]:
     root = Path(incremental["previous_tables"]).parent
     if not root.is_dir():
         return None, f"the earlier build {root} is gone"
-    return EarlierTables(root, frozenset(incremental["tables_unchanged"]), incremental.get("changed_papers")), ""
+    return EarlierTables(root, frozenset(incremental["tables_unchanged"]), incremental.get("changed_papers"),
+                         frozenset(incremental.get("tables_less_deleted") or ())), ""  # fmt: skip
 
 
 def link_or_copy(source: Path, target: Path) -> None:

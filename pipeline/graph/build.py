@@ -151,12 +151,18 @@ def build_graph(
     kinds = cfg["edge_kinds"]
     need_cooccurrence = CONCEPT_CONCEPT in kinds or cooccurrence_dir is not None
     budget = memory_budget_bytes(config)
-    # Only the citations changed since the build the merge started from: its other edges are
-    # this build's (pipeline.graph.earlier), where they fit in memory with the citations.
+    # Only the citations changed since the build the merge started from, or papers were deleted:
+    # its other edges, or its concept--abstract edges less the deleted papers', are this build's
+    # (pipeline.graph.earlier), where they fit in memory with the citations.
     earlier, earlier_why = (None, "the co-occurrence graph is written beside it") if cooccurrence_dir is not None \
-        else EarlierEdges.of(tables_dir, cfg)  # fmt: skip
+        else EarlierEdges.of(tables_dir, cfg, None if cooccurrence_from is None else Path(cooccurrence_from))  # fmt: skip
     if earlier is not None and not fits_in_memory(earlier.edges_taken + row_count(tables_dir, "citations"), budget):
         earlier, earlier_why = None, "its edges would not fit the memory budget"
+    patched = None
+    if earlier is not None:
+        patched, why_not = earlier.edges(tables_dir, cfg, concepts, documents, counts)
+        if patched is None:  # nothing coded: counted from the tables below
+            earlier, earlier_why = None, why_not
     # The build's co-occurrence graph, already built from these tables: its edges are this graph's
     # concept--concept edges (pipeline.graph.earlier.cooccurrence_edges).
     taken_cc, cc_why = None, "counted from the predications"
@@ -175,9 +181,8 @@ def build_graph(
     ]
     progress = Progress("litpath build-graph", sum(row_count(tables_dir, t) for t in tables_read), "rows")
     mentions = None
-    if earlier is not None:
-        progress.stage(f"the earlier build's edges ({earlier.earlier.name})")
-        cc, ca = earlier.edges(tables_dir, concepts, documents, counts)
+    if patched is not None:
+        cc, ca = patched
         lap("earlier_edges")
         partitioned = False
     else:
@@ -229,14 +234,17 @@ def build_graph(
     # written: their memory goes before the path index reads the hub rows, where it is built
     # after the write (beside it, beside_the_write allowed for them)
     del cc, ca, aa, mentions
-    if earlier is not None:  # the concepts the predications and mentions name, which were not coded again
+    if earlier is not None and earlier.change == EarlierEdges.ONLY_CITATIONS:
+        # the concepts the predications and mentions name, which were not coded again
         counts["concepts_seen"] = earlier.record["counts"]["concepts_seen"]
     progress.finish(f"{counts['vertices']:,} vertices, {counts['edges']:,} edges")
     path_index = indexed.record(counts["concept_vertices"])
     record = _graph_record("full", cfg, counts, digest, timings, peak_rss_mib)
     record["path_index"] = path_index
     record["earlier_build"] = earlier.note() if earlier is not None else earlier_build_note(None, None, earlier_why)
-    if earlier is None and need_cooccurrence:
+    if earlier is not None and earlier.change == EarlierEdges.DELETIONS:
+        record["concept_concept_edges"] = f"taken from the co-occurrence graph {cooccurrence_from}"
+    elif earlier is None and need_cooccurrence:
         record["concept_concept_edges"] = cc_why
     # the build beside the paper's graph, scaled to its predications (science review S5)
     record["paper_scaled"] = paper_scaled(counts, predication_rows(tables_dir))

@@ -238,6 +238,7 @@ def merge_ingested(
     if incremental is not None and incremental["used"]:
         incremental["changed_papers"] = delta.write_changed_papers(changed_papers)
         incremental["tables_unchanged"] = sorted(delta.unchanged)
+        incremental["tables_less_deleted"] = sorted(delta.less_deleted)
         incremental["doi_match"] = delta.doi_match
     else:
         changed_papers.unlink(missing_ok=True)  # left by an earlier merge into this folder

@@ -100,6 +100,9 @@ class Delta:
         self.changed_papers = pa.array([], pa.string())
         self.doi_match: dict[str, str] = {}  # whether each DOI match was kept or matched again
         self.unchanged: list[str] = []  # the tables that are the earlier build's files (_kept)
+        # the tables that are the earlier ones less every row of the deleted papers, and nothing
+        # else (write_doc_rows): a stage may patch its earlier output by dropping those papers
+        self.less_deleted: list[str] = []
         # the rewrites of the mentions, predications and sentences started before the DOI match
         # (:meth:`_start_rewrites`): table -> (the file being written, its future)
         self._rewrites: dict[str, tuple[Path, Future]] = {}
@@ -357,6 +360,7 @@ class Delta:
             written_to.unlink(missing_ok=True)
         self._rewrites.clear()
         self.unchanged.clear()
+        self.less_deleted.clear()
 
     # -- the tables, each from the earlier one -------------------------------------------------
 
@@ -478,6 +482,7 @@ class Delta:
             source, path, schema, [], drop=lambda t: _is_in(t.column("doc_id"), self.deleted),
             added=schema.empty_table(), use_dictionary=dictionary,
         )  # fmt: skip
+        self.less_deleted.append(name)
         return written, {f"{name}_removed_by_deletion": dropped}
 
     def write_citations(self, path: Path) -> int:

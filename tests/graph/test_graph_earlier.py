@@ -28,11 +28,15 @@ def corpus(tmp_path_factory):
     return files
 
 
-def _build(root: Path, dirs: list[Path], previous: Path | None = None, config: dict | None = None) -> BuildLayout:
+def _build(root: Path, dirs: list[Path], previous: Path | None = None, config: dict | None = None,
+           cooccurrence_from: bool = False) -> BuildLayout:  # fmt: skip
+    """Merge, the co-occurrence graph, then the full graph (``cooccurrence_from``: taking its
+    concept edges from the co-occurrence graph, as the workflow does)."""
     build = BuildLayout(root)
     merge_ingested(dirs, build.tables.path, {}, previous=None if previous is None else BuildLayout(previous).tables.path)
     build_cooccurrence_graph(build.tables.path, build.graph("cooccurrence").graph_dir, config or {})
-    build_graph(build.tables.path, build.graph("full").graph_dir, config or {})
+    build_graph(build.tables.path, build.graph("full").graph_dir, config or {},
+                cooccurrence_from=build.graph("cooccurrence").graph_dir if cooccurrence_from else None)  # fmt: skip
     return build
 
 
@@ -74,15 +78,60 @@ def test_one_more_citation_file_takes_and_patches_the_earlier_graphs(corpus, tmp
         assert _record(scratch, scope)["earlier_build"]["used"] is None
 
 
-def test_an_update_file_or_other_settings_build_from_the_tables(corpus, tmp_path):
+def test_an_update_file_patches_the_full_graph_less_the_deleted_papers(corpus, tmp_path):
+    """An update file deletes papers: the mentions are the earlier ones less their rows, so the
+    full graph takes the earlier concept--abstract edges of the papers still mentioned, and its
+    concept--concept edges from the build's co-occurrence graph (counted again: the deleted
+    predications change the Jaccard weights of their concepts' pairs) -- the graph built from
+    scratch on the same tables. Without that co-occurrence graph, it is counted."""
     last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")  # it deletes papers
     corpus = [folder for _, _, folder in corpus]
-    _build(tmp_path / "one", corpus[:last_update] + corpus[last_update + 1 :])
-    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one")
+    one = _build(tmp_path / "one", corpus[:last_update] + corpus[last_update + 1 :])
+    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one", cooccurrence_from=True)
+    scratch = _build(tmp_path / "scratch", corpus, cooccurrence_from=True)
     incremental = json.loads(two.tables.counts.read_text())["incremental"]
     assert incremental["used"] and "predications" not in incremental["tables_unchanged"], incremental
+    assert incremental["tables_less_deleted"] == ["mentions", "predications"], incremental
     for scope in ("cooccurrence", "full"):
-        assert _record(two, scope)["earlier_build"]["used"] is None, _record(two, scope)["earlier_build"]
+        _assert_same_graph(two, scratch, scope)
+    assert _record(two, "cooccurrence")["earlier_build"]["used"] is None
+    patched = _record(two, "full")["earlier_build"]
+    assert (patched["used"], patched["build"]) == ("patched", "one"), patched
+    assert patched["why"].startswith("papers were deleted"), patched
+    assert "concept_abstract" not in _record(two, "full")["timings"]  # the mentions were not counted
+    # papers were deleted: the earlier graph had more abstracts, and some of them are gone
+    before, after = _record(one, "full")["counts"], _record(two, "full")["counts"]
+    assert after["edges_concept_abstract"] < before["edges_concept_abstract"], (before, after)
+    # without the build's co-occurrence graph: counted from the tables, the same graph
+    counted = BuildLayout(tmp_path / "two")
+    record = build_graph(counted.tables.path, tmp_path / "counted", {})
+    assert record["earlier_build"]["used"] is None and "co-occurrence graph" in record["earlier_build"]["why"], record
+    assert record["graph_digest"] == _record(scratch, "full")["graph_digest"]
+    assert record["counts"] == _record(scratch, "full")["counts"]
+
+
+def test_a_patched_update_graph_refuses_mentions_that_are_not_the_earlier_less_papers(corpus, tmp_path):
+    """The patch trusts the merge's word that the mentions are the earlier ones less whole papers,
+    and checks it: a mentions table with one row fewer (a paper that keeps its other rows) is
+    refused with an error naming the table, not built into a wrong graph."""
+    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")
+    corpus = [folder for _, _, folder in corpus]
+    _build(tmp_path / "one", corpus[:last_update] + corpus[last_update + 1 :])
+    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one", cooccurrence_from=True)
+    mentions = two.tables.table("mentions")
+    table = pq.read_table(mentions)
+    keep = [True] * table.num_rows
+    doc_ids = table.column("doc_id").to_pylist()
+    row = next(i for i in range(1, table.num_rows) if doc_ids[i] == doc_ids[i - 1])  # a paper of 2+ rows
+    keep[row] = False
+    mentions.unlink()  # a hard link into the earlier build's folder: never written through
+    pq.write_table(table.filter(keep), mentions)
+    with pytest.raises(ValueError, match="not the earlier build's mentions less the deleted papers' rows"):
+        build_graph(two.tables.path, tmp_path / "wrong", {}, cooccurrence_from=two.graph("cooccurrence").graph_dir)
+
+
+def test_other_settings_build_from_the_tables(corpus, tmp_path):
+    corpus = [folder for _, _, folder in corpus]
     # one more citation file, but another minimum support: the earlier graphs are not this build's
     _build(tmp_path / "three", corpus[:-1])
     four = _build(tmp_path / "four", corpus, previous=tmp_path / "three", config={"graph": {"min_support": 2}})
