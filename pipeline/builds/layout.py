@@ -78,6 +78,11 @@ class TableFolder:
         (``doc_id`` -> ``target``), kept so that a merge on top of this build need not match again."""
         return Path(self.path) / "doi_matches.parquet"
 
+    def removed_rows(self, name: str) -> Path:
+        """The rows a merge on the delta removed from the earlier build's table ``name`` (those of
+        the deleted papers), for a table it lists as ``tables_less_deleted``; absent otherwise."""
+        return Path(self.path) / f"{name}.removed.parquet"
+
 
 @dataclass(frozen=True)
 class GraphFolder:
@@ -109,6 +114,18 @@ class GraphFolder:
     def path_index(self) -> Path:
         """The path index (pipeline.query.path_index): hub rows sorted by cost, for on-demand searches."""
         return Path(self.path) / "path_index.bp"
+
+    @property
+    def concept_predications(self) -> Path:
+        """The co-occurrence graph's count of each concept's predications (``cui``, ``predications``,
+        in the count's code order), from which a later build counts on the delta."""
+        return Path(self.path) / "concept_predications.parquet"
+
+    @property
+    def pair_predications(self) -> Path:
+        """The co-occurrence graph's count of each concept pair's predications (``a``, ``b``: rows of
+        :attr:`concept_predications`; ``predications``), below the minimum support too."""
+        return Path(self.path) / "pair_predications.parquet"
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import EDGE_KINDS
 from pipeline.config import load_schema, validate_config
@@ -40,15 +42,19 @@ from pipeline.graph.earlier import (
     PREDICATION_TALLIES,
     EarlierEdges,
     cooccurrence_edges,
+    counted_on_the_delta,
     earlier_build_note,
+    save_predication_counts,
     taken_graph,
 )
 from pipeline.graph.edges import (
     CodedEdges,
     MentionTotals,
+    PredicationCounts,
     abstract_abstract_edges,
     concept_abstract_edges,
     concept_concept_edges,
+    cooccurrence_from_counts,
 )
 from pipeline.graph.inputs import load_concepts, require_table, row_count, table_fingerprint
 from pipeline.graph.paper_figures import paper_scaled, predication_rows
@@ -278,13 +284,29 @@ def build_cooccurrence_graph(tables_dir: Path, out_dir: Path, config: dict, *, b
     counts: dict[str, int] = {}
     concept_table, excluded_cuis = load_concepts(tables_dir, cfg["exclude_semtypes"])
     concepts = KeyEncoder(flagged=excluded_cuis)
-    progress = Progress("litpath build-graph (co-occurrence)", row_count(tables_dir, "predications"), "rows")
-    progress.stage("concept_concept (predications)")
-    cc = concept_concept_edges(tables_dir, cfg, concepts, counts, progress)
+    # The predications are the earlier build's less the deleted papers' rows: its count less theirs.
+    counted, earlier, not_on_delta = counted_on_the_delta(tables_dir, _cooccurrence_settings(cfg), concepts)
+    if counted is not None:
+        progress = Progress("litpath build-graph (co-occurrence)", 0, "rows")
+        counts.update(counted.tallies(), predication_rows_out_of_order=counted.out_of_order)
+        cc = cooccurrence_from_counts(counted.pair_keys, counted.together, counted.concept_predications, cfg, counts)
+        note = earlier_build_note("patched", earlier, "papers were deleted: counted on the delta (the earlier "
+                                  "count less the rows the merge removed)")  # fmt: skip
+    else:
+        progress = Progress("litpath build-graph (co-occurrence)", row_count(tables_dir, "predications"), "rows")
+        progress.stage("concept_concept (predications)")
+        kept: dict[str, PredicationCounts] = {}
+        cc = concept_concept_edges(tables_dir, cfg, concepts, counts, progress, kept_counts=kept)
+        counted = kept["counts"]
+        note = earlier_build_note(None, None, f"{why}; not counted on the delta: {not_on_delta}")
     progress.stage("writing the graph")
     scope = GraphScope(out_dir, tables_dir, cfg, concepts, KeyEncoder(), concept_table, _Stopwatch({}), counts)
     record = _write_cooccurrence_graph(scope, out_dir, cc, memory_budget_bytes(config), config)
-    record["earlier_build"] = earlier_build_note(None, None, why)
+    # the concepts any predication names (on the delta, the earlier count's codes keep those only
+    # the removed rows named): as many as counting codes
+    record["counts"]["concepts_seen"] = int(np.count_nonzero(counted.concept_rows))
+    save_predication_counts(GraphFolder(out_dir), concepts, counted)
+    record["earlier_build"] = note
     _save_record(out_dir, record)
     progress.finish(f"{record['counts']['vertices']:,} concepts, {record['counts']['edges']:,} edges")
     return record

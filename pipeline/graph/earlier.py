@@ -37,13 +37,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.builds.layout import BuildLayout, GraphFolder
+from pipeline.builds.layout import BuildLayout, GraphFolder, TableFolder
 from pipeline.builds.reuse import EarlierTables, copy_stage_files, earlier_tables
 from pipeline.builds.tables import EDGE_KINDS
 from pipeline.graph import weights
-from pipeline.graph.counting import KeyEncoder
-from pipeline.graph.edges import CodedEdges
+from pipeline.graph.counting import KeyEncoder, grow, pack, unpack
+from pipeline.graph.edges import ROW_TALLIES, CodedEdges, PredicationCounts, count_predications
 from pipeline.graph.inputs import require_table, table_fingerprint
+from pipeline.runtime.columnar import sum_by_key
 
 CONCEPT_CONCEPT, CONCEPT_ABSTRACT, ABSTRACT_ABSTRACT = EDGE_KINDS
 # The settings that change how a graph is built, not what it is.
@@ -100,14 +101,87 @@ def taken_graph(tables_dir: Path, out_dir: Path, cfg: dict) -> tuple[dict | None
     if folder is None:
         return None, why
     files = GraphFolder(folder)
+    # its counts too, where it kept them, for a later build to count on the delta
+    counted = [p.name for p in (files.concept_predications, files.pair_predications) if p.exists()]
     try:
-        copy_stage_files(folder, out_dir, [p.name for p in (files.vertices, files.edges, files.graph_bp, files.path_index)])
+        copy_stage_files(folder, out_dir, [p.name for p in (files.vertices, files.edges, files.graph_bp, files.path_index)] + counted)
     except FileNotFoundError as error:
         return None, f"the earlier build's co-occurrence graph is incomplete ({error})"
     seconds = round(time.perf_counter() - started, 4)
     record.update(config=cfg, timings={"taken": seconds, "total": seconds}, peak_rss_mib={},
                   earlier_build=earlier_build_note("taken", earlier.name, "its predications and concepts are this build's"))  # fmt: skip
     return record, ""
+
+
+def save_predication_counts(folder: GraphFolder, concepts: KeyEncoder, counted: PredicationCounts) -> None:
+    """The counts a co-occurrence graph's weights come from, beside it: each concept's (in code
+    order) and each pair's, for a later build to count on the delta (:func:`counted_on_the_delta`).
+    2.1M pairs at 10M calibrated predications: about 10 MB."""
+    n = len(concepts)
+    pq.write_table(pa.table({
+        "cui": concepts.keys(),
+        "predications": counted.concept_predications[:n],
+        "rows": counted.concept_rows[:n],
+    }), folder.concept_predications)  # fmt: skip
+    a, b = unpack(counted.pair_keys)
+    pq.write_table(pa.table({
+        "a": a.astype(np.int32), "b": b.astype(np.int32), "predications": counted.together.astype(np.int64),
+    }), folder.pair_predications)  # fmt: skip
+
+
+def counted_on_the_delta(tables_dir: Path, cfg: dict, concepts: KeyEncoder) -> tuple[PredicationCounts | None, str, str]:
+    """The co-occurrence count of this build's predications from the earlier build's, when they
+    are the earlier ones less the deleted papers' rows (an update file): the earlier counts
+    (:func:`save_predication_counts`) less the count of the rows the merge removed
+    (``predications.removed.parquet``), coded into ``concepts`` (empty on entry) in the earlier
+    count's codes; and the earlier build's name. Counts add over predications, and a removed
+    predication is removed whole (checked: no row left has its id), so this is the count of the
+    table: 10M predications are not read again. Else None and why (nothing coded)."""
+    if len(concepts):
+        raise ValueError("the earlier count is coded into an empty encoder only")
+    earlier, why = earlier_tables(tables_dir)
+    if earlier is None:
+        return None, "", why
+    if not earlier.same(["concepts"]) or "predications" not in earlier.less_deleted:
+        return None, "", "the predications are not the earlier build's less the deleted papers' rows"
+    folder, record, why = _earlier_record(earlier, "cooccurrence", cfg)
+    if folder is None:
+        return None, "", why
+    files, removed_path = GraphFolder(folder), TableFolder(tables_dir).removed_rows("predications")
+    if not (files.concept_predications.exists() and files.pair_predications.exists()):
+        return None, "", "the earlier co-occurrence graph kept no counts (a graph of an older litpath)"
+    if not removed_path.exists():
+        return None, "", f"{removed_path} not found"
+    tallies = record.get("counts") or {}
+    if tallies.get("predication_rows_out_of_order", 1):  # then a predication's rows are not adjacent
+        return None, "", "the earlier predications were not in predication_id order"
+    removed = pq.read_table(removed_path)
+    table = require_table(tables_dir, "predications", "concept_concept edges")
+    left = pq.read_table(table, columns=["predication_id"]).column("predication_id")
+    if pc.any(pc.is_in(left, value_set=pc.unique(removed.column("predication_id").combine_chunks()))).as_py():
+        return None, "", "a removed predication still has rows in the table"
+    known = pq.read_table(files.concept_predications)
+    concepts.append_new(known.column("cui").combine_chunks())  # the earlier count's codes
+    pairs = pq.read_table(files.pair_predications)
+    gone = count_predications(removed.to_batches(), cfg, concepts)  # codes the removed rows' concepts
+    n = len(concepts)
+    by_concept = [grow(known.column(name).to_numpy().astype(np.int64), n)[:n] for name in ("predications", "rows")]
+    predications, rows = by_concept[0] - gone.concept_predications, by_concept[1] - gone.concept_rows
+    keys, together = sum_by_key(
+        np.concatenate([pack(pairs.column("a").to_numpy().astype(np.int64), pairs.column("b").to_numpy().astype(np.int64)),
+                        gone.pair_keys]),
+        np.concatenate([pairs.column("predications").to_numpy(), -gone.together]),
+    )  # fmt: skip
+    row_tallies = tuple(int(tallies.get(name, 0)) - int(g) for name, g in zip(ROW_TALLIES, gone.rows, strict=True))
+    if (predications < 0).any() or (rows < 0).any() or (together < 0).any() \
+            or row_tallies[0] != pq.ParquetFile(table).metadata.num_rows:  # fmt: skip
+        raise ValueError(f"{removed_path} is not what the earlier build's {table.name} lost: the counts of "
+                         f"{files.pair_predications} less its own do not add up to {table}")  # fmt: skip
+    counted = PredicationCounts(
+        predications, rows, keys[together > 0], together[together > 0],
+        int(tallies.get("predications_used", 0)) - gone.predications_used, row_tallies, 0,
+    )  # fmt: skip
+    return counted, earlier.name, ""
 
 
 def _distinct_doc_ids(path: Path) -> pa.Array:
@@ -362,4 +436,7 @@ def cooccurrence_edges(cooccurrence_dir: Path, tables_dir: Path, cfg: dict, conc
     return cc, ""
 
 
-__all__ = ["EarlierEdges", "cooccurrence_edges", "earlier_build_note", "taken_graph"]
+__all__ = [
+    "EarlierEdges", "cooccurrence_edges", "counted_on_the_delta", "earlier_build_note", "save_predication_counts",
+    "taken_graph",
+]  # fmt: skip

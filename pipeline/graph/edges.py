@@ -28,7 +28,7 @@ streams the pairs again later, for the partitioned assembly.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -65,20 +65,68 @@ class CodedEdges(NamedTuple):
 
 
 def concept_concept_edges(
-    tables_dir: Path, cfg: dict, concepts: KeyEncoder, counts: dict, progress: Progress | None = None
+    tables_dir: Path,
+    cfg: dict,
+    concepts: KeyEncoder,
+    counts: dict,
+    progress: Progress | None = None,
+    kept_counts: dict | None = None,
 ) -> CodedEdges:
-    """Co-occurrence edges from the predications: Jaccard over predication sets."""
+    """Co-occurrence edges from the predications: Jaccard over predication sets. With
+    ``kept_counts`` (a dict), the counts the weights come from go there too (:class:`PredicationCounts`),
+    for a later build to count on the delta (:mod:`pipeline.graph.earlier`)."""
     path = require_table(tables_dir, "predications", "concept_concept edges")
-    columns = ["predication_id", "subject_cui", "object_cui"]
-    if cfg["novelty_only"]:
-        columns += ["subject_novelty", "object_novelty"]
+    columns = PREDICATION_COLUMNS + (["subject_novelty", "object_novelty"] if cfg["novelty_only"] else [])
+    batched = batches(path, columns, cfg["batch_rows"], ("subject_cui", "object_cui"), progress)
+    counted = count_predications(batched, cfg, concepts)
+    counts.update(counted.tallies(), predication_rows_out_of_order=counted.out_of_order)
+    if kept_counts is not None:
+        kept_counts["counts"] = counted
+    return cooccurrence_from_counts(counted.pair_keys, counted.together, counted.concept_predications, cfg, counts)
+
+
+# The predications' columns the co-occurrence count reads (and, with novelty_only, the two flags).
+PREDICATION_COLUMNS = ["predication_id", "subject_cui", "object_cui"]
+# The row filters' tallies, in graph_counts.json's names (predication_rows_used follows from them).
+ROW_TALLIES = ("predication_rows", "predication_rows_self_pair_removed", "predication_rows_not_novel_removed",
+               "predication_rows_novelty_unknown_removed", "predication_rows_excluded_semtype_removed")  # fmt: skip
+
+
+class PredicationCounts(NamedTuple):
+    """What counting predications gives: each concept's predications (by concept code), the rows
+    that name it (any row, before the filters: a concept the count has seen), each pair's
+    predications (packed codes, once each, in no order), the distinct predications used, and the
+    rows each filter removed (:data:`ROW_TALLIES`, in order)."""
+
+    concept_predications: np.ndarray
+    concept_rows: np.ndarray
+    pair_keys: np.ndarray
+    together: np.ndarray
+    predications_used: int
+    rows: tuple[int, ...]
+    out_of_order: int
+
+    def tallies(self) -> dict[str, int]:
+        """graph_counts.json's tallies of the count (``predication_rows_out_of_order`` aside)."""
+        rows, *removed = self.rows
+        return {**dict(zip(ROW_TALLIES, self.rows, strict=True)), "predication_rows_used": rows - sum(removed),
+                "predications_used": self.predications_used}  # fmt: skip
+
+
+def count_predications(batched: Iterable[pa.RecordBatch], cfg: dict, concepts: KeyEncoder) -> PredicationCounts:
+    """Count predications and concept pairs of predication rows (``batched``, in table order:
+    the rows of one predication are adjacent), after the row filters, coding the concepts into
+    ``concepts`` (every row's, the filtered ones too)."""
     counter = CooccurrenceCounter()
     rows = self_pairs = not_novel = novelty_unknown = excluded_rows = 0
-    for batch in batches(path, columns, cfg["batch_rows"], ("subject_cui", "object_cui"), progress):
+    concept_rows = np.zeros(0, np.int64)
+    for batch in batched:
         rows += batch.num_rows
         pid = to_numpy(batch.column("predication_id"), np.int64)
         subj, subj_excluded = concepts.encode(batch.column("subject_cui"))
         obj, obj_excluded = concepts.encode(batch.column("object_cui"))
+        concept_rows = grow(concept_rows, len(concepts))
+        concept_rows[: len(concepts)] += np.bincount(subj, minlength=len(concepts)) + np.bincount(obj, minlength=len(concepts))
         keep = subj != obj
         self_pairs += int(np.count_nonzero(~keep))
         if cfg["novelty_only"]:
@@ -96,25 +144,25 @@ def concept_concept_edges(
     counter.feed(
         np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), len(concepts), final=True
     )
-
     keys, together = counter.pairs.result()
+    n = len(concepts)
+    return PredicationCounts(
+        grow(counter.concept_predications, n)[:n], grow(concept_rows, n)[:n], keys, together, counter.predications,
+        (rows, self_pairs, not_novel, novelty_unknown, excluded_rows), counter.out_of_order,
+    )  # fmt: skip
+
+
+def cooccurrence_from_counts(pair_keys: np.ndarray, together: np.ndarray, concept_predications: np.ndarray,
+                             cfg: dict, counts: dict) -> CodedEdges:  # fmt: skip
+    """The co-occurrence edges of counted pairs (packed concept codes, each once) and concepts:
+    ``min_support`` first (counted into ``counts``), then the Jaccard weight."""
     supported = together >= cfg["min_support"]
     counts.update(
-        predication_rows=rows,
-        predication_rows_self_pair_removed=self_pairs,
-        predication_rows_not_novel_removed=not_novel,
-        predication_rows_novelty_unknown_removed=novelty_unknown,
-        predication_rows_excluded_semtype_removed=excluded_rows,
-        predication_rows_used=rows - self_pairs - not_novel - novelty_unknown - excluded_rows,
-        predications_used=counter.predications,
-        predication_rows_out_of_order=counter.out_of_order,
-        concept_pairs=int(len(keys)),
+        concept_pairs=int(len(pair_keys)),
         concept_pairs_below_min_support_removed=int(np.count_nonzero(~supported)),
     )
-    keys, together = keys[supported], together[supported]
-    a, b = unpack(keys)
-    npred = counter.concept_predications
-    weight = weights.cooccurrence_weight(together, npred[a], npred[b])
+    a, b = unpack(pair_keys[supported])
+    weight = weights.cooccurrence_weight(together[supported], concept_predications[a], concept_predications[b])
     return CodedEdges(a, b, weight)
 
 

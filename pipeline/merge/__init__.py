@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.builds.layout import TableFolder
+from pipeline.builds.tables import ALL_TABLES
 from pipeline.config import check_setting, default_of, schema_of
 from pipeline.ingest.base import IngestError
 from pipeline.merge.citations import write_citations
@@ -242,6 +243,9 @@ def merge_ingested(
         incremental["doi_match"] = delta.doi_match
     else:
         changed_papers.unlink(missing_ok=True)  # left by an earlier merge into this folder
+    for name in ALL_TABLES:  # the rows a merge on the delta removed: only for the tables it lists
+        if name not in (incremental or {}).get("tables_less_deleted", ()):
+            TableFolder(out_dir).removed_rows(name).unlink(missing_ok=True)
     doi_matches = TableFolder(out_dir).doi_matches
     if papers.dois_matched:
         write_doi_matches(papers.remap, doi_matches)

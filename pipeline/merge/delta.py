@@ -472,15 +472,19 @@ class Delta:
         """Mentions or predications: the earlier table without the rows of the papers the new
         files delete (copied when it has none); its rows and the merge's tallies of it."""
         source = self.previous.table(name)
+        removed = TableFolder(path.parent).removed_rows(name)
+        removed.unlink(missing_ok=True)  # left by a merge into this folder before
         # no paper deleted (a citation file): nothing to look for in the 10M doc_ids
         if len(self.deleted) == 0 or not pc.any(_is_in(pq.read_table(source, columns=["doc_id"]).column("doc_id"),
                                                        self.deleted)).as_py():  # fmt: skip
             self._kept(name, path)
             return pq.ParquetFile(path).metadata.num_rows, {}
         schema = tables.ALL_TABLES[name]
+        # the rows removed are kept beside the table: a later stage counts on the delta from them
+        # (the co-occurrence graph, pipeline.graph.earlier) instead of scanning both tables
         written, dropped = _splice(
             source, path, schema, [], drop=lambda t: _is_in(t.column("doc_id"), self.deleted),
-            added=schema.empty_table(), use_dictionary=dictionary,
+            added=schema.empty_table(), use_dictionary=dictionary, removed_to=removed,
         )  # fmt: skip
         self.less_deleted.append(name)
         return written, {f"{name}_removed_by_deletion": dropped}
@@ -647,12 +651,14 @@ def _splice(
     added: pa.Table,
     use_dictionary: list[str] | bool = False,
     revise: Callable[[pa.Table, pa.Table], pa.Table] | None = None,
+    removed_to: Path | None = None,
 ) -> tuple[int, int]:
     """``source`` (sorted by ``sort_keys``, or in file order when there are none and nothing is
     ``added``) without the rows ``drop`` marks, with the ``added`` rows (sorted the same) put in
     their places, written to ``path`` a batch at a time; (rows written, rows dropped).
     ``revise(added rows, dropped rows)``, with sort keys, gives the added rows of a piece as
     written, from the rows dropped so far (every dropped row of a key before the piece's end).
+    ``removed_to``: the dropped rows are written there too (in table order).
 
     The first sort key groups the rows: each written piece holds whole groups (the last group
     of a batch is carried into the next piece), so sorting a piece with the added rows of its
@@ -683,7 +689,7 @@ def _splice(
             rows = pa.Table.from_batches([batch]).cast(schema)
             marked = drop(rows)
             dropped_now = pc.sum(marked).as_py() or 0
-            if revise is not None and dropped_now:
+            if (revise is not None or removed_to is not None) and dropped_now:
                 dropped_rows.append(rows.filter(marked))
             dropped += dropped_now
             rows = rows.filter(pc.invert(marked))
@@ -701,4 +707,6 @@ def _splice(
             carry = rows.filter(tail)
         rest = added_rows(taken)
         emit(pa.concat_tables([carry, rest]), sort=rest.num_rows > 0)
+    if removed_to is not None:
+        pq.write_table(pa.concat_tables(dropped_rows), removed_to)
     return written, dropped

@@ -94,7 +94,15 @@ def test_an_update_file_patches_the_full_graph_less_the_deleted_papers(corpus, t
     assert incremental["tables_less_deleted"] == ["mentions", "predications"], incremental
     for scope in ("cooccurrence", "full"):
         _assert_same_graph(two, scratch, scope)
-    assert _record(two, "cooccurrence")["earlier_build"]["used"] is None
+    # the co-occurrence graph counted on the delta: the earlier count less the removed rows'
+    on_delta = _record(two, "cooccurrence")["earlier_build"]
+    assert (on_delta["used"], on_delta["build"]) == ("patched", "one"), on_delta
+    assert "counted on the delta" in on_delta["why"], on_delta
+    assert _record(scratch, "cooccurrence")["earlier_build"]["used"] is None
+    # what the next build counts on: the same counts as counting the table whole
+    for name in ("concept_predications", "pair_predications"):
+        assert _as_counts(GraphFolder(two.graph("cooccurrence").graph_dir), name) == \
+            _as_counts(GraphFolder(scratch.graph("cooccurrence").graph_dir), name), name  # fmt: skip
     patched = _record(two, "full")["earlier_build"]
     assert (patched["used"], patched["build"]) == ("patched", "one"), patched
     assert patched["why"].startswith("papers were deleted"), patched
@@ -108,6 +116,33 @@ def test_an_update_file_patches_the_full_graph_less_the_deleted_papers(corpus, t
     assert record["earlier_build"]["used"] is None and "co-occurrence graph" in record["earlier_build"]["why"], record
     assert record["graph_digest"] == _record(scratch, "full")["graph_digest"]
     assert record["counts"] == _record(scratch, "full")["counts"]
+
+
+def _as_counts(folder: GraphFolder, name: str) -> dict:
+    """A counts file as {concept or concept pair: counts}: the codes are the count's own order,
+    and a count on the delta keeps the codes of concepts no row names any more (left out)."""
+    concepts = pq.read_table(folder.concept_predications).to_pydict()
+    if name == "concept_predications":
+        return {cui: (n, rows) for cui, n, rows in zip(concepts["cui"], concepts["predications"], concepts["rows"],
+                                                      strict=True) if rows}  # fmt: skip
+    pairs = pq.read_table(folder.pair_predications).to_pydict()
+    cui = concepts["cui"]
+    return {tuple(sorted((cui[a], cui[b]))): n for a, b, n in zip(pairs["a"], pairs["b"], pairs["predications"], strict=True)}
+
+
+def test_the_cooccurrence_count_on_the_delta_refuses_removed_rows_that_do_not_add_up(corpus, tmp_path):
+    """The removed rows beside the predications are what the count on the delta subtracts: one
+    of them dropped from that file (so the table and the counts disagree) is an error naming it."""
+    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")
+    corpus = [folder for _, _, folder in corpus]
+    _build(tmp_path / "one", corpus[:last_update] + corpus[last_update + 1 :])
+    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one", cooccurrence_from=True)
+    removed = two.tables.removed_rows("predications")
+    rows = pq.read_table(removed)
+    assert rows.num_rows > 1
+    pq.write_table(rows.slice(1), removed)
+    with pytest.raises(ValueError, match="predications.removed.parquet is not what the earlier build"):
+        build_cooccurrence_graph(two.tables.path, tmp_path / "wrong", {})
 
 
 def test_a_patched_update_graph_refuses_mentions_that_are_not_the_earlier_less_papers(corpus, tmp_path):

@@ -29,8 +29,10 @@ def corpus(request, tmp_path_factory):
 
 
 def _tables(folder: Path) -> dict[str, pa.Table]:
-    # changed_papers.parquet is the delta merge's note for the stages after it, not a table
-    return {p.stem: pq.read_table(p) for p in sorted(folder.glob("*.parquet")) if p != TableFolder(folder).changed_papers}
+    # changed_papers.parquet and the rows removed (<table>.removed.parquet) are the delta merge's
+    # notes for the stages after it, not tables
+    return {p.stem: pq.read_table(p) for p in sorted(folder.glob("*.parquet"))
+            if p != TableFolder(folder).changed_papers and not p.name.endswith(".removed.parquet")}  # fmt: skip
 
 
 def assert_same_tables(delta: Path, full: Path) -> None:
@@ -75,6 +77,18 @@ def test_one_more_pubmed_update_file_equals_the_full_merge(corpus, tmp_path, men
     assert named & set(changed) and len(changed) == counts["merge"]["delta_documents_recomputed"]
     # the new file's papers that no file deletes were merged from their new records and earlier row
     assert counts["merge"]["delta_documents_from_earlier_row"] > 0
+    # the tables that only lost the deleted papers' rows, with those rows beside them: the earlier
+    # table is the table and its removed rows (each row once), and they are whole papers
+    less_deleted = counts["incremental"]["tables_less_deleted"]
+    assert "predications" in less_deleted, counts["incremental"]
+    deleted = set(pq.read_table(new_file.table("deletions")).column("doc_id").to_pylist())
+    for name in less_deleted:
+        removed = pq.read_table(TableFolder(tmp_path / "delta").removed_rows(name))
+        assert removed.num_rows and set(removed.column("doc_id").to_pylist()) <= deleted, name
+        kept = pq.read_table(TableFolder(tmp_path / "delta").table(name))
+        earlier = pq.read_table(TableFolder(tmp_path / "previous").table(name))
+        assert sorted(map(str, earlier.to_pylist())) == sorted(map(str, pa.concat_tables([kept, removed.cast(kept.schema)]).to_pylist())), name
+        assert not set(kept.column("doc_id").to_pylist()) & set(removed.column("doc_id").to_pylist()), name
 
 
 def test_both_update_files_at_once_equal_the_full_merge(corpus, tmp_path):
@@ -99,6 +113,8 @@ def test_one_more_citation_file_equals_the_full_merge(corpus, tmp_path):
     # links, the same file), and the DOI match is the one the earlier build kept
     unchanged = ["concepts", "documents", "mentions", "predications", "sentences"]
     assert counts["incremental"]["tables_unchanged"] == unchanged
+    assert counts["incremental"]["tables_less_deleted"] == []
+    assert not list((tmp_path / "delta").glob("*.removed.parquet"))
     assert counts["incremental"]["doi_match"] == {"before": "kept", "after": "kept"}
     earlier_bytes = {}
     for name in unchanged:
