@@ -74,6 +74,9 @@ CORD_PREFIX, PUBMED_PREFIX = "CORD:", "PMID:"
 # memory budget; pipeline.merge.sentences.BYTES_PER_CITED_SENTENCE): its row order then follows
 # ranges sampled from the predications, which the delta cannot reproduce.
 BYTES_PER_CITED_SENTENCE = 9
+# At most this many rows of a batch dropped, the rest are written as the slices between them
+# (_without); more, and a filter's copy costs less than the slices' bookkeeping.
+FEW_MARKED = 4096
 
 
 class Delta:
@@ -598,6 +601,21 @@ class Delta:
         return earlier.slice(of_files)
 
 
+def _without(rows: pa.Table, marked: pa.Array | pa.ChunkedArray, n_marked: int) -> pa.Table:
+    """``rows`` less the ``n_marked`` rows ``marked`` says: where they are few, the slices between
+    them (no row copied: a filter copied every row of a batch, 1.2 GB of sentence text a rerun, to
+    drop a few hundred), else a filter."""
+    if n_marked == 0:
+        return rows
+    if n_marked > FEW_MARKED:
+        return rows.filter(pc.invert(marked))
+    flags = marked.to_numpy() if isinstance(marked, pa.ChunkedArray) else marked.to_numpy(zero_copy_only=False)
+    at = np.flatnonzero(flags)
+    starts, ends = np.r_[0, at + 1], np.r_[at, rows.num_rows]
+    return pa.concat_tables([rows.slice(start, end - start) for start, end in zip(starts, ends, strict=True) if end > start]
+                            or [rows.slice(0, 0)])  # fmt: skip
+
+
 def _named_only_by(removed: pa.ChunkedArray, earlier: pa.ChunkedArray) -> pa.Array:
     """The sentence ids of ``removed`` (rows taken out of ``earlier``, the earlier predications'
     sentence ids) that no row left names: those ``earlier`` names no more often than ``removed``."""
@@ -718,11 +736,13 @@ def _splice(
             if (revise is not None or removed_to is not None) and dropped_now:
                 dropped_rows.append(rows.filter(marked))
             dropped += dropped_now
+            if group_key is None:
+                rows = _without(rows, marked, dropped_now)
+                if rows.num_rows:
+                    emit(rows, sort=False)
+                continue
             rows = rows.filter(pc.invert(marked))
             if rows.num_rows == 0:
-                continue
-            if group_key is None:
-                emit(rows, sort=False)
                 continue
             last = rows.column(group_key)[-1]
             tail = pc.equal(rows.column(group_key), last)
