@@ -298,7 +298,7 @@ def build_cooccurrence_graph(tables_dir: Path, out_dir: Path, config: dict, *, b
         kept: dict[str, PredicationCounts] = {}
         cc = concept_concept_edges(tables_dir, cfg, concepts, counts, progress, kept_counts=kept)
         counted = kept["counts"]
-        note = earlier_build_note(None, None, f"{why}; not counted on the delta: {not_on_delta}")
+        note = earlier_build_note(None, None, why if not_on_delta == why else f"{why}; not counted on the delta: {not_on_delta}")
     progress.stage("writing the graph")
     scope = GraphScope(out_dir, tables_dir, cfg, concepts, KeyEncoder(), concept_table, _Stopwatch({}), counts)
     record = _write_cooccurrence_graph(scope, out_dir, cc, memory_budget_bytes(config), config)

@@ -258,8 +258,8 @@ class EarlierBuild:
 
     root: Path
     changed: pa.Array
-    # the merge kept the predications it removed beside the table (the table is the earlier one
-    # less the deleted papers' rows): the changed papers' rows before are those now and those
+    # the predications the merge removed, which it kept beside the table (the table is the earlier
+    # one less the deleted papers' rows): the changed papers' rows before are those now and these
     removed_predications: Path | None = None
 
     @classmethod
