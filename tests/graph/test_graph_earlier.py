@@ -78,17 +78,23 @@ def test_one_more_citation_file_takes_and_patches_the_earlier_graphs(corpus, tmp
         assert _record(scratch, scope)["earlier_build"]["used"] is None
 
 
+def _before_and_after_the_update_file(corpus, tmp_path) -> tuple[BuildLayout, BuildLayout]:
+    """A build without the last PubMed update file (it deletes papers), and one with it on top of
+    that build, the full graph taking its concept edges from the co-occurrence graph."""
+    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")
+    folders = [folder for _, _, folder in corpus]
+    one = _build(tmp_path / "one", folders[:last_update] + folders[last_update + 1 :])
+    return one, _build(tmp_path / "two", folders, previous=tmp_path / "one", cooccurrence_from=True)
+
+
 def test_an_update_file_patches_the_full_graph_less_the_deleted_papers(corpus, tmp_path):
     """An update file deletes papers: the mentions are the earlier ones less their rows, so the
     full graph takes the earlier concept--abstract edges of the papers still mentioned, and its
     concept--concept edges from the build's co-occurrence graph (counted again: the deleted
     predications change the Jaccard weights of their concepts' pairs) -- the graph built from
     scratch on the same tables. Without that co-occurrence graph, it is counted."""
-    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")  # it deletes papers
-    corpus = [folder for _, _, folder in corpus]
-    one = _build(tmp_path / "one", corpus[:last_update] + corpus[last_update + 1 :])
-    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one", cooccurrence_from=True)
-    scratch = _build(tmp_path / "scratch", corpus, cooccurrence_from=True)
+    one, two = _before_and_after_the_update_file(corpus, tmp_path)
+    scratch = _build(tmp_path / "scratch", [folder for _, _, folder in corpus], cooccurrence_from=True)
     incremental = json.loads(two.tables.counts.read_text())["incremental"]
     assert incremental["used"] and "predications" not in incremental["tables_unchanged"], incremental
     assert incremental["tables_less_deleted"] == ["mentions", "predications"], incremental
@@ -133,10 +139,7 @@ def _as_counts(folder: GraphFolder, name: str) -> dict:
 def test_the_cooccurrence_count_on_the_delta_refuses_removed_rows_that_do_not_add_up(corpus, tmp_path):
     """The removed rows beside the predications are what the count on the delta subtracts: one
     of them dropped from that file (so the table and the counts disagree) is an error naming it."""
-    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")
-    corpus = [folder for _, _, folder in corpus]
-    _build(tmp_path / "one", corpus[:last_update] + corpus[last_update + 1 :])
-    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one", cooccurrence_from=True)
+    _, two = _before_and_after_the_update_file(corpus, tmp_path)
     removed = two.tables.removed_rows("predications")
     rows = pq.read_table(removed)
     assert rows.num_rows > 1
@@ -149,10 +152,7 @@ def test_a_patched_update_graph_refuses_mentions_that_are_not_the_earlier_less_p
     """The patch trusts the merge's word that the mentions are the earlier ones less whole papers,
     and checks it: a mentions table with one row fewer (a paper that keeps its other rows) is
     refused with an error naming the table, not built into a wrong graph."""
-    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")
-    corpus = [folder for _, _, folder in corpus]
-    _build(tmp_path / "one", corpus[:last_update] + corpus[last_update + 1 :])
-    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one", cooccurrence_from=True)
+    _, two = _before_and_after_the_update_file(corpus, tmp_path)
     mentions = two.tables.table("mentions")
     table = pq.read_table(mentions)
     keep = [True] * table.num_rows
