@@ -284,9 +284,7 @@ class EarlierEdges:
             raise ValueError("the earlier graph's edges are coded into empty encoders only")
         if self.change == self.DELETIONS:
             return self._less_deleted_papers(tables_dir, cfg, concepts, documents, counts)
-        vertices = pq.read_table(GraphFolder(self.folder).vertices, columns=["kind", "key"])
-        n_concepts = int(pc.sum(pc.equal(vertices.column("kind"), "concept")).as_py() or 0)
-        keys = vertices.column("key").combine_chunks()
+        keys, n_concepts = self._earlier_vertices()
         # concept codes are their vids (concepts come first, docs/design.md §5)
         concepts.append_new(keys.slice(0, n_concepts))
         documents.append_new(_distinct_doc_ids(require_table(tables_dir, "mentions", "concept_abstract edges")))
@@ -320,9 +318,7 @@ class EarlierEdges:
         # the concepts the mentions name, coded as counting them would (``concepts_seen``)
         concepts.encode(_distinct_in_dictionaries(mentions, "cui"))
         documents.append_new(_distinct_doc_ids(mentions))
-        vertices = pq.read_table(GraphFolder(self.folder).vertices, columns=["kind", "key"])
-        n_concepts = int(pc.sum(pc.equal(vertices.column("kind"), "concept")).as_py() or 0)
-        keys = vertices.column("key").combine_chunks()
+        keys, n_concepts = self._earlier_vertices()
         concept_code = _codes_in(keys.slice(0, n_concepts), concepts)
         abstract_code = _codes_in(keys.slice(n_concepts), documents)  # -1: a deleted paper's, or citations' only
         src, dst, weight = self._earlier_edges()
@@ -347,6 +343,12 @@ class EarlierEdges:
         counts.update(mention_rows=rows, mention_rows_nonpositive_removed=0, mention_rows_excluded_semtype_removed=0,
                       mention_rows_used=rows, concept_abstract_pairs=len(ca.u))  # fmt: skip
         return (cc, ca), ""
+
+    def _earlier_vertices(self) -> tuple[pa.Array, int]:
+        """The earlier graph's vertex keys in vid order, and how many are concepts (they come first)."""
+        vertices = pq.read_table(GraphFolder(self.folder).vertices, columns=["kind", "key"])
+        n_concepts = int(pc.sum(pc.equal(vertices.column("kind"), "concept")).as_py() or 0)
+        return vertices.column("key").combine_chunks(), n_concepts
 
     def _earlier_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The earlier graph's edges (src, dst, weight). The kind of an edge follows from its
@@ -423,13 +425,10 @@ def cooccurrence_edges(cooccurrence_dir: Path, tables_dir: Path, cfg: dict, conc
     if int(earlier_counts.get("concepts_seen", len(keys))) != len(keys):
         # concepts on no edge of it (a predication of a concept with itself, a pair below the
         # minimum support, an excluded semantic type), coded after the vertices as counting
-        # would; read as dictionaries: each row group's distinct concepts, no string per row
-        columns = ["subject_cui", "object_cui"]
-        named = pq.read_table(require_table(tables_dir, "predications", "concept_concept edges"),
-                              columns=columns, read_dictionary=columns)  # fmt: skip
-        for column in named.columns:
-            for chunk in column.chunks:
-                concepts.encode(pc.unique(chunk.dictionary))
+        # would; read as dictionaries (each row group's distinct concepts, no string per row)
+        predications = require_table(tables_dir, "predications", "concept_concept edges")
+        for column in ("subject_cui", "object_cui"):
+            concepts.encode(_distinct_in_dictionaries(predications, column))
     edges = pq.read_table(folder.edges, columns=["src", "dst", "weight"])
     cc = CodedEdges(edges.column("src").to_numpy(), edges.column("dst").to_numpy(), edges.column("weight").to_numpy())
     counts.update({key: value for key, value in earlier_counts.items() if key.startswith(PREDICATION_TALLIES)})
