@@ -47,6 +47,7 @@ from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import table_path
 from pipeline.config import default_of
 from pipeline.runtime.columnar import positions_in, string_codes
+from pipeline.runtime.filtered_reads import kept_batches, rows_with_values
 from pipeline.runtime.resources import SpillFolder
 
 # Memory the grouping holds per predication row (the rows, Arrow's hash groupings and distinct
@@ -181,10 +182,14 @@ def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch
         raise FileNotFoundError(f"{tables_dir / 'predications.parquet'} not found (needed for evidence)")
     index = _EdgeIndex(edge_keys)
     columns = ["predication_id", "doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"]
-    where = None
-    if len(edge_keys[0]) <= FILTERED_SCAN_EDGES:
-        where = pc.field("subject_cui").isin(index.concepts) & pc.field("object_cui").isin(index.concepts)
-    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=columns, batch_size=batch_rows, filter=where):
+
+    def on_edge_concepts(batch: pa.RecordBatch) -> pa.Array | None:
+        if len(edge_keys[0]) > FILTERED_SCAN_EDGES:
+            return None
+        return pc.and_(pc.is_in(batch.column("subject_cui"), value_set=index.concepts),
+                       pc.is_in(batch.column("object_cui"), value_set=index.concepts))  # fmt: skip
+
+    for batch in kept_batches(path, columns, on_edge_concepts, batch_rows=batch_rows):
         s = batch.column("subject_cui")
         keep, edge = index.edges_of(s, batch.column("object_cui"))
         keep = pa.array(keep)
@@ -351,15 +356,11 @@ def sentence_texts(sentences: Path | None, wanted: pa.ChunkedArray) -> pa.Table:
     wanted = pc.unique(wanted.combine_chunks() if isinstance(wanted, pa.ChunkedArray) else wanted)
     if sentences is None or len(wanted) == 0:
         return pa.table({"sentence_id": pa.array([], pa.int64()), "text": pa.array([], pa.string())})
-    dataset = ds.dataset(str(sentences), format="parquet")
-    # The bounds say nothing the set does not, but the scan skips the row groups they exclude
-    # (by the set it does not). The merge writes the sentences in the order it finds them, which
-    # for SemMedDB's sentence file is id order: at 30M a paper range's sentences (paper_evidence)
-    # lie in a third of the table's row groups, and the scan took 1.9 s, not 9.4.
-    bounds = pc.min_max(wanted)
-    sentence_id = pc.field("sentence_id")
-    where = (sentence_id >= bounds["min"].as_py()) & (sentence_id <= bounds["max"].as_py()) & sentence_id.isin(wanted)
-    found = dataset.to_table(columns=["sentence_id", "text"], filter=where)
+    # The row groups whose sentence ids lie outside the wanted ones' bounds are skipped. The merge
+    # writes the sentences in the order it finds them, which for SemMedDB's sentence file is id
+    # order: at 30M a paper range's sentences (paper_evidence) lie in a third of the table's row
+    # groups, and the scan took 1.9 s, not 9.4.
+    found = rows_with_values(sentences, ["sentence_id", "text"], "sentence_id", wanted, integer_bounds=True)
     return found.combine_chunks()
 
 

@@ -49,6 +49,7 @@ from pipeline.builds.reuse import earlier_tables, link_or_copy
 from pipeline.builds.tables import ALL_TABLES, table_path
 from pipeline.config import default_of
 from pipeline.runtime.files import write_atomically
+from pipeline.runtime.filtered_reads import rows_with_values
 from pipeline.store.bucket_reuse import ReuseMismatch, ReuseTally, rebuilt_buckets, reuse_plan
 from pipeline.store.buckets import MEAN_ROWS, Bucket, ListedBucket, bucketed, decode
 from pipeline.store.evidence_patch import gone_rows_by_pair, pair_keys, records_without_papers
@@ -390,11 +391,11 @@ def _earlier_records(bucket_file: BucketFile, keys: list[tuple]) -> pa.Table:
 
 
 def _rows_of_papers(tables_dir: Path, doc_ids: pa.Array, columns: list[str]) -> pa.Table:
-    """The predications of these papers (a filtered scan)."""
+    """The predications of these papers (read a batch at a time: pipeline.runtime.filtered_reads)."""
     path = table_path(tables_dir, "predications")
     if path is None:
         return ALL_TABLES["predications"].empty_table().select(columns)
-    return ds.dataset(str(path), format="parquet").to_table(columns=columns, filter=pc.field("doc_id").isin(doc_ids))
+    return rows_with_values(path, columns, "doc_id", doc_ids)
 
 
 def papers_redone(tables_dir: Path, earlier: EarlierBuild, rows: tuple[pa.Table, pa.Table] | None = None) -> pa.Array:
@@ -412,9 +413,7 @@ def papers_redone(tables_dir: Path, earlier: EarlierBuild, rows: tuple[pa.Table,
             [("predication_id", "count_distinct"), ("predication_id", "sum")])  # fmt: skip
 
     def years(folder: Path) -> pa.Table:
-        path = table_path(folder, "documents")
-        table = ds.dataset(str(path), format="parquet").to_table(columns=["doc_id", "year"],
-                                                                 filter=pc.field("doc_id").isin(changed))  # fmt: skip
+        table = rows_with_values(table_path(folder, "documents"), ["doc_id", "year"], "doc_id", changed)
         return table.cast(pa.schema([("doc_id", pa.string()), ("year", pa.int32())]))
 
     redone: set[str] = set()
@@ -563,9 +562,7 @@ def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | No
         changed = [(doc,) for doc in changed_papers.to_pylist()]
 
         def regroup_documents() -> pa.Table:
-            path = table_path(tables_dir, "documents")
-            rows = ds.dataset(str(path), format="parquet").to_table(columns=DOCUMENTS.names,
-                                                                    filter=pc.field("doc_id").isin(changed_papers))  # fmt: skip
+            rows = rows_with_values(table_path(tables_dir, "documents"), DOCUMENTS.names, "doc_id", changed_papers)
             return rows.cast(DOCUMENTS).sort_by("doc_id")
 
         expected = row_count(tables_dir, "documents") or 0

@@ -1,0 +1,77 @@
+"""The batch-at-a-time filtered reads give what a filtered dataset scan gives (pyarrow.dataset, the
+reference they replace), on random tables of several row groups."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.runtime import filtered_reads
+from pipeline.runtime.filtered_reads import kept_batches, rows_with_values
+
+
+def _table(rng: np.random.Generator, rows: int, sorted_ids: bool) -> pa.Table:
+    ids = np.sort(rng.choice(10 * rows, rows, replace=False)) if sorted_ids else rng.integers(0, 10 * rows, rows)
+    docs = [f"PMID:{d}" for d in rng.integers(0, rows // 4 + 1, rows)]
+    text = [None if rng.random() < 0.1 else "x" * int(rng.integers(0, 40)) for _ in range(rows)]
+    return pa.table({"sentence_id": pa.array(ids, pa.int64()), "doc_id": docs, "text": pa.array(text, pa.string()),
+                     "cui": pa.array([f"C{c:07d}" for c in rng.integers(0, 50, rows)]).dictionary_encode()})  # fmt: skip
+
+
+def _scanned(path, columns, key, values) -> pa.Table:
+    return ds.dataset(str(path), format="parquet").to_table(columns=columns, filter=pc.field(key).isin(values))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rows_with_values_equal_a_filtered_dataset_scan(tmp_path, seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    monkeypatch.setattr(filtered_reads, "FILTERED_READ_ROWS", int(rng.integers(7, 300)))  # many batches
+    table = _table(rng, int(rng.integers(1, 3000)), sorted_ids=seed % 2 == 0)
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=int(rng.integers(50, 700)))
+    for key, pool in (("sentence_id", table["sentence_id"]), ("doc_id", table["doc_id"])):
+        picked = pool.take(pa.array(rng.integers(0, len(pool), int(rng.integers(0, 40)))))
+        absent = pa.array([-5, 10**9], pa.int64()) if key == "sentence_id" else pa.array(["PMID:none"])
+        values = pa.concat_arrays([picked.combine_chunks(), absent])
+        for columns in (["sentence_id", "text"], ["doc_id", "cui"], ["text"]):
+            expected = _scanned(path, columns, key, values)
+            bounds = key == "sentence_id"
+            got = rows_with_values(path, columns, key, values, integer_bounds=bounds)
+            assert got.column_names == columns
+            assert got.equals(expected), (key, columns)
+
+
+def test_integer_bounds_skip_the_row_groups_outside_them(tmp_path):
+    table = pa.table({"sentence_id": pa.array(np.arange(1000), pa.int64()), "text": [str(i) for i in range(1000)]})
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=100)
+    read = []
+    original = pq.ParquetFile.iter_batches
+
+    def spy(self, *args, **kwargs):
+        read.append(kwargs.get("row_groups"))
+        return original(self, *args, **kwargs)
+
+    pq.ParquetFile.iter_batches = spy
+    try:
+        got = rows_with_values(path, ["text"], "sentence_id", pa.array([250, 420, 999], pa.int64()), integer_bounds=True)
+    finally:
+        pq.ParquetFile.iter_batches = original
+    assert got.column("text").to_pylist() == ["250", "420", "999"]
+    assert read == [[2, 3, 4, 5, 6, 7, 8, 9]]
+    assert rows_with_values(path, ["text"], "sentence_id", pa.array([], pa.int64()), integer_bounds=True).num_rows == 0
+
+
+def test_kept_batches_keep_the_marked_rows_in_file_order(tmp_path):
+    table = pa.table({"a": pa.array(np.arange(500)), "b": pa.array(np.arange(500) % 7)})
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=64)
+    every = pa.Table.from_batches(list(kept_batches(path, ["a"], lambda batch: None, batch_rows=30)))
+    assert every.column("a").to_pylist() == list(range(500))
+    kept = list(kept_batches(path, ["a", "b"], lambda batch: pc.equal(batch.column("b"), 3), batch_rows=30))
+    assert all(batch.num_rows for batch in kept)  # no empty batch
+    assert pa.Table.from_batches(kept).column("a").to_pylist() == [i for i in range(500) if i % 7 == 3]
