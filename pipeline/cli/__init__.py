@@ -184,6 +184,10 @@ class LitpathGroup(click.Group):
                 os.environ.setdefault(name, value)
             if _own_process and cmd_name in WITHOUT_PANDAS and "pandas" not in sys.modules:
                 sys.meta_path.insert(0, _PandasLeftOut)  # pyarrow takes the ImportError as "no pandas"
+            if _own_process:  # a stage's process, which ends with its stage (not a caller's, not the server)
+                from pipeline.runtime.resources import keep_freed_memory
+
+                keep_freed_memory()
             command = _load_object(AREA_COMMANDS[cmd_name])
         elif cmd_name in self._plugin_entries():
             entry = self._plugin_entries()[cmd_name]

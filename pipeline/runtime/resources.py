@@ -13,6 +13,7 @@ starts, removes the folders whose owner is gone and never one a running stage st
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
 import json
@@ -53,12 +54,57 @@ def memory_budget_bytes(config: dict[str, Any] | None) -> int:
 
 
 def resident_bytes() -> int:
-    """This process's resident memory now (0 where /proc is missing)."""
+    """This process's resident memory now (0 where /proc is missing), less what the C library's
+    allocator holds free for the next allocations (:func:`keep_freed_memory`): memory the
+    process may still use without growing."""
     try:
         pages = int(Path("/proc/self/statm").read_text().split()[1])
     except (OSError, ValueError, IndexError):
         return 0
-    return pages * os.sysconf("SC_PAGE_SIZE")
+    return max(0, pages * os.sysconf("SC_PAGE_SIZE") - _malloc_free_bytes())
+
+
+# glibc's mallopt() parameters (malloc.h) and the largest value it takes (an int).
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
+_INT_MAX = (1 << 31) - 1
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]  # fmt: skip
+
+
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc (musl, macOS)
+        return None
+
+
+def _malloc_free_bytes() -> int:
+    """The free bytes glibc's malloc holds in its arenas (mallinfo2's fordblks; 0 elsewhere)."""
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallinfo2"):
+        return 0
+    libc.mallinfo2.restype = _MallInfo2
+    return int(libc.mallinfo2().fordblks)
+
+
+def keep_freed_memory() -> bool:
+    """Have glibc's malloc keep the memory a batch stage frees for the stage's next allocations,
+    instead of handing it back to the system: no allocation served by a mapping of its own (by
+    default every block from 128 kB to 32 MB up is, numpy's arrays of millions of edges among
+    them, and unmapped when freed) and the heap not trimmed. A stage allocates and frees arrays
+    of the same sizes step after step; memory handed back must be faulted in and zeroed again.
+    On a VM whose host takes freed pages back (this one: 430-480 MiB/s at first touch, against
+    8.6 GB/s for memory the process reuses; AMD EPYC) a 10M update rerun's full graph took
+    10.1-10.4 s against 11.7-12.5, 3.5 s of system time against 5.0-5.6; its peak RSS was 2.7 GB
+    against 2.4 (freed blocks that a larger array does not fit stay resident). Arrow's buffers
+    come from its own allocator (mimalloc), untouched. False where the C library is not glibc."""
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallopt"):
+        return False
+    return bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, _INT_MAX))
 
 
 def room_left(budget_bytes: int, floor_fraction: float = 0.25) -> int:
@@ -242,6 +288,6 @@ def sweep_stale_spills(parent: Path, prefixes: tuple[str, ...] = SPILL_PREFIXES)
 
 
 __all__ = [
-    "SPILL_OWNER", "SPILL_PREFIXES", "SpillFolder", "memory_budget_bytes", "physical_memory_bytes",
-    "resident_bytes", "room_left", "spill_parent", "sweep_stale_spills",
+    "SPILL_OWNER", "SPILL_PREFIXES", "SpillFolder", "keep_freed_memory", "memory_budget_bytes",
+    "physical_memory_bytes", "resident_bytes", "room_left", "spill_parent", "sweep_stale_spills",
 ]  # fmt: skip

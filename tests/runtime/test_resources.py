@@ -119,3 +119,46 @@ def test_every_stage_prefix_is_swept(tmp_path, prefix):
     folder = stale_spill_folder(tmp_path, prefix)
     assert sweep_stale_spills(tmp_path) >= 1000
     assert not folder.exists()
+
+
+def test_a_stage_keeps_freed_memory_and_counts_it_as_room(tmp_path):
+    """keep_freed_memory: a freed 400 MB array stays in the process (its pages resident, reused by
+    the next array of that size without growing), and resident_bytes() leaves it out. In a
+    child process: the setting lasts for the process."""
+    script = textwrap.dedent(
+        """
+        import json, numpy as np
+        from pipeline.runtime.resources import keep_freed_memory, resident_bytes, _malloc_free_bytes
+        def rss():
+            return int(open("/proc/self/statm").read().split()[1]) * 4096
+        kept = keep_freed_memory()
+        a = np.ones(50_000_000); held = rss(); del a
+        after_free, counted, free = rss(), resident_bytes(), _malloc_free_bytes()
+        b = np.ones(50_000_000); again = rss()
+        print(json.dumps({"kept": kept, "held": held, "after_free": after_free, "counted": counted,
+                          "free": free, "again": again}))
+        """
+    )
+    out = json.loads(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout)
+    assert out["kept"]
+    array = 400_000_000
+    assert out["after_free"] > out["held"] - array // 10  # the pages stayed
+    assert out["free"] >= array  # malloc holds them free
+    assert out["counted"] < out["held"] - array * 9 // 10  # and they count as room
+    assert out["again"] < out["held"] + array // 10  # the next array took them: no growth
+
+
+def test_without_keep_freed_memory_a_large_array_goes_back_to_the_system():
+    """The default the setting changes (a large block mapped on its own and unmapped when freed),
+    so that the test above tests the setting, not the default."""
+    script = textwrap.dedent(
+        """
+        import numpy as np
+        def rss():
+            return int(open("/proc/self/statm").read().split()[1]) * 4096
+        a = np.ones(50_000_000); held = rss(); del a
+        print(held - rss())
+        """
+    )
+    returned = int(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout)
+    assert returned > 300_000_000
