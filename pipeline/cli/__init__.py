@@ -99,12 +99,15 @@ def configure_logging(verbosity: int) -> None:
 SMALL_PAGES = {"NUMPY_MADVISE_HUGEPAGE": "0", "MIMALLOC_ALLOW_THP": "0"}
 COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {"merge": SMALL_PAGES, "build-graph": SMALL_PAGES}
 
-# Commands whose process never uses pandas, told to pyarrow so that it does not import it: its
-# first pa.array of a Python list imports pandas (0.3-0.4 s here) only to ask whether the list is
-# a pandas object. The workflow starts one `litpath ingest` per few input files (41 at 30M
-# predications, resources.ingest_files_per_job). Only in litpath's own process (main()), never
-# in a caller's.
-WITHOUT_PANDAS = frozenset({"ingest"})
+# The stages' commands whose process uses pandas (the mapping's coverage tables). The others'
+# processes tell pyarrow there is none, so that it does not import it: pyarrow.dataset imports it
+# when it loads, and a first pa.array of a Python list only to ask whether the list is a pandas
+# object (0.2-0.4 s here). The workflow starts a process per rule: the store's commands load in
+# 0.36 s against 0.60 (AMD EPYC), for each of the ~17 jobs of a rerun (a citation rerun's jobs
+# total ~37 s on its two cores), and one `litpath ingest` per few input files (41 at 30M
+# predications, resources.ingest_files_per_job). Only in litpath's own process (main()), never in
+# a caller's.
+USES_PANDAS = frozenset({"build-mapping"})
 _own_process = False  # set by main(): this process is the `litpath` command's alone
 
 
@@ -182,7 +185,7 @@ class LitpathGroup(click.Group):
         if cmd_name in AREA_COMMANDS:
             for name, value in COMMAND_ENVIRONMENT.get(cmd_name, {}).items():
                 os.environ.setdefault(name, value)
-            if _own_process and cmd_name in WITHOUT_PANDAS and "pandas" not in sys.modules:
+            if _own_process and cmd_name not in USES_PANDAS and "pandas" not in sys.modules:
                 sys.meta_path.insert(0, _PandasLeftOut)  # pyarrow takes the ImportError as "no pandas"
             if _own_process:  # a stage's process, which ends with its stage (not a caller's, not the server)
                 from pipeline.runtime.resources import keep_freed_memory
