@@ -49,7 +49,7 @@ from pipeline.builds.reuse import earlier_tables, link_or_copy
 from pipeline.builds.tables import ALL_TABLES, table_path
 from pipeline.config import default_of
 from pipeline.runtime.files import write_atomically
-from pipeline.runtime.filtered_reads import rows_with_values
+from pipeline.runtime.filtered_reads import kept_batches, rows_with_values
 from pipeline.store.bucket_reuse import ReuseMismatch, ReuseTally, rebuilt_buckets, reuse_plan
 from pipeline.store.buckets import MEAN_ROWS, Bucket, ListedBucket, bucketed, decode
 from pipeline.store.evidence_patch import gone_rows_by_pair, pair_keys, records_without_papers
@@ -105,11 +105,12 @@ def row_count(tables_dir: Path, name: str) -> int | None:
 
 
 def document_parts(tables_dir: Path, batch_rows: int) -> Iterator[pa.Table]:
-    """The build's papers (the documents table, sorted by doc_id), a batch at a time."""
+    """The build's papers (the documents table, sorted by doc_id), a batch at a time (read a
+    batch at a time too: pipeline.runtime.filtered_reads)."""
     path = table_path(tables_dir, "documents")
     if path is None:
         return
-    for batch in ds.dataset(str(path), format="parquet").to_batches(columns=DOCUMENTS.names, batch_size=batch_rows):
+    for batch in kept_batches(path, DOCUMENTS.names, lambda batch: None, batch_rows=batch_rows):
         yield pa.Table.from_batches([batch]).cast(DOCUMENTS)
 
 
