@@ -10,7 +10,7 @@ pages a process frees, and touching fresh memory costs about 2 s per GB (430-480
 against 8.6 GB/s for memory just freed, AMD EPYC), so the dataset scan's peak cost 2.4-3.9 s of
 system time against 0.3-0.5 s.
 
-Plain pyarrow, no litpath imports.
+Plain numpy and pyarrow, no litpath imports.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -25,12 +26,15 @@ import pyarrow.parquet as pq
 # Rows decoded at a time: a batch of the widest table read this way (the sentences' text, capped
 # at 500 characters) is tens of MB.
 FILTERED_READ_ROWS = 1 << 16
-# A set lookup hashes its value set on every call: a batch holds at least this many rows per
-# value looked up (at most a row group's million), so that hashing the set costs a fraction of
-# probing the rows. With 64k-row batches, looking the 10M predications up among 30k changed
-# papers' doc_ids spent 0.7 s hashing the set 155 times.
+# Arrow's set lookup hashes its value set on every call: for string keys a batch holds at least
+# this many rows per value looked up (up to MAX_READ_ROWS), so that hashing the set costs a
+# fraction of probing the rows. With 64k-row batches, looking the 10M predications up among 30k
+# changed papers' doc_ids spent 0.7 s hashing the set 155 times. Integer keys are looked up in
+# the values sorted once (np.searchsorted), whatever their number: a first build's papers ask
+# for millions of sentences, and batches of a million sentences' text took that grouping's
+# memory up by 0.6 GB.
 ROWS_PER_VALUE = 32
-MAX_READ_ROWS = 1 << 20
+MAX_READ_ROWS = 1 << 18
 
 
 def kept_batches(path: Path | str, columns: list[str], keep: Callable[[pa.RecordBatch], pa.Array | None],
@@ -50,21 +54,41 @@ def kept_batches(path: Path | str, columns: list[str], keep: Callable[[pa.Record
 
 def rows_with_values(path: Path | str, columns: list[str], key: str, values: pa.Array,
                      integer_bounds: bool = False) -> pa.Table:  # fmt: skip
-    """``columns`` of the rows of ``path`` whose ``key`` is one of ``values``, in file order, as
-    a filtered dataset scan would give them (``key`` is read whether or not it is among
-    ``columns``). With ``integer_bounds`` (an integer key), row groups whose statistics put every
+    """``columns`` of the rows of ``path`` whose ``key`` is one of ``values`` (never a null key),
+    in file order, as a filtered dataset scan would give them (``key`` is read whether or not it
+    is among ``columns``). With ``integer_bounds`` (an integer key), row groups whose statistics put every
     key outside [min, max] of ``values`` are not read: the merge writes the sentences in
     sentence_id order, so at 30M a range of papers' sentences lie in a third of the row groups."""
     read = columns if key in columns else [*columns, key]
     with pq.ParquetFile(path) as parquet:
         schema = parquet.schema_arrow
         row_groups = _groups_within(parquet, key, values) if integer_bounds else None
-    value_set = values.unique()
-    batch_rows = max(FILTERED_READ_ROWS, min(MAX_READ_ROWS, ROWS_PER_VALUE * len(value_set)))
-    batches = list(kept_batches(path, read, lambda batch: pc.is_in(batch.column(key), value_set=value_set), row_groups,
-                                batch_rows))  # fmt: skip
+    value_set = values.unique().drop_null()  # a null key is never looked up, nor found
+    if pa.types.is_integer(value_set.type):
+        keep, batch_rows = _among_sorted(np.sort(value_set.to_numpy(zero_copy_only=False)), key), FILTERED_READ_ROWS
+    else:
+        def keep(batch: pa.RecordBatch) -> pa.Array:
+            return pc.is_in(batch.column(key), value_set=value_set)
+
+        batch_rows = max(FILTERED_READ_ROWS, min(MAX_READ_ROWS, ROWS_PER_VALUE * len(value_set)))
+    batches = list(kept_batches(path, read, keep, row_groups, batch_rows))
     table = pa.Table.from_batches(batches, schema=pa.schema([schema.field(name) for name in read]))
     return table.select(columns)
+
+
+def _among_sorted(values: np.ndarray, key: str) -> Callable[[pa.RecordBatch], pa.Array]:
+    """A batch's rows whose integer ``key`` is one of the sorted ``values`` (nulls: not)."""
+
+    def keep(batch: pa.RecordBatch) -> pa.Array:
+        column = batch.column(key)
+        keys = column.to_numpy(zero_copy_only=False) if column.null_count == 0 else \
+            pc.fill_null(column, 0).to_numpy(zero_copy_only=False)  # fmt: skip
+        at = np.searchsorted(values, keys)
+        found = values[np.minimum(at, len(values) - 1)] == keys if len(values) else np.zeros(len(keys), bool)
+        mask = pa.array(found)
+        return pc.and_(mask, pc.is_valid(column)) if column.null_count else mask
+
+    return keep
 
 
 def _groups_within(parquet: pq.ParquetFile, key: str, values: pa.Array) -> list[int]:

@@ -16,9 +16,10 @@ from pipeline.runtime.filtered_reads import kept_batches, rows_with_values
 
 def _table(rng: np.random.Generator, rows: int, sorted_ids: bool) -> pa.Table:
     ids = np.sort(rng.choice(10 * rows, rows, replace=False)) if sorted_ids else rng.integers(0, 10 * rows, rows)
-    docs = [f"PMID:{d}" for d in rng.integers(0, rows // 4 + 1, rows)]
+    ids = pa.array(ids, pa.int64(), mask=None if sorted_ids else rng.random(rows) < 0.05)  # a few null keys
+    docs = [None if rng.random() < 0.05 else f"PMID:{d}" for d in rng.integers(0, rows // 4 + 1, rows)]
     text = [None if rng.random() < 0.1 else "x" * int(rng.integers(0, 40)) for _ in range(rows)]
-    return pa.table({"sentence_id": pa.array(ids, pa.int64()), "doc_id": docs, "text": pa.array(text, pa.string()),
+    return pa.table({"sentence_id": ids, "doc_id": pa.array(docs, pa.string()), "text": pa.array(text, pa.string()),
                      "cui": pa.array([f"C{c:07d}" for c in rng.integers(0, 50, rows)]).dictionary_encode()})  # fmt: skip
 
 
@@ -34,7 +35,7 @@ def test_rows_with_values_equal_a_filtered_dataset_scan(tmp_path, seed, monkeypa
     path = tmp_path / "t.parquet"
     pq.write_table(table, path, row_group_size=int(rng.integers(50, 700)))
     for key, pool in (("sentence_id", table["sentence_id"]), ("doc_id", table["doc_id"])):
-        picked = pool.take(pa.array(rng.integers(0, len(pool), int(rng.integers(0, 40)))))
+        picked = pool.drop_null().take(pa.array(rng.integers(0, len(pool.drop_null()), int(rng.integers(0, 40)))))
         absent = pa.array([-5, 10**9], pa.int64()) if key == "sentence_id" else pa.array(["PMID:none"])
         values = pa.concat_arrays([picked.combine_chunks(), absent])
         for columns in (["sentence_id", "text"], ["doc_id", "cui"], ["text"]):
