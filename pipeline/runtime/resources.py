@@ -93,8 +93,9 @@ def _malloc_free_bytes() -> int:
 def keep_freed_memory() -> bool:
     """Have glibc's malloc keep the memory a batch stage frees for the stage's next allocations,
     instead of handing it back to the system: no allocation served by a mapping of its own (by
-    default every block from 128 kB to 32 MB up is, numpy's arrays of millions of edges among
-    them, and unmapped when freed) and the heap not trimmed. A stage allocates and frees arrays
+    default a block from 128 kB up is, the threshold rising to at most 32 MB as blocks are freed,
+    so numpy's arrays of millions of edges always are, each unmapped when freed) and the heap
+    not trimmed. A stage allocates and frees arrays
     of the same sizes step after step; memory handed back must be faulted in and zeroed again.
     On a VM whose host takes freed pages back (this one: 430-480 MiB/s at first touch, against
     8.6 GB/s for memory the process reuses; AMD EPYC) a 10M update rerun's full graph took
