@@ -79,9 +79,9 @@ FEW_MARKED = 4096
 # Rows a rewrite (_splice) reads, filters and writes at a time; each written piece is a row group.
 # A piece of the full merge's size (MERGE_STREAM_ROWS, 1M rows: 240 MB of documents decoded)
 # took a 10M update rerun's merge to 2.4 GB of memory with its copies (the documents' and the
-# other tables' rewrites run side by side), and on this VM fresh memory costs about 2 s a GB at
-# first touch (pipeline.runtime.filtered_reads). At a quarter of that: 1.2 GB, 2.2-2.6 s of system
-# time against 4.1-4.4, the same tables (AMD EPYC). The row groups are a quarter as long too.
+# other tables' rewrites run side by side), and on this VM fresh memory is slow to touch
+# (pipeline.runtime.filtered_reads). At a quarter of that: 1.2 GB, 2.2-2.6 s of system time
+# against 4.1-4.4, the same tables (AMD EPYC). The row groups are a quarter as long too.
 SPLICE_ROWS = 1 << 18
 
 

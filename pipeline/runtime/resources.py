@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -74,6 +75,7 @@ class _MallInfo2(ctypes.Structure):
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]  # fmt: skip
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
     try:
         return ctypes.CDLL("libc.so.6")
@@ -86,7 +88,7 @@ def _malloc_free_bytes() -> int:
     libc = _libc()
     if libc is None or not hasattr(libc, "mallinfo2"):
         return 0
-    libc.mallinfo2.restype = _MallInfo2
+    libc.mallinfo2.restype = _MallInfo2  # the CDLL is one (cached): set once, in effect
     return int(libc.mallinfo2().fordblks)
 
 
@@ -95,8 +97,8 @@ def keep_freed_memory() -> bool:
     instead of handing it back to the system: no allocation served by a mapping of its own (by
     default a block from 128 kB up is, the threshold rising to at most 32 MB as blocks are freed,
     so numpy's arrays of millions of edges always are, each unmapped when freed) and the heap
-    not trimmed. A stage allocates and frees arrays
-    of the same sizes step after step; memory handed back must be faulted in and zeroed again.
+    not trimmed. A stage allocates and frees arrays of the same sizes step after step; memory
+    handed back must be faulted in and zeroed again.
     On a VM whose host takes freed pages back (this one: 430-480 MiB/s at first touch, against
     8.6 GB/s for memory the process reuses; AMD EPYC) a 10M update rerun's full graph took
     10.1-10.4 s against 11.7-12.5, 3.5 s of system time against 5.0-5.6; its peak RSS was 2.7 GB

@@ -183,8 +183,10 @@ def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch
     index = _EdgeIndex(edge_keys)
     columns = ["predication_id", "doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"]
 
+    filtered = len(edge_keys[0]) <= FILTERED_SCAN_EDGES
+
     def on_edge_concepts(batch: pa.RecordBatch) -> pa.Array | None:
-        if len(edge_keys[0]) > FILTERED_SCAN_EDGES:
+        if not filtered:
             return None
         return pc.and_(pc.is_in(batch.column("subject_cui"), value_set=index.concepts),
                        pc.is_in(batch.column("object_cui"), value_set=index.concepts))  # fmt: skip
