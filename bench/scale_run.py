@@ -124,10 +124,24 @@ def rule_peaks(build: Path) -> dict[str, float]:
     return peaks
 
 
+# The record keeps, of the sampled processes, the local servers, every one over the budget and
+# the largest workflow processes, with the number sampled: every process of a first build (its
+# hundred-odd ingest jobs and more) grew scale_runs.json by 0.3-0.5 MB a run, past 5 MB.
+KEPT_PROCESSES = 20
+
+
+def kept_samples(sampled: dict, budget_gib: float) -> dict:
+    """bench/process_rss.py's samples as the record keeps them (KEPT_PROCESSES), largest first."""
+    rows = sorted(sampled["processes"], key=lambda row: -row["peak_mib"])
+    largest = {id(row) for row in [r for r in rows if not r["server"]][:KEPT_PROCESSES]}
+    kept = [r for r in rows if r["server"] or r["peak_mib"] > budget_gib * 1024 or id(r) in largest]
+    return {**sampled, "processes": kept, "processes_sampled": sampled.get("processes_sampled", len(rows))}
+
+
 def sampled_rss_sentence(sampled: dict, budget_gib: float) -> str:
     """One line on bench/process_rss.py's samples: the largest workflow process and local server,
     and every process over the budget."""
-    rows = sampled["processes"]
+    rows = sorted(sampled["processes"], key=lambda row: -row["peak_mib"])
     over = [r for r in rows if r["peak_mib"] > budget_gib * 1024]
     workflow = [r for r in rows if not r["server"]]
     servers = [r for r in rows if r["server"]]
@@ -135,7 +149,8 @@ def sampled_rss_sentence(sampled: dict, budget_gib: float) -> str:
     def named(row: dict) -> str:
         return f"{row['peak_mib']:,.0f} MiB (`{row['command'][:90]}`)"
 
-    text = (f"\nEvery process sampled every {sampled['interval_s']} s (bench/process_rss.py): {len(rows)} "
+    sampled_count = sampled.get("processes_sampled", len(rows))
+    text = (f"\nEvery process sampled every {sampled['interval_s']} s (bench/process_rss.py): {sampled_count} "
             f"processes; the largest workflow process {named(workflow[0]) if workflow else '--'}; the largest local "
             f"server {named(servers[0]) if servers else '-- (none sampled)'}; ")  # fmt: skip
     if over:
@@ -308,7 +323,7 @@ def main() -> None:
                 f"largest process peak RSS {report.get('peak_rss_mib', 0):,.0f} MiB."
             )
     if args.sampled:
-        sampled = json.loads(Path(args.sampled).read_text())
+        sampled = kept_samples(json.loads(Path(args.sampled).read_text()), args.budget_gib)
         record["sampled_rss"] = sampled
         lines.append(sampled_rss_sentence(sampled, args.budget_gib))
     out = Path(args.out)

@@ -94,3 +94,26 @@ def test_joined_phases_are_fitted_as_their_sum():
     assert apart["projected_total_s"] > result["projected_total_s"]  # the moving split, fitted apart, grows faster
     with pytest.raises(ValueError, match="no phase 'loading'"):
         project_release.project(runs, cores=2, target=10**8, by="phase", joined=(("graph and grouping", "loading"),))
+
+
+def test_a_record_keeps_the_largest_processes_the_servers_and_those_over_the_budget():
+    """scale_runs.json keeps, of a run's sampled processes, the local servers, every one over the
+    budget and the KEPT_PROCESSES largest others, with the number sampled: its line in
+    scale_runs.md reads the same from what it keeps."""
+    rows = [{"pid": i, "peak_mib": float(100 + 37 * i % 1000), "command": f"litpath job {i}", "server": False}
+            for i in range(300)]  # fmt: skip
+    rows += [{"pid": 1000, "peak_mib": 50.0, "command": "java mongo", "server": True},
+             {"pid": 1001, "peak_mib": 9000.0, "command": "litpath huge", "server": False},
+             {"pid": 1002, "peak_mib": 8500.0, "command": "litpath big", "server": False}]  # fmt: skip
+    sampled = {"interval_s": 0.5, "processes": rows}
+    kept = scale_run.kept_samples(sampled, 8.0)
+    peaks = [r["peak_mib"] for r in kept["processes"]]
+    assert kept["processes_sampled"] == len(rows) and peaks == sorted(peaks, reverse=True)
+    others = sorted((r for r in rows if not r["server"]), key=lambda r: -r["peak_mib"])
+    assert [r for r in kept["processes"] if not r["server"]] == others[: scale_run.KEPT_PROCESSES]
+    assert any(r["server"] for r in kept["processes"])
+    assert scale_run.sampled_rss_sentence(kept, 8.0) == scale_run.sampled_rss_sentence(sampled, 8.0)
+    assert "2 over the 8 GiB budget" in scale_run.sampled_rss_sentence(kept, 8.0)
+    assert scale_run.kept_samples(kept, 8.0) == kept  # kept twice: the same
+    # a budget so low that every process is over it keeps them all
+    assert len(scale_run.kept_samples(sampled, 0.01)["processes"]) == len(rows)
