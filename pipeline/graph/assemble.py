@@ -56,6 +56,9 @@ class GraphScope:
     concept_table: pa.Table | None
     lap: Callable[[str], None]  # called at the end of each stage, with its name
     counts: dict = field(default_factory=dict)  # the graph's sizes are added to it
+    # (tables_dir, abstract keys) -> (their titles, documents not vertices), where they come from
+    # elsewhere than the documents table (pipeline.graph.earlier.EarlierTitles)
+    titles: Callable[[Path, pa.Array], tuple[pa.Array, int]] | None = None
 
     def graph_bp_attributes(self, digest: str) -> dict:
         """What graph.bp records about the graph besides its CSR."""
@@ -112,7 +115,8 @@ def graph_vertices(
     vid_of_abstract[abstract_codes] = abstract_vid
     names = concept_names(concept_keys, scope.concept_table)
     if len(abstract_keys):
-        titles, documents_not_vertices = document_titles(scope.tables_dir, abstract_keys, scope.cfg["batch_rows"])
+        titles, documents_not_vertices = document_titles(scope.tables_dir, abstract_keys, scope.cfg["batch_rows"]) \
+            if scope.titles is None else scope.titles(scope.tables_dir, abstract_keys)  # fmt: skip
     else:  # a concept-only graph: no titles to look up, and every document is off the graph
         titles, documents_not_vertices = pa.nulls(0, pa.string()), row_count(scope.tables_dir, "documents")
     table = vertex_table(concept_keys, names, concept_vid, abstract_keys, titles, abstract_vid)

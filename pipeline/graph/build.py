@@ -222,7 +222,8 @@ def build_graph(
     lap("abstract_abstract")
 
     progress.stage("writing the graph")
-    full = GraphScope(out_dir, tables_dir, cfg, concepts, documents, concept_table, lap, counts)
+    full = GraphScope(out_dir, tables_dir, cfg, concepts, documents, concept_table, lap, counts,
+                      titles=None if earlier is None else earlier.titles())  # fmt: skip
     cooccurrence_record = None
     if cooccurrence_dir is not None:
         # First, while the full graph's parts are still needed: the co-occurrence graph is small.

@@ -59,10 +59,24 @@ def _assert_same_graph(got: BuildLayout, want: BuildLayout, scope: str) -> None:
     assert ours["path_index"]["hubs"] == scratch["path_index"]["hubs"], scope
 
 
-def test_one_more_citation_file_takes_and_patches_the_earlier_graphs(corpus, tmp_path):
+def _unread(monkeypatch, *names: str) -> None:
+    """Make these readers of the tables an error: the patch must take what they read from the
+    earlier graph (the mentions' papers, the abstracts' titles)."""
+    readers = {"doc_ids": "pipeline.graph.earlier._distinct_doc_ids", "titles": "pipeline.graph.assemble.document_titles"}
+
+    def refused(*_args, **_kwargs):
+        raise AssertionError("read from the tables, not taken from the earlier graph")
+
+    for name in names:
+        monkeypatch.setattr(readers[name], refused)
+
+
+def test_one_more_citation_file_takes_and_patches_the_earlier_graphs(corpus, tmp_path, monkeypatch):
     corpus = [folder for _, _, folder in corpus]
     _build(tmp_path / "one", corpus[:-1])
-    two = _build(tmp_path / "two", corpus, previous=tmp_path / "one")
+    with monkeypatch.context() as patch:
+        _unread(patch, "doc_ids", "titles")
+        two = _build(tmp_path / "two", corpus, previous=tmp_path / "one")
     scratch = _build(tmp_path / "scratch", corpus)
     assert json.loads(two.tables.counts.read_text())["incremental"]["used"]
     for scope in ("cooccurrence", "full"):
@@ -87,13 +101,15 @@ def _before_and_after_the_update_file(corpus, tmp_path) -> tuple[BuildLayout, Bu
     return one, _build(tmp_path / "two", folders, previous=tmp_path / "one", cooccurrence_from=True)
 
 
-def test_an_update_file_patches_the_full_graph_less_the_deleted_papers(corpus, tmp_path):
+def test_an_update_file_patches_the_full_graph_less_the_deleted_papers(corpus, tmp_path, monkeypatch):
     """An update file deletes papers: the mentions are the earlier ones less their rows, so the
     full graph takes the earlier concept--abstract edges of the papers still mentioned, and its
     concept--concept edges from the build's co-occurrence graph (counted again: the deleted
     predications change the Jaccard weights of their concepts' pairs) -- the graph built from
     scratch on the same tables. Without that co-occurrence graph, it is counted."""
-    one, two = _before_and_after_the_update_file(corpus, tmp_path)
+    with monkeypatch.context() as patch:
+        _unread(patch, "doc_ids")  # the papers of the mentions: the earlier graph's, less the merge's removed rows'
+        one, two = _before_and_after_the_update_file(corpus, tmp_path)
     scratch = _build(tmp_path / "scratch", [folder for _, _, folder in corpus], cooccurrence_from=True)
     incremental = json.loads(two.tables.counts.read_text())["incremental"]
     assert incremental["used"] and "predications" not in incremental["tables_unchanged"], incremental
