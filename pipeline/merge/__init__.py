@@ -78,7 +78,7 @@ from pipeline.merge.sentences import write_sentences
 from pipeline.merge.time_slice import cut_at_year
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.progress import Progress
-from pipeline.runtime.resources import sweep_stale_spills
+from pipeline.runtime.resources import keep_freed_memory_on_the_delta, sweep_stale_spills
 
 # The values of ingest.mention_source, as the config schema defines them.
 MENTION_SOURCES = tuple(schema_of("ingest.mention_source")["enum"])
@@ -217,6 +217,7 @@ def merge_ingested(
                        "files_added": [inputs.file_counts[i].get("source_file") for i in delta.new_indices]}  # fmt: skip
         if refusal is None:
             steps, lanes = delta.steps(out_dir, steps), 1  # the delta's rules have their own second thread
+            keep_freed_memory_on_the_delta()
     # Progress: the rows each step reads, from the per-file counts (ETA at step granularity).
     step_rows = {name: sum(inputs.table_rows(table) for table in reads) for name, reads, _ in steps}
     progress = Progress("litpath merge", sum(step_rows.values()), "rows")

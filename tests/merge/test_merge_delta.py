@@ -380,3 +380,20 @@ def test_deleting_a_paper_no_cord19_paper_is_matched_to_keeps_the_match(corpus, 
     assert counts["incremental"]["doi_match"] == {"before": "kept", "after": "updated"}
     merge_ingested(dirs + [deleting], tmp_path / "full", {})
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
+
+
+def test_the_merge_keeps_freed_memory_on_the_delta_only(corpus, tmp_path, monkeypatch):
+    """The merge asks to keep the memory it frees (pipeline.runtime.resources.
+    keep_freed_memory_on_the_delta) when it works on the delta, not when it merges in full: a
+    first build's merge is sized to the memory budget."""
+    asked = []
+    monkeypatch.setattr("pipeline.merge.keep_freed_memory_on_the_delta", lambda: asked.append(1) or False)
+    dirs = [d for _, _, d in corpus]
+    merge_ingested(dirs[:-1], tmp_path / "before", {})
+    assert not asked
+    counts = merge_ingested(dirs, tmp_path / "delta", {}, previous=tmp_path / "before")
+    assert counts["incremental"]["used"] and asked == [1], counts["incremental"]
+    predications = next(i for i, (kind, _, _) in enumerate(corpus) if kind == "semmeddb_predication")
+    merge_ingested([d for i, d in enumerate(dirs) if i != predications], tmp_path / "other", {})
+    counts = merge_ingested(dirs, tmp_path / "refused", {}, previous=tmp_path / "other")
+    assert not counts["incremental"]["used"] and asked == [1], counts["incremental"]

@@ -162,3 +162,27 @@ def test_without_keep_freed_memory_a_large_array_goes_back_to_the_system():
     )
     returned = int(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout)
     assert returned > 300_000_000
+
+
+def test_freed_memory_is_kept_on_the_delta_only_where_the_cli_allowed_it():
+    """keep_freed_memory_on_the_delta: nothing in a process the CLI did not allow it (a caller's,
+    a test's), the setting once allowed. In a child process: the setting lasts for the process."""
+    script = textwrap.dedent(
+        """
+        import numpy as np
+        from pipeline.runtime.resources import allow_keeping_freed_memory, keep_freed_memory_on_the_delta
+        def rss():
+            return int(open("/proc/self/statm").read().split()[1]) * 4096
+        def returned():
+            a = np.ones(50_000_000); held = rss(); del a
+            return held - rss()
+        before = keep_freed_memory_on_the_delta(), returned()
+        allow_keeping_freed_memory()
+        after = keep_freed_memory_on_the_delta(), returned()
+        print(*before, *after)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout.split()
+    kept_before, returned_before, kept_after, returned_after = out[0] == "True", int(out[1]), out[2] == "True", int(out[3])
+    assert not kept_before and returned_before > 300_000_000
+    assert kept_after and returned_after < 40_000_000
