@@ -100,11 +100,11 @@ SMALL_PAGES = {"NUMPY_MADVISE_HUGEPAGE": "0", "MIMALLOC_ALLOW_THP": "0"}
 COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {"merge": SMALL_PAGES, "build-graph": SMALL_PAGES}
 # The commands whose process keeps the memory it frees (pipeline.runtime.resources.
 # keep_freed_memory): the two that allocate and free the largest arrays step after step. The graph
-# build always (at 30M calibrated predications the first build's took 51 s against 76, its peak
-# 6.4 GB against 6.2); the merge once it works on the delta (KEEPS_FREED_MEMORY_ON_THE_DELTA): a
-# first build's merge peaked at 6.4 GB keeping it against 5.5 (124 s against 133), and its
-# partitions are sized to the budget. Not the groupings: the 10M first build's papers grouping
-# peaked at 5.3 GB keeping it against 4.6 GB not (2 s faster).
+# build always (at 30M calibrated predications the first build's peaked at 6.4 GB keeping it,
+# against 6.2 GB in the run before the setting); the merge once it works on the delta
+# (KEEPS_FREED_MEMORY_ON_THE_DELTA): a first build's merge peaked at 6.4 GB keeping it against
+# 5.5 (124 s against 133), and its partitions are sized to the budget. Not the groupings: the 10M
+# first build's papers grouping peaked at 5.3 GB keeping it against 4.6 GB not (2 s faster).
 KEEPS_FREED_MEMORY = frozenset({"build-graph"})
 KEEPS_FREED_MEMORY_ON_THE_DELTA = frozenset({"merge"})
 

@@ -446,9 +446,9 @@ def _distinct_in_dictionaries(path: Path, column: str) -> pa.Array:
 
 
 def _each_mention_row_an_edge(record: dict) -> bool:
-    """Whether every mention row of the graph ``record`` describes was one concept--abstract
-    edge: no row filtered out (a count that is not positive, an excluded semantic type) and no
-    pair repeated. Then the papers of its mentions are the abstracts on such edges."""
+    """Whether every mention row of the graph ``record`` describes gave a concept--abstract edge:
+    no row filtered out (a count that is not positive, an excluded semantic type), and its pairs
+    all edges. Then the papers of its mentions are the abstracts on such edges."""
     counts = record.get("counts") or {}
     return not counts.get("mention_rows_nonpositive_removed") and not counts.get("mention_rows_excluded_semtype_removed") \
         and counts.get("concept_abstract_pairs") == counts.get(f"edges_{CONCEPT_ABSTRACT}")  # fmt: skip

@@ -111,7 +111,8 @@ def keep_freed_memory() -> bool:
 
 
 # Whether this process may keep freed memory once a stage works on the delta: set by the CLI for
-# the stages' own processes (pipeline.cli.KEEPS_FREED_MEMORY), never in a caller's (a test's).
+# the stages' own processes (pipeline.cli.KEEPS_FREED_MEMORY_ON_THE_DELTA), never in a caller's
+# (a test's).
 _MAY_KEEP_FREED_MEMORY = False
 
 
