@@ -333,11 +333,14 @@ class Delta:
 
     def _start_rewrites(self, out_dir: Path, names: list[str]) -> None:
         """Start the rewrites of the mentions, predications and sentences (of the ``names`` steps)
-        on a second thread, one after another, into hidden files of ``out_dir``. They need only
-        the earlier tables and the deletions, so they run while the DOI match and the documents
-        and citations are done (Parquet's reads and writes, most of the work, release the GIL):
-        started before the match, a 10M update rerun's merge took 22, 25 and 30 s against 25, 28 and 29
-        (three runs each, AMD EPYC: both cores are busy either way).
+        on two more threads, into hidden files of ``out_dir``. They need only the earlier tables
+        and the deletions, so they run while the DOI match and the documents and citations are
+        done (Parquet's reads and writes, most of the work, release the GIL): started before the
+        match, a 10M update rerun's merge took 22, 25 and 30 s against 25, 28 and 29 (three runs
+        each, AMD EPYC). The predications and then the sentences, which read the rows the
+        predications' rewrite removed (:meth:`_orphaned_sentences`), on one thread, the mentions on
+        the other: on one thread, the three took as long as the documents and the rest on the
+        main thread (9.7 and 9.0 s of samples), and the merge waited for the longer.
         The sentences keep the earlier order only where the full step writes in one range;
         otherwise that step runs whole, on the main thread, once the predications are written."""
         rewrites: dict[str, Callable[[Path], tuple[int, dict[str, int]]]] = {
@@ -346,12 +349,18 @@ class Delta:
         }
         if "sentences" in names and self.sentences_fit():
             rewrites["sentences"] = self.write_sentences
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge-delta")
+        # Submitted in this order, the predications take the first thread and the mentions the
+        # second; the sentences, queued, start on whichever is free first, once the predications
+        # are written.
+        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="merge-delta")
         for name in ("predications", "mentions", "sentences"):
             if name in names and name in rewrites:
                 written_to = out_dir / f".{name}.delta-rewrite"
                 written_to.unlink(missing_ok=True)  # left by a merge that was killed
-                self._rewrites[name] = (written_to, pool.submit(rewrites[name], written_to))
+                rewrite = rewrites[name]
+                if name == "sentences" and "predications" in self._rewrites:
+                    rewrite = _after(self._rewrites["predications"][1], rewrite)
+                self._rewrites[name] = (written_to, pool.submit(rewrite, written_to))
         pool.shutdown(wait=False)  # the submitted rewrites run on; each step waits for its own
 
     def _rewritten(self, written_to: Path, future: Future, path: Path) -> int:
@@ -605,6 +614,17 @@ class Delta:
         earlier = pq.read_table(self.previous.table("quarantine"))
         of_files = sum(c.get("tables", {}).get("quarantine", 0) or 0 for c in self.old.file_counts)
         return earlier.slice(of_files)
+
+
+def _after(first: Future, then: Callable[[Path], Any]) -> Callable[[Path], Any]:
+    """``then``, run once ``first`` is done (whether or not it failed: ``then`` checks what it
+    needs of it)."""
+
+    def run(path: Path) -> Any:
+        first.exception()  # waits
+        return then(path)
+
+    return run
 
 
 def _without(rows: pa.Table, marked: pa.Array | pa.ChunkedArray, n_marked: int) -> pa.Table:
