@@ -134,14 +134,6 @@ rule load_mongo_kind:
         kind="|".join(KINDS),
     conda:
         "../envs/litpath.yaml"
-    # A load waits on the MongoDB server, not on a core of its own (a 10M first build's papers:
-    # 2.6 CPU-s in 17 s; an update rerun's documents: 0.7 in 3.4): it takes none of the cores
-    # Snakemake is given, and starts once its bucket file is written instead of behind the
-    # groupings, the graph and the comparison (an update rerun's documents waited 22 s for a
-    # core, at the end). On a Slurm cluster it asks for one CPU (cpus_per_task).
-    threads: 0
-    resources:
-        cpus_per_task=1,
     params:
         # The URI (and its password) comes from $LITPATH_MONGO_URI, which mongo.uri of the
         # config sets (common.smk): never on the command line or in Snakemake's records.
@@ -172,10 +164,6 @@ rule load_mongo:
         RESULTS_LAYOUT.rule_log(BUILD, "load_mongo", ".benchmark.tsv")
     conda:
         "../envs/litpath.yaml"
-    # Waits on the server, as load_mongo_kind.
-    threads: 0
-    resources:
-        cpus_per_task=1,
     params:
         database=config["mongo"]["database"],
         build=BUILD,
