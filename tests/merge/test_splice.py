@@ -1,0 +1,57 @@
+"""The merge on the delta's table rewrite (:func:`pipeline.merge.delta._splice`) against a
+reference built from the whole table at once, on random tables cut into batches of a few rows,
+so that a group of equal keys spans batches and is carried from one written piece to the next."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.merge import delta
+
+SCHEMA = pa.schema([("key", pa.string()), ("row", pa.int64()), ("text", pa.string())])
+
+
+def _table(rng: np.random.Generator, n: int, keys: int, first_row: int) -> pa.Table:
+    """``n`` rows over ``keys`` distinct keys (repeated: groups of equal keys), sorted by key."""
+    key = np.sort(rng.integers(0, keys, n))
+    return pa.table(
+        {
+            "key": [f"K{k:05d}" for k in key],
+            "row": np.arange(first_row, first_row + n, dtype=np.int64),
+            "text": [f"text {rng.integers(1 << 30)}" * int(rng.integers(0, 4)) for _ in range(n)],
+        },
+        schema=SCHEMA,
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("sorted_rows", [True, False])
+def test_splice_equals_the_whole_table_filtered_and_sorted(tmp_path: Path, monkeypatch, seed: int,
+                                                            sorted_rows: bool) -> None:  # fmt: skip
+    rng = np.random.default_rng(seed)
+    monkeypatch.setattr(delta, "SPLICE_ROWS", int(rng.integers(1, 9)))
+    earlier = _table(rng, int(rng.integers(0, 60)), int(rng.integers(1, 25)), 0)
+    source = tmp_path / "earlier.parquet"
+    pq.write_table(earlier, source, row_group_size=int(rng.integers(1, 20)))
+    doomed = pa.array(rng.choice(max(earlier.num_rows, 1), int(rng.integers(0, earlier.num_rows + 1)), replace=False),
+                      pa.int64())  # fmt: skip
+    added = _table(rng, int(rng.integers(0, 15)), 30, 1000) if sorted_rows else SCHEMA.empty_table()
+    out = tmp_path / "spliced.parquet"
+
+    written, dropped = delta._splice(
+        source, out, SCHEMA, ["key"] if sorted_rows else [],
+        drop=lambda rows: pc.is_in(rows.column("row"), value_set=doomed), added=added,
+    )  # fmt: skip
+
+    kept = earlier.filter(pc.invert(pc.is_in(earlier.column("row"), value_set=doomed)))
+    expected = pa.concat_tables([kept, added])
+    if sorted_rows:  # equal keys: the earlier rows in their order, then the added ones (a stable sort)
+        expected = expected.take(pc.sort_indices(expected, [("key", "ascending")]))
+    assert pq.read_table(out).equals(expected)
+    assert (written, dropped) == (expected.num_rows, earlier.num_rows - kept.num_rows)
