@@ -216,7 +216,7 @@ def merge_ingested(
         incremental = {"previous_tables": str(previous), "used": refusal is None, "reason": refusal,
                        "files_added": [inputs.file_counts[i].get("source_file") for i in delta.new_indices]}  # fmt: skip
         if refusal is None:
-            steps, lanes = delta.steps(out_dir, steps), 1  # the delta's rules have their own second thread
+            steps, lanes = delta.steps(out_dir, steps), 1  # the delta's rules have their own threads
             keep_freed_memory_on_the_delta()
     # Progress: the rows each step reads, from the per-file counts (ETA at step granularity).
     step_rows = {name: sum(inputs.table_rows(table) for table in reads) for name, reads, _ in steps}

@@ -317,7 +317,7 @@ class Delta:
             "citations": self.write_citations,
             "concepts": self.write_concepts,
         }
-        # the mentions, predications and sentences: their rewrites on the second thread, started
+        # the mentions, predications and sentences: their rewrites on two more threads, started
         # here unless :meth:`refusal` started them (a step without one runs whole: the sentences
         # where the full step writes in several ranges)
         if not self._rewrites:
