@@ -101,10 +101,9 @@ COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {"merge": SMALL_PAGES, "build-g
 # The commands whose process keeps the memory it frees (pipeline.runtime.resources.
 # keep_freed_memory): the two that allocate and free the largest arrays step after step. The graph
 # build always (at 30M calibrated predications the first build's peaked at 6.4 GB keeping it,
-# against 6.2 GB in the run before the setting); the merge once it works on the delta
-# (KEEPS_FREED_MEMORY_ON_THE_DELTA), where it was measured to help: a first build's merge at 30M
-# peaked at 6.4 GB keeping it and 6.6 GB not (124 s and 115 s, one run each), no gain to weigh
-# against a process that sizes its partitions to the budget. Not the groupings: the 10M first
+# against 6.2 GB in the run before the setting); the merge only once it works on the delta
+# (KEEPS_FREED_MEMORY_ON_THE_DELTA; pipeline.runtime.resources.keep_freed_memory_on_the_delta
+# says why not a first build's). Not the groupings: the 10M first
 # build's papers grouping peaked at 5.3 GB keeping it against 4.6 GB not (2 s faster).
 KEEPS_FREED_MEMORY = frozenset({"build-graph"})
 KEEPS_FREED_MEMORY_ON_THE_DELTA = frozenset({"merge"})

@@ -125,7 +125,7 @@ def allow_keeping_freed_memory() -> None:
 
 def keep_freed_memory_on_the_delta() -> bool:
     """:func:`keep_freed_memory`, where allowed, called by the merge once it works on the delta
-    (a 10M update rerun's peaked at 1.3 GB). A first build's merge, whose partitions are sized to the
+    (a 10M update rerun's peaked at 1.4-1.5 GB, its rewrites on two threads). A first build's merge, whose partitions are sized to the
     memory budget, keeps the default: at 30M calibrated predications it peaked at 6.4 GB keeping its
     freed memory and 6.6 GB not, in 124 s and 115 s (one run each), no gain. True where set."""
     return keep_freed_memory() if _MAY_KEEP_FREED_MEMORY else False
