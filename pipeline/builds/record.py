@@ -21,7 +21,7 @@ from pipeline.builds.identity import (
     resolve_inputs,
     sha256_of_file,
 )
-from pipeline.builds.layout import BuildLayout, results_of
+from pipeline.builds.layout import BuildLayout, ResultsLayout, results_of
 from pipeline.cli.options import build_id_option, config_option, option
 from pipeline.config import ConfigError, load_config
 from pipeline.config.connections import redact_config
@@ -62,18 +62,27 @@ def write_run_config(path: str | Path, config: dict[str, Any]) -> None:
 
 def earlier_build(build_dir: str | Path) -> Path | None:
     """The complete build in the same results folder that ``build_dir`` can be merged on top of
-    (:mod:`pipeline.merge.delta`): made by a litpath of this results format, with the same build
-    settings, from some of this build's input files in the same order (by kind and checksum, from
-    each build's config.yaml). Of several, the one with the most inputs, then the latest; None if
-    there is none. Complete: its build.json, written last, is there."""
+    (:mod:`pipeline.merge.delta`): :func:`earlier_build_for` the build's config.yaml."""
     this = _read_yaml(BuildLayout(build_dir).config)
     if not this:
         return None
+    return earlier_build_for(results_of(build_dir), this, Path(build_dir))
+
+
+def earlier_build_for(results: ResultsLayout, this: dict[str, Any], exclude: Path | None = None) -> Path | None:
+    """The complete build of ``results`` that a build of config ``this`` (with its
+    ``resolved_inputs``) can be merged on top of: made by a litpath of this results format, with
+    the same build settings, from some of its input files in the same order (by kind and checksum,
+    from each build's config.yaml). Of several, the one with the most inputs, then the latest; None
+    if there is none. Complete: its build.json, written last, is there. ``exclude``: the build's
+    own folder."""
     inputs = [(f["kind"], f["sha256"]) for f in this.get("resolved_inputs", [])]
     best: tuple[tuple[int, float], Path] | None = None
-    for folder in sorted(results_of(build_dir).builds.iterdir()):
+    if not results.builds.exists():
+        return None
+    for folder in sorted(results.builds.iterdir()):
         other = BuildLayout(folder)
-        if folder.resolve() == Path(build_dir).resolve() or not other.tables.counts.exists():
+        if (exclude is not None and folder.resolve() == Path(exclude).resolve()) or not other.tables.counts.exists():
             continue
         record, config = _read_json(other.record), _read_yaml(other.config)
         if not record or not config or record.get("litpath", {}).get("results_format") != RESULTS_FORMAT:
