@@ -108,7 +108,9 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
     # joins the last job, which already holds a file.
     per_job = {"resources": {"ingest_files_per_job": 2}}
     write_config(tmp_path, corpus, pubmed[:-1], **per_job)
-    first = job_stats(run_snakemake(tmp_path, env))
+    said = run_snakemake(tmp_path, env)
+    first = job_stats(said)
+    assert "litpath: this run makes a first build from" in said  # its forecast (pipeline.builds.forecast)
     inputs = yaml.safe_load((tmp_path / "config.yaml").read_text())["inputs"]
     # every input is ingested but the ENTITY files, which the default mention source does not read
     assert inputs.get("semmeddb_entity")
@@ -118,7 +120,10 @@ def test_rerun_with_new_update_file_runs_only_its_jobs(
     first_record = (first_build / "build.json").read_text()
 
     write_config(tmp_path, corpus, pubmed, **per_job)
-    second = job_stats(run_snakemake(tmp_path, env))
+    said = run_snakemake(tmp_path, env)
+    second = job_stats(said)
+    assert f"this run makes a rerun on top of build {first_build.name} (the merge on the delta)" in said
+    assert f"(forecast from this folder's first build {first_build.name}:" in said
     # Only the added update file is ingested: its job reads it and keeps the folder of the file
     # it shares the job with; everything downstream of it reruns.
     assert second["ingest_batch"] == 1
