@@ -33,9 +33,11 @@ from pipeline.runtime.progress import format_bytes, format_seconds
 # this variable (set to 1) lets it start anyway, for a forecast that is wrong.
 IGNORE_DISK_FORECAST_ENV = "LITPATH_IGNORE_DISK_FORECAST"
 
-# The kinds whose new files a rerun merges on the delta (pipeline.merge.delta: only documents,
-# deletions, citations and concepts); a new file of another kind makes the merge a full one.
-DELTA_KINDS = frozenset({"pubmed_xml", "citations_table"})
+# The kinds whose new files a rerun merges on the delta: those whose ingest writes only the tables
+# pipeline.merge.delta takes from a new file (documents, deletions, citations, concepts; checked
+# against the ingest of each kind in tests/builds/test_forecast.py). A new PREDICATION or SENTENCE
+# file makes the merge a full one.
+DELTA_KINDS = frozenset({"pubmed_xml", "citations_table", "cord19_metadata", "semmeddb_citations"})
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,8 @@ def _size(path: Path) -> int:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
+    # Not pipeline.builds.record's reader, which raises on a damaged file: a forecast is advice, and
+    # a build whose record cannot be read is passed over, never a reason not to run.
     try:
         return json.loads(Path(path).read_text())
     except (OSError, ValueError):

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pipeline.builds import forecast
 from pipeline.builds.forecast import REFERENCE, DiskForecastError, announce, forecast_run
@@ -16,6 +17,7 @@ from pipeline.builds.identity import RESULTS_FORMAT, InputFile
 from pipeline.builds.layout import ResultsLayout
 from pipeline.builds.record import write_build_config
 
+REPO = Path(__file__).resolve().parents[2]
 SETTINGS = {"ingest": {"mention_source": "auto"}, "graph": {"min_support": 1}}
 MB = 1_000_000
 
@@ -166,3 +168,21 @@ def test_free_bytes_of_a_folder_not_made_yet_is_its_parents(tmp_path: Path) -> N
     import shutil
 
     assert forecast.free_bytes(tmp_path / "not" / "yet") == pytest.approx(shutil.disk_usage(tmp_path).free, rel=0.01)
+
+
+def test_the_kinds_said_to_merge_on_the_delta_are_those_whose_ingest_the_delta_takes(tmp_path: Path) -> None:
+    """DELTA_KINDS against the merge's own rule (a new file may hold only DELTA_FILE_TABLES), on the
+    bundled sample's file of each kind ingested for real."""
+    from pipeline.ingest.run import ingest_file
+    from pipeline.merge.delta import DELTA_FILE_TABLES
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    on_the_delta = set()
+    for kind, patterns in config["inputs"].items():
+        path = sorted((REPO).glob(patterns[0]))[0]
+        ingest_file(kind, path, tmp_path / kind)
+        tables = json.loads((tmp_path / kind / "counts.json").read_text())["tables"]
+        if set(tables) <= DELTA_FILE_TABLES:
+            on_the_delta.add(kind)
+    assert on_the_delta == forecast.DELTA_KINDS
+
