@@ -13,6 +13,7 @@ build took 138 and 136 s per GB of input read, so time and sizes grow about line
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import shutil
@@ -116,11 +117,6 @@ class RunForecast:
         )
 
 
-def read_bytes(inputs: list[InputFile], unread: frozenset[str]) -> int:
-    """The bytes of the input files a build reads (not the kinds no stage reads)."""
-    return sum(_size(f.path) for f in inputs if f.kind not in unread)
-
-
 def earlier_builds(results: ResultsLayout, unread: frozenset[str]) -> list[EarlierBuild]:
     """The results folder's complete builds, oldest first (by build.json's completion)."""
     if not results.builds.exists():
@@ -153,15 +149,26 @@ def forecast_run(
     """The forecast of a run that makes a build from ``inputs``; ``earlier``: the build it would be
     merged on top of (:func:`pipeline.builds.record.earlier_build_for`), ``new_kinds`` the kinds of
     the input files that build lacks."""
-    input_bytes = read_bytes(inputs, unread)
-    new_input_bytes = sum(
-        _size(f.path) for f in inputs if f.kind not in unread and not results.ingest(f.kind, f.key).counts.exists()
-    )
+    # one look at each input file read: its size, and whether (and into how many bytes) it was ingested
+    input_bytes = new_input_bytes = ingested_in = ingested_out = 0
+    for f in inputs:
+        if f.kind in unread:
+            continue
+        size = _size(f.path)
+        input_bytes += size
+        folder = results.ingest(f.kind, f.key)
+        if folder.counts.exists():
+            ingested_in += size
+            ingested_out += _folder_bytes(Path(folder.path))
+        else:
+            new_input_bytes += size
+    # the ingest's bytes per input byte: the folders ingested already, else the calibrated corpus's
+    ingest_ratio = ingested_out / ingested_in if ingested_in else REFERENCE.ingest_bytes_per_byte
+    ingest_bytes = new_input_bytes * ingest_ratio
     history = earlier_builds(results, unread)
     on_the_delta = earlier is not None and new_kinds <= DELTA_KINDS
     full = [b for b in history if not b.on_the_delta and b.input_bytes and b.seconds]
     reruns = [b for b in history if b.on_the_delta and b.input_bytes and b.seconds]
-    ingest_bytes = new_input_bytes * _ingest_ratio(results, inputs, unread)
     if on_the_delta:
         what = f"a rerun on top of build {earlier.name} (the merge on the delta)"
         if reruns:
@@ -255,17 +262,6 @@ def _basis(build: EarlierBuild, kind: str, scale: float) -> str:
     )
 
 
-def _ingest_ratio(results: ResultsLayout, inputs: list[InputFile], unread: frozenset[str]) -> float:
-    """Bytes an ingest folder holds per byte of its input file, from the files ingested already."""
-    done_in = done_out = 0
-    for f in inputs:
-        folder = results.ingest(f.kind, f.key)
-        if f.kind not in unread and folder.counts.exists():
-            done_in += _size(f.path)
-            done_out += _folder_bytes(Path(folder.path))
-    return done_out / done_in if done_in else REFERENCE.ingest_bytes_per_byte
-
-
 def _folder_bytes(folder: Path) -> int:
     """The bytes of the regular files under ``folder`` (0 if there is none)."""
     if not Path(folder).exists():
@@ -274,8 +270,6 @@ def _folder_bytes(folder: Path) -> int:
 
 
 def _seconds(record: dict[str, Any]) -> float | None:
-    import datetime
-
     try:
         started = datetime.datetime.fromisoformat(record["started"])
         completed = datetime.datetime.fromisoformat(record["completed"])
