@@ -18,7 +18,9 @@
         ├── solve_summary.json      the full graph's solve
         ├── cooccurrence/           GraphFiles("cooccurrence"): the same, distances and summary inside
         ├── store/<kind>.buckets.arrow  the store's record buckets of each kind, grouped ahead of
-        │                           the load (+ .json, their record, written last)
+        │                           the load (+ .json, their record, written last; + .base.arrow,
+        │                           the earlier build's file linked, where a rerun left its reused
+        │                           buckets' bytes there)
         ├── store/<kind>.mongo_load.json  the record of that kind's load (`load-mongo --partial`)
         ├── mongo_load.json         the MongoDB load's record
         ├── mapping/                the CUI -> SPOKE mapping, its coverage report and statistics
@@ -40,6 +42,14 @@ SCOPES = ("full", "cooccurrence")
 def bucket_file(folder: Path, kind: str) -> Path:
     """The file of ``kind``'s record buckets in a folder of bucket files (a build's ``store/``)."""
     return Path(folder) / f"{kind}.buckets.arrow"
+
+
+def bucket_file_base(path: Path) -> Path:
+    """The base file beside a bucket file that leaves the bytes of its reused buckets there
+    (``papers.buckets.base.arrow`` beside ``papers.buckets.arrow``): a hard link to the complete
+    bucket file of an earlier build (:func:`pipeline.store.record_buckets.write_bucket_file`)."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.base{path.suffix}")
 
 
 def bucket_file_record(path: Path) -> Path:

@@ -52,6 +52,10 @@ class Bucket:
     # The id a bucket file lists for these bytes, for a bucket a rebuild takes as it is
     # (pipeline.store.bucket_reuse): not hashed again, since a load checks every bucket it reads.
     listed_id: str | None = field(default=None, compare=False, repr=False)
+    # A reused bucket whose bytes the new bucket file leaves in its base file (the earlier build's,
+    # hard-linked beside it: pipeline.store.record_buckets.write_bucket_file); ``data`` is then
+    # empty and the id the listed one.
+    in_base: bool = field(default=False, compare=False, repr=False)
 
     @cached_property  # a bucket read from a file is checked against its id, then written with it
     def bucket_id(self) -> str:

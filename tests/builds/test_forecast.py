@@ -132,6 +132,32 @@ def test_a_rerun_goes_by_the_last_rerun_else_by_a_share_of_the_full_build(tmp_pa
     assert "does not merge on the delta" in f.what
 
 
+def test_a_reruns_bytes_leave_out_the_files_it_linked_from_an_earlier_build(tmp_path: Path, plenty_of_space) -> None:
+    """What a rerun wrote is what the next one will: not the earlier build's files it hard-linked
+    (unchanged tables, its bucket files' bases), which are older than its start."""
+    import os
+
+    results = ResultsLayout(tmp_path / "results")
+    inputs = _corpus(tmp_path / "in")
+    first = _complete_build(results, "first", inputs[:2], seconds=400, folder_bytes=8 * MB, store_bytes=2 * MB,
+                            on_the_delta=False, completed="2026-01-01T00:30:00+00:00")  # fmt: skip
+    rerun = _complete_build(results, "rerun", inputs[:2], seconds=60, folder_bytes=3 * MB, store_bytes=MB,
+                            on_the_delta=True, completed="2026-01-01T00:40:00+00:00")  # fmt: skip
+    started = forecast._started(json.loads((rerun / "build.json").read_text()))
+    base = first / "store" / "papers.buckets.arrow"  # 2 MB, written by the first build
+    os.utime(base, (started.timestamp() - 600,) * 2)
+    os.link(base, rerun / "store" / "papers.buckets.base.arrow")
+    assert forecast._written_bytes(rerun, started) == 3 * MB
+    assert forecast._written_bytes(first, forecast._started(json.loads((first / "build.json").read_text()))) == 8 * MB
+    # a file of the rerun's own that a later build linked is still the rerun's (newer than its start)
+    later = results.build("later").root
+    later.mkdir(parents=True)
+    os.link(rerun / "graph.bin", later / "graph.bin")
+    assert forecast._written_bytes(rerun, started) == 3 * MB
+    f = forecast_run(results, inputs, UNREAD, earlier=rerun, new_kinds=frozenset({"pubmed_xml"}))
+    assert f.results_bytes == int(f.new_input_bytes * REFERENCE.ingest_bytes_per_byte + 3 * MB * 4 / 3)
+
+
 def test_announce_finds_the_earlier_build_and_the_new_files_kinds(tmp_path: Path, plenty_of_space) -> None:
     results = ResultsLayout(tmp_path / "results")
     inputs = _corpus(tmp_path / "in")
