@@ -75,6 +75,7 @@ class EarlierBuild:
     input_bytes: int  # of the files it read, as they are now (0: none left to measure)
     folder_bytes: int  # the files of its folder it wrote (:func:`_written_bytes`)
     store_bytes: int  # its bucket files (what a full load sends to MongoDB)
+    sent_bytes: int | None  # the bucket bytes its MongoDB load sent (None: not recorded)
     on_the_delta: bool  # its merge brought an earlier build up to date
     completed: str
 
@@ -87,15 +88,16 @@ class RunForecast:
     input_bytes: int
     new_input_bytes: int  # not ingested yet
     results_bytes: int  # to be written under the results folder
-    store_bytes: int | None  # to be added to MongoDB (None: a rerun's changed buckets only)
+    store_bytes: int | None  # to be added to MongoDB (None: a rerun's changed buckets, not known)
     seconds: float
     basis: str
     results_dir: Path
     free_bytes: int
 
     def lines(self) -> list[str]:
+        changed = " that changed" if self.what.startswith("a rerun") else ""
         store = (
-            f"; MongoDB: about {format_bytes(self.store_bytes)} of record buckets"
+            f"; MongoDB: about {format_bytes(self.store_bytes)} of record buckets{changed}"
             if self.store_bytes is not None else "; MongoDB: only the record buckets that changed"
         )  # fmt: skip
         return [
@@ -132,6 +134,7 @@ def earlier_builds(results: ResultsLayout, unread: frozenset[str]) -> list[Earli
             build_id=folder.name, seconds=_seconds(record),
             input_bytes=sum(_size(Path(f["path"])) for f in inputs if f.get("path")),
             folder_bytes=_written_bytes(folder, _started(record)), store_bytes=_folder_bytes(layout.store),
+            sent_bytes=_sent_bytes(layout),
             on_the_delta=bool((counts.get("incremental") or {}).get("used")),
             completed=str(record.get("completed") or ""),
         ))  # fmt: skip
@@ -170,11 +173,13 @@ def forecast_run(
     reruns = [b for b in history if b.on_the_delta and b.input_bytes and b.seconds]
     if on_the_delta:
         what = f"a rerun on top of build {earlier.name} (the merge on the delta)"
+        store_bytes = None  # the changed buckets: known from an earlier rerun's load only
         if reruns:
             last = reruns[-1]
             scale = input_bytes / last.input_bytes
             seconds, build_bytes = last.seconds * scale, last.folder_bytes * scale
             basis = _basis(last, "rerun", scale)
+            store_bytes = None if last.sent_bytes is None else last.sent_bytes * scale
         elif full:
             last = full[-1]
             scale = input_bytes / last.input_bytes
@@ -185,7 +190,6 @@ def forecast_run(
             seconds = (REFERENCE.fixed_seconds + input_bytes * REFERENCE.seconds_per_byte) * REFERENCE.rerun_share
             build_bytes = REFERENCE.fixed_bytes + input_bytes * REFERENCE.build_bytes_per_byte
             basis = f"{REFERENCE.where}; no build here to go by"
-        store_bytes = None
     else:
         if earlier is not None:
             what = f"a build from every file (a new {', '.join(sorted(new_kinds - DELTA_KINDS))} file does not merge on the delta)"
@@ -266,6 +270,14 @@ def _folder_bytes(folder: Path) -> int:
     if not Path(folder).exists():
         return 0
     return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _sent_bytes(layout: BuildLayout) -> int | None:
+    """The bucket bytes a build's MongoDB load sent, from its record (None where the record has
+    none: no load, or one recorded before loads counted their bytes)."""
+    counts = (_read_json(layout.mongo_load) or {}).get("counts") or {}
+    sent = [value for key, value in counts.items() if key.endswith("_bytes_written") and isinstance(value, int)]
+    return sum(sent) if sent else None
 
 
 def _written_bytes(folder: Path, started: datetime.datetime | None) -> int:

@@ -182,7 +182,7 @@ class _BucketWriter:
         self.first: list[tuple] = []
         self.ids: list[str] = []
         self.rows: list[int] = []
-        self.written_buckets = self.written_rows = 0
+        self.written_buckets = self.written_rows = self.written_bytes = 0
         self._batch: list[dict] = []
         self._batch_rows = self._batch_bytes = 0
         self._seen = self._sent = 0
@@ -242,6 +242,7 @@ class _BucketWriter:
         there = future.result()
         self.written_buckets += len(batch) - len(there)
         self.written_rows += rows - sum(batch[i]["rows"] for i in there)
+        self.written_bytes += sum(len(doc["arrow"]) for doc in batch) - sum(len(batch[i]["arrow"]) for i in there)
         if self.progress is not None:
             self.progress(self.kind, self._seen, None)
 
@@ -290,6 +291,9 @@ def write_buckets(
         f"{kind}_buckets": len(writer.ids),
         f"{kind}_written": writer.written_rows,
         f"{kind}_buckets_written": writer.written_buckets,
+        # the buckets' bytes sent (what the store grows by, before its own overhead): a forecast
+        # of the next rerun scales them (pipeline.builds.forecast)
+        f"{kind}_bytes_written": writer.written_bytes,
     }
 
 

@@ -63,6 +63,10 @@ def test_load_build_is_idempotent(mongo_uri, built):
             k: v for k, v in first.items() if "written" not in k
         }
         assert first["documents_written"] == 4 and second["documents_written"] == second["evidence_written"] == 0
+        # the bytes sent are the stored buckets' own (what the next rerun's forecast scales)
+        for kind, collection in BUCKET_COLLECTIONS.items():
+            assert first[f"{kind}_bytes_written"] == sum(len(d["arrow"]) for d in db[collection].find()) > 0, kind
+            assert second[f"{kind}_bytes_written"] == 0, kind
         assert first["documents_in_build"] == 4  # PMID:1, 2, 3, 9 (PMID:4 is only cited)
         assert first["concepts_in_build"] == 6  # A..E are vertices, F only in the concepts table
         assert first["evidence_in_build"] == 6  # one per concept-concept edge
