@@ -21,7 +21,9 @@ folder, and ``litpath load-mongo`` only sends the buckets the store lacks, at th
 
 A bucket file is an Arrow IPC file (:func:`write_bucket_file`): one row per bucket, in key order
 -- ``bucket_id``, ``first`` (the key of its first row, as strings), ``rows``, ``data`` (the
-bucket's own IPC bytes, lz4 inside, so the file itself is uncompressed) -- and beside it a JSON
+bucket's own IPC bytes, lz4 inside, so the file itself is uncompressed; null for a rerun's reused
+bucket whose bytes are left in the file's *base*, the earlier build's complete file hard-linked
+beside it: :data:`LAYERED_MIN_SHARE`) -- and beside it a JSON
 record (:func:`pipeline.builds.layout.bucket_file_record`) of the kind, the store format and the grouping's counts, written last:
 a file without its record is incomplete. The load checks the kind and format before it trusts a
 file, and each bucket's bytes against its id as it reads them; the bytes are the buckets
