@@ -142,3 +142,26 @@ def test_a_layered_file_loads_into_an_empty_store_what_the_fresh_file_does(chain
         for database in databases.values():
             client.drop_database(database)
         client.close()
+
+
+def test_a_grouping_that_dies_midway_leaves_no_file_to_trust_and_the_next_one_writes_it_whole(chain, monkeypatch):
+    """The base is put in place first and the record written last: a grouping killed after
+    the base but before the record leaves a file that is refused, and the next one is complete."""
+    root, _ = chain
+    three = BuildLayout(root / "three")
+    settings = GroupingSettings(budget_bytes=1 << 30, spill_dir=root)
+    path = three.bucket_file("evidence")
+    written = record_buckets._bucket_table
+
+    def dies(buckets):
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(record_buckets, "_bucket_table", dies)
+    with pytest.raises(KeyboardInterrupt):
+        group_kind("evidence", three.tables.path, three.graph("full").graph_dir, settings, path)
+    assert bucket_file_base(path).exists() and not bucket_file_record(path).exists()
+    with pytest.raises(BucketFileError, match="no complete bucket file"):
+        BucketFile.open(path, "evidence")
+    monkeypatch.setattr(record_buckets, "_bucket_table", written)
+    group_kind("evidence", three.tables.path, three.graph("full").graph_dir, settings, path)
+    assert _contents(path, "evidence") == _contents(bucket_file(root / "fresh", "evidence"), "evidence")
