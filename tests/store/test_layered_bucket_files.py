@@ -95,9 +95,16 @@ def test_a_file_whose_base_is_missing_is_refused_with_the_base_named(chain, tmp_
         BucketFile.open(bucket_file(store, "papers"), "papers")
 
 
-def test_below_the_layered_share_the_file_is_written_complete_and_its_old_base_removed(chain, monkeypatch):
+def _copy_of_three(root: Path, tmp_path: Path) -> BuildLayout:
+    """Build three copied (its bases as links), for a test that regroups it: the chain stays as
+    the other tests read it."""
+    shutil.copytree(root / "three", tmp_path / "three", copy_function=os.link)
+    return BuildLayout(tmp_path / "three")
+
+
+def test_below_the_layered_share_the_file_is_written_complete_and_its_old_base_removed(chain, monkeypatch, tmp_path):
     root, _ = chain
-    three = BuildLayout(root / "three")
+    three = _copy_of_three(root, tmp_path)
     settings = GroupingSettings(budget_bytes=1 << 30, spill_dir=root)
     assert bucket_file_base(three.bucket_file("papers")).exists()
     monkeypatch.setattr(record_buckets, "LAYERED_MIN_SHARE", 1.01)
@@ -144,11 +151,12 @@ def test_a_layered_file_loads_into_an_empty_store_what_the_fresh_file_does(chain
         client.close()
 
 
-def test_a_grouping_that_dies_midway_leaves_no_file_to_trust_and_the_next_one_writes_it_whole(chain, monkeypatch):
+def test_a_grouping_that_dies_midway_leaves_no_file_to_trust_and_the_next_one_writes_it_whole(chain, monkeypatch,
+                                                                                                tmp_path):  # fmt: skip
     """The base is put in place first and the record written last: a grouping killed after
     the base but before the record leaves a file that is refused, and the next one is complete."""
     root, _ = chain
-    three = BuildLayout(root / "three")
+    three = _copy_of_three(root, tmp_path)
     settings = GroupingSettings(budget_bytes=1 << 30, spill_dir=root)
     path = three.bucket_file("evidence")
     written = record_buckets._bucket_table
