@@ -26,7 +26,7 @@ import yaml
 
 from pipeline.builds.identity import InputFile
 from pipeline.builds.layout import BuildLayout, ResultsLayout
-from pipeline.builds.record import earlier_build_for
+from pipeline.builds.record import earlier_build_for, written_bytes
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.progress import format_bytes, format_seconds
 
@@ -73,11 +73,12 @@ class EarlierBuild:
     build_id: str
     seconds: float | None  # build.json's started -> completed (the last run that worked on it)
     input_bytes: int  # of the files it read, as they are now (0: none left to measure)
-    folder_bytes: int  # the files of its folder it wrote (:func:`_written_bytes`)
+    folder_bytes: int  # the files of its folder it wrote (:func:`pipeline.builds.record.written_bytes`)
     store_bytes: int  # its bucket files (what a full load sends to MongoDB)
     sent_bytes: int | None  # the bucket bytes its MongoDB load sent (None: not recorded)
     on_the_delta: bool  # its merge brought an earlier build up to date
     completed: str
+    added_kinds: frozenset[str] = frozenset()  # a rerun's: the kinds of the files it added
 
 
 @dataclass(frozen=True)
@@ -129,14 +130,19 @@ def earlier_builds(results: ResultsLayout, unread: frozenset[str]) -> list[Earli
         if not record:
             continue  # not complete
         counts = _read_json(layout.tables.counts) or {}
+        incremental = counts.get("incremental") or {}
         inputs = [f for f in record.get("inputs", []) if f.get("kind") not in unread]
+        started = _started(record)
+        written = record.get("written_bytes")  # counted as it completed, else now (less exact)
+        added = set(incremental.get("files_added") or [])
         builds.append(EarlierBuild(
             build_id=folder.name, seconds=_seconds(record),
             input_bytes=sum(_size(Path(f["path"])) for f in inputs if f.get("path")),
-            folder_bytes=_written_bytes(folder, _started(record)), store_bytes=_folder_bytes(layout.store),
-            sent_bytes=_sent_bytes(layout),
-            on_the_delta=bool((counts.get("incremental") or {}).get("used")),
-            completed=str(record.get("completed") or ""),
+            folder_bytes=written if isinstance(written, int) else
+            written_bytes(folder, None if started is None else started.timestamp()),
+            store_bytes=_folder_bytes(layout.store), sent_bytes=_sent_bytes(layout),
+            on_the_delta=bool(incremental.get("used")), completed=str(record.get("completed") or ""),
+            added_kinds=frozenset(f.get("kind") for f in record.get("inputs", []) if Path(str(f.get("path"))).name in added),
         ))  # fmt: skip
     return sorted(builds, key=lambda b: (b.completed, b.build_id))
 
@@ -175,10 +181,14 @@ def forecast_run(
         what = f"a rerun on top of build {earlier.name} (the merge on the delta)"
         store_bytes = None  # the changed buckets: known from an earlier rerun's load only
         if reruns:
-            last = reruns[-1]
+            # the last rerun on files of the same kinds (an update file's costs twice a citation
+            # file's at 10M), else the last one
+            alike = [b for b in reruns if b.added_kinds == new_kinds]
+            last = (alike or reruns)[-1]
             scale = input_bytes / last.input_bytes
             seconds, build_bytes = last.seconds * scale, last.folder_bytes * scale
-            basis = _basis(last, "rerun", scale)
+            after = f" (after a {', '.join(sorted(last.added_kinds))} file)" if last.added_kinds else ""
+            basis = _basis(last, "rerun", scale, after)
             store_bytes = None if last.sent_bytes is None else last.sent_bytes * scale
         elif full:
             last = full[-1]
@@ -258,9 +268,9 @@ def disk_check_ignored() -> bool:
     return os.environ.get(IGNORE_DISK_FORECAST_ENV, "") not in ("", "0")
 
 
-def _basis(build: EarlierBuild, kind: str, scale: float) -> str:
+def _basis(build: EarlierBuild, kind: str, scale: float, after: str = "") -> str:
     return (
-        f"this folder's {kind} {build.build_id}: {format_seconds(build.seconds or 0)} and "
+        f"this folder's {kind} {build.build_id}{after}: {format_seconds(build.seconds or 0)} and "
         f"{format_bytes(build.folder_bytes)} for {format_bytes(build.input_bytes)} of input, scaled by {scale:.2f}"
     )
 
@@ -278,26 +288,6 @@ def _sent_bytes(layout: BuildLayout) -> int | None:
     counts = (_read_json(layout.mongo_load) or {}).get("counts") or {}
     sent = [value for key, value in counts.items() if key.endswith("_bytes_written") and isinstance(value, int)]
     return sum(sent) if sent else None
-
-
-def _written_bytes(folder: Path, started: datetime.datetime | None) -> int:
-    """The bytes of the files under a build ``folder`` that the build wrote: not those a rerun
-    hard-linked from an earlier build (its unchanged tables, bucket files taken whole, the bases of
-    its bucket files: 1.7 of a 10M update rerun's 3.6 GB), which are older than the build's
-    start and linked from elsewhere. A file of its own linked from a later build still counts,
-    being newer than the start; only a resumed build's older files of its own linked from a later
-    build are missed."""
-    if not Path(folder).exists():
-        return 0
-    since = started.timestamp() if started is not None else None
-    total = 0
-    for path in Path(folder).rglob("*"):
-        if path.is_symlink() or not path.is_file():
-            continue
-        st = path.stat()
-        if st.st_nlink == 1 or since is None or st.st_mtime >= since:
-            total += st.st_size
-    return total
 
 
 def _started(record: dict[str, Any]) -> datetime.datetime | None:

@@ -35,6 +35,21 @@ def test_build_config_and_record_hold_no_credentials(tmp_path: Path) -> None:
     assert (tmp_path / "latest").resolve() == build_dir.resolve()
 
 
+def test_the_record_counts_the_bytes_the_build_wrote_not_those_it_linked(tmp_path: Path) -> None:
+    import os
+
+    other = tmp_path / "earlier.bin"
+    other.write_bytes(b"e" * 5000)
+    os.utime(other, (1_000_000_000,) * 2)  # written long before this build's run
+    build_dir = _build(tmp_path, "b1")
+    (build_dir / "run_config.yaml").write_text("{}\n")
+    os.link(other, build_dir / "linked.bin")
+    (build_dir / "own.bin").write_bytes(b"o" * 300)
+    own = sum(p.stat().st_size for p in build_dir.rglob("*") if p.is_file() and p.name != "linked.bin")
+    assert finish_build(build_dir)["written_bytes"] == own
+    assert json.loads((build_dir / "build.json").read_text())["written_bytes"] == own
+
+
 def test_two_workflows_finishing_at_once_leave_a_whole_pointer(tmp_path: Path) -> None:
     """Each finish renames its own uniquely named symlink over `latest` (no shared temporary name)."""
     builds = [_build(tmp_path, f"b{i}") for i in range(2)]

@@ -141,8 +141,11 @@ def test_a_rerun_goes_by_the_last_rerun_else_by_a_share_of_the_full_build(tmp_pa
 
 def test_a_reruns_bytes_leave_out_the_files_it_linked_from_an_earlier_build(tmp_path: Path, plenty_of_space) -> None:
     """What a rerun wrote is what the next one will: not the earlier build's files it hard-linked
-    (unchanged tables, its bucket files' bases), which are older than its start."""
+    (unchanged tables, its bucket files' bases), which are older than its start; build.json's
+    count, made as it completed, where the earlier build is gone since."""
     import os
+
+    from pipeline.builds.record import written_bytes
 
     results = ResultsLayout(tmp_path / "results")
     inputs = _corpus(tmp_path / "in")
@@ -150,19 +153,51 @@ def test_a_reruns_bytes_leave_out_the_files_it_linked_from_an_earlier_build(tmp_
                             on_the_delta=False, completed="2026-01-01T00:30:00+00:00")  # fmt: skip
     rerun = _complete_build(results, "rerun", inputs[:2], seconds=60, folder_bytes=3 * MB, store_bytes=MB,
                             on_the_delta=True, completed="2026-01-01T00:40:00+00:00")  # fmt: skip
-    started = forecast._started(json.loads((rerun / "build.json").read_text()))
+    started = forecast._started(json.loads((rerun / "build.json").read_text())).timestamp()
     base = first / "store" / "papers.buckets.arrow"  # 2 MB, written by the first build
-    os.utime(base, (started.timestamp() - 600,) * 2)
+    os.utime(base, (started - 600,) * 2)
     os.link(base, rerun / "store" / "papers.buckets.base.arrow")
-    assert forecast._written_bytes(rerun, started) == 3 * MB
-    assert forecast._written_bytes(first, forecast._started(json.loads((first / "build.json").read_text()))) == 8 * MB
+    assert written_bytes(rerun, started) == 3 * MB
+    assert written_bytes(first, forecast._started(json.loads((first / "build.json").read_text())).timestamp()) == 8 * MB
     # a file of the rerun's own that a later build linked is still the rerun's (newer than its start)
     later = results.build("later").root
     later.mkdir(parents=True)
     os.link(rerun / "graph.bin", later / "graph.bin")
-    assert forecast._written_bytes(rerun, started) == 3 * MB
+    assert written_bytes(rerun, started) == 3 * MB
     f = forecast_run(results, inputs, UNREAD, earlier=rerun, new_kinds=frozenset({"pubmed_xml"}))
     assert f.results_bytes == int(f.new_input_bytes * REFERENCE.ingest_bytes_per_byte + 3 * MB * 4 / 3)
+    # the first build removed, its file is the rerun's alone: counted now, but not by build.json's
+    # count, which the forecast takes where there is one
+    (first / "store" / "papers.buckets.arrow").unlink()
+    assert written_bytes(rerun, started) == 5 * MB
+    record = json.loads((rerun / "build.json").read_text())
+    (rerun / "build.json").write_text(json.dumps({**record, "written_bytes": 3 * MB}))
+    f = forecast_run(results, inputs, UNREAD, earlier=rerun, new_kinds=frozenset({"pubmed_xml"}))
+    assert f.results_bytes == int(f.new_input_bytes * REFERENCE.ingest_bytes_per_byte + 3 * MB * 4 / 3)
+
+
+def test_a_rerun_goes_by_the_last_rerun_that_added_files_of_its_kinds(tmp_path: Path, plenty_of_space) -> None:
+    """An update file's rerun costs about twice a citation file's (10M): each is forecast from
+    the last rerun on files of its own kinds where there is one, else from the last rerun."""
+    results = ResultsLayout(tmp_path / "results")
+    inputs = _corpus(tmp_path / "in")
+    first = _complete_build(results, "first", inputs[:1], seconds=400, folder_bytes=8 * MB, store_bytes=2 * MB,
+                            on_the_delta=False, completed="2026-01-01T00:30:00+00:00")  # fmt: skip
+    for name, seconds, completed in (("update", 60, "2026-01-01T00:40:00+00:00"), ("cited", 20, "2026-01-01T00:50:00+00:00")):
+        rerun = _complete_build(results, name, [inputs[0], inputs[2]], seconds=seconds, folder_bytes=3 * MB,
+                                store_bytes=MB, on_the_delta=True, completed=completed)  # fmt: skip
+        counts = {"incremental": {"used": True, "files_added": [inputs[2].path.name]}}
+        (rerun / "tables" / "counts.json").write_text(json.dumps(counts))
+        if name == "cited":  # its build.json says the file it added was a citation file
+            record = json.loads((rerun / "build.json").read_text())
+            record["inputs"][1]["kind"] = "citations_table"
+            (rerun / "build.json").write_text(json.dumps(record))
+    f = forecast_run(results, inputs, UNREAD, earlier=first, new_kinds=frozenset({"pubmed_xml"}))
+    assert f.seconds == pytest.approx(60) and "rerun update (after a pubmed_xml file)" in f.basis
+    f = forecast_run(results, inputs, UNREAD, earlier=first, new_kinds=frozenset({"citations_table"}))
+    assert f.seconds == pytest.approx(20) and "rerun cited (after a citations_table file)" in f.basis
+    f = forecast_run(results, inputs, UNREAD, earlier=first, new_kinds=frozenset({"cord19_metadata"}))
+    assert f.seconds == pytest.approx(20) and "rerun cited" in f.basis  # none alike: the last
 
 
 def test_announce_finds_the_earlier_build_and_the_new_files_kinds(tmp_path: Path, plenty_of_space) -> None:
