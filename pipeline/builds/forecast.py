@@ -97,10 +97,12 @@ class RunForecast:
 
     def lines(self) -> list[str]:
         changed = " that changed" if self.what.startswith("a rerun") else ""
-        store = (
-            f"; MongoDB: about {format_bytes(self.store_bytes)} of record buckets{changed}"
-            if self.store_bytes is not None else "; MongoDB: only the record buckets that changed"
-        )  # fmt: skip
+        if self.store_bytes is None:
+            store = "; MongoDB: only the record buckets that changed"
+        elif self.store_bytes == 0:  # a rerun like the last, whose buckets were all there already
+            store = "; MongoDB: no new record buckets"
+        else:
+            store = f"; MongoDB: about {format_bytes(self.store_bytes)} of record buckets{changed}"
         return [
             f"litpath: this run makes {self.what} from {format_bytes(self.input_bytes)} of input "
             f"({format_bytes(self.new_input_bytes)} not ingested yet). Expect about "

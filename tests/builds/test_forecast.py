@@ -133,6 +133,10 @@ def test_a_rerun_goes_by_the_last_rerun_else_by_a_share_of_the_full_build(tmp_pa
     f = forecast_run(results, inputs, UNREAD, earlier=first, new_kinds=frozenset({"pubmed_xml"}))
     assert f.store_bytes == int(500_000 * scale)
     assert f"MongoDB: about {forecast.format_bytes(f.store_bytes)} of record buckets that changed" in f.lines()[0]
+    # ... and where it sent none (every bucket was there), so it says
+    (results.build("rerun").root / "mongo_load.json").write_text(json.dumps({"counts": {"documents_bytes_written": 0}}))
+    f = forecast_run(results, inputs, UNREAD, earlier=first, new_kinds=frozenset({"pubmed_xml"}))
+    assert f.store_bytes == 0 and "MongoDB: no new record buckets." in f.lines()[0]
     # a new SemMedDB file does not merge on the delta: the full build's figures
     f = forecast_run(results, inputs, UNREAD, earlier=first, new_kinds=frozenset({"semmeddb_predication"}))
     assert f.seconds == pytest.approx(400 * scale) and f.store_bytes == int(2 * MB * scale)
