@@ -78,7 +78,7 @@ class EarlierBuild:
     sent_bytes: int | None  # the bucket bytes its MongoDB load sent (None: not recorded)
     on_the_delta: bool  # its merge brought an earlier build up to date
     completed: str
-    added_kinds: frozenset[str] = frozenset()  # a rerun's: the kinds of the files it added
+    added_kinds: frozenset[str] = frozenset()  # a rerun's: the kinds of the files it added and read
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def earlier_builds(results: ResultsLayout, unread: frozenset[str]) -> list[Earli
             written_bytes(folder, None if started is None else started.timestamp()),
             store_bytes=_folder_bytes(layout.store), sent_bytes=_sent_bytes(layout),
             on_the_delta=bool(incremental.get("used")), completed=str(record.get("completed") or ""),
-            added_kinds=frozenset(f.get("kind") for f in record.get("inputs", []) if Path(str(f.get("path"))).name in added),
+            added_kinds=frozenset(f.get("kind") for f in inputs if Path(str(f.get("path"))).name in added),
         ))  # fmt: skip
     return sorted(builds, key=lambda b: (b.completed, b.build_id))
 
