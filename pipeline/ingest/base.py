@@ -240,9 +240,9 @@ DICTIONARY_COLUMNS = {"predications": ["predicate", "subject_cui", "object_cui"]
 # of the 19M-row mentions table at 10M predications saves ~20% of its Parquet encoding.
 STATISTICS_TABLES = {"predications"}
 # ... but every table's doc_id has them: a merge on the delta looks for CORD-19 ids among the
-# doc_ids of the files with mentions, predications or sentences (pipeline.merge.delta), which
-# then skips every row group of "PMID:" ids unread (1.2-1.6 s of a 10M update rerun's merge, for
-# 0.14 CPU-s more of the mentions' encoding at the ingest).
+# doc_ids of the files with mentions, predications or sentences (pipeline.merge.delta), and then
+# skips every row group of "PMID:" ids unread (1.2-1.6 CPU-s of a 10M update rerun's merge, 46M
+# doc_ids; for 0.14 CPU-s more of the mentions' encoding at the ingest).
 STATISTICS_COLUMNS = ["doc_id"]
 
 

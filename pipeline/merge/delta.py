@@ -286,8 +286,9 @@ class Delta:
         one of ``cord_ids``, or None. A row group whose doc_id statistics (the ingest writes them,
         pipeline.ingest.base) lie outside the wanted ids' range is not read: every id of the
         SemMedDB tables ("PMID:...") sorts after the wanted ("CORD:..."), and reading the doc_ids
-        of their 46M rows to see it was 1.2-1.6 s of a 10M update rerun's merge, ahead of all it
-        writes. The others are read as dictionaries: the distinct values of each row group."""
+        of their 46M rows to see it was 1.2-1.6 CPU-s of a 10M update rerun's merge (its main
+        thread's, beside the rewrites'). The others are read as dictionaries: the distinct values
+        of each row group."""
         if not cord_ids:
             return None
         wanted = pa.array(sorted(cord_ids), pa.string())
