@@ -60,6 +60,7 @@ from pipeline.merge.documents import (
 )
 from pipeline.merge.inputs import MergeInputs
 from pipeline.merge.predications import write_concepts
+from pipeline.runtime.filtered_reads import row_groups_within
 
 # The per-file tables a new file may carry for the merge to work on the delta. A file with any
 # other (a SemMedDB dump's predications, mentions, entities, sentences) makes a full merge.
@@ -299,7 +300,7 @@ class Delta:
                 if not path.exists() or "doc_id" not in pq.read_schema(path).names:
                     continue
                 with pq.ParquetFile(path, read_dictionary=["doc_id"]) as parquet:
-                    groups = _row_groups_within(parquet, "doc_id", smallest, largest)
+                    groups = row_groups_within(parquet, "doc_id", wanted)
                     if not groups:
                         continue
                     column = parquet.read_row_groups(groups, columns=["doc_id"]).column("doc_id")
@@ -663,21 +664,6 @@ def _named_only_by(removed: pa.ChunkedArray, earlier: pa.ChunkedArray) -> pa.Arr
     times_before, times_gone = (np.bincount(at, minlength=len(candidates)) for at in (before, gone))
     ordered = pa.array(np.sort(candidates.to_numpy()))
     return ordered.filter(pa.array(times_before <= times_gone))
-
-
-def _row_groups_within(parquet: pq.ParquetFile, column: str, low: str, high: str) -> list[int]:
-    """The row groups of ``parquet`` that may hold a value of the string ``column`` in [low, high]:
-    those whose statistics say so, and every one without statistics."""
-    metadata = parquet.metadata
-    at = [metadata.schema.column(i).path for i in range(metadata.num_columns)].index(column)
-    groups = []
-    for group in range(metadata.num_row_groups):
-        stats = metadata.row_group(group).column(at).statistics
-        if stats is not None and stats.has_min_max and isinstance(stats.min, str) and isinstance(stats.max, str) \
-                and (stats.max < low or stats.min > high):  # fmt: skip
-            continue
-        groups.append(group)
-    return groups
 
 
 def _subsequence(earlier: list[tuple[Any, Any]], files: list[tuple[Any, Any]]) -> list[int] | None:

@@ -62,7 +62,7 @@ def rows_with_values(path: Path | str, columns: list[str], key: str, values: pa.
     read = columns if key in columns else [*columns, key]
     with pq.ParquetFile(path) as parquet:
         schema = parquet.schema_arrow
-        row_groups = _groups_within(parquet, key, values) if integer_bounds else None
+        row_groups = row_groups_within(parquet, key, values) if integer_bounds else None
     value_set = values.unique().drop_null()  # a null key is never looked up, nor found
     if pa.types.is_integer(value_set.type):
         keep, batch_rows = _among_sorted(np.sort(value_set.to_numpy(zero_copy_only=False)), key), FILTERED_READ_ROWS
@@ -91,9 +91,9 @@ def _among_sorted(values: np.ndarray, key: str) -> Callable[[pa.RecordBatch], pa
     return keep
 
 
-def _groups_within(parquet: pq.ParquetFile, key: str, values: pa.Array) -> list[int]:
-    """The row groups whose statistics of the integer column ``key`` meet [min, max] of
-    ``values`` (every row group without statistics)."""
+def row_groups_within(parquet: pq.ParquetFile, key: str, values: pa.Array) -> list[int]:
+    """The row groups whose statistics of the integer or string column ``key`` meet [min, max]
+    of ``values`` (every row group without statistics, or with statistics of another type)."""
     if len(values) == 0:
         return []
     bounds = pc.min_max(values)
@@ -103,6 +103,7 @@ def _groups_within(parquet: pq.ParquetFile, key: str, values: pa.Array) -> list[
     groups = []
     for index in range(metadata.num_row_groups):
         stats = metadata.row_group(index).column(column).statistics
-        if stats is None or not stats.has_min_max or not (stats.max < low or stats.min > high):
+        if stats is None or not stats.has_min_max or type(stats.min) is not type(low) \
+                or not (stats.max < low or stats.min > high):  # fmt: skip
             groups.append(index)
     return groups

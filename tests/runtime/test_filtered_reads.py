@@ -1,5 +1,6 @@
 """The batch-at-a-time filtered reads give what a filtered dataset scan gives (pyarrow.dataset, the
-reference they replace), on random tables of several row groups."""
+reference they replace), on random tables of several row groups; and the row groups they skip by
+their statistics are those that cannot hold a wanted key (``row_groups_within``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.runtime import filtered_reads
-from pipeline.runtime.filtered_reads import kept_batches, rows_with_values
+from pipeline.runtime.filtered_reads import kept_batches, row_groups_within, rows_with_values
 
 
 def _table(rng: np.random.Generator, rows: int, sorted_ids: bool) -> pa.Table:
@@ -76,3 +77,25 @@ def test_kept_batches_keep_the_marked_rows_in_file_order(tmp_path):
     kept = list(kept_batches(path, ["a", "b"], lambda batch: pc.equal(batch.column("b"), 3), batch_rows=30))
     assert all(batch.num_rows for batch in kept)  # no empty batch
     assert pa.Table.from_batches(kept).column("a").to_pylist() == [i for i in range(500) if i % 7 == 3]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_row_groups_whose_statistics_may_hold_the_wanted_ids(seed, tmp_path):
+    """String keys (the merge on the delta looks for CORD-19 ids among the SemMedDB tables'
+    doc_ids): a file of doc_ids in row groups of random lengths, a few CORD-19 ids among PubMed
+    ones; the row groups kept are those with an id in the wanted range, and every one where the
+    file has no statistics of the column."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 400))
+    ids = [f"PMID:{i:08d}" for i in rng.integers(0, 10**8, n)]
+    for at in rng.choice(n, int(rng.integers(0, 4)), replace=False):
+        ids[at] = f"CORD:{rng.integers(0, 10**6):06d}"
+    table = pa.table({"doc_id": ids, "n": np.arange(n)})
+    size = int(rng.integers(5, 60))
+    low, high = "CORD:000000", "CORD:999999"
+    want = [g for g in range(-(-n // size)) if any(low <= d <= high for d in ids[g * size:(g + 1) * size])]
+    for statistics, expected in ((["doc_id"], want), (True, want), (False, list(range(-(-n // size))))):
+        path = tmp_path / f"{statistics}.parquet"
+        pq.write_table(table, path, row_group_size=size, write_statistics=statistics)
+        with pq.ParquetFile(path) as parquet:
+            assert row_groups_within(parquet, "doc_id", pa.array([low, high])) == expected, statistics
