@@ -140,6 +140,26 @@ def test_an_update_file_patches_the_full_graph_less_the_deleted_papers(corpus, t
     assert record["counts"] == _record(scratch, "full")["counts"]
 
 
+def test_an_update_file_and_a_citation_file_at_once_patch_the_graphs(corpus, tmp_path):
+    """A week's new files in one rerun: the last PubMed update file (it deletes papers) and the
+    citation file. The papers were deleted and the citations changed: the full graph is patched
+    less the deleted papers, its citation edges counted from the new table, and both graphs are
+    those built from scratch."""
+    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")
+    folders = [folder for _, _, folder in corpus]
+    earlier = [folder for i, folder in enumerate(folders) if i not in (last_update, len(folders) - 1)]
+    _build(tmp_path / "one", earlier, cooccurrence_from=True)
+    two = _build(tmp_path / "two", folders, previous=tmp_path / "one", cooccurrence_from=True)
+    scratch = _build(tmp_path / "scratch", folders, cooccurrence_from=True)
+    assert json.loads(two.tables.counts.read_text())["incremental"]["used"]
+    for scope in ("cooccurrence", "full"):
+        _assert_same_graph(two, scratch, scope)
+    patched = _record(two, "full")["earlier_build"]
+    assert (patched["used"], patched["build"]) == ("patched", "one"), patched
+    assert patched["why"].startswith("papers were deleted"), patched
+    assert _record(two, "full")["counts"]["citation_rows"] > _record(BuildLayout(tmp_path / "one"), "full")["counts"]["citation_rows"]
+
+
 def _as_counts(folder: GraphFolder, name: str) -> dict:
     """A counts file as {concept or concept pair: counts}: the codes are the count's own order,
     and a count on the delta keeps the codes of concepts no row names any more (left out)."""

@@ -100,6 +100,20 @@ def test_both_update_files_at_once_equal_the_full_merge(corpus, tmp_path):
     assert_same_tables(tmp_path / "delta", tmp_path / "full")
 
 
+def test_an_update_file_and_a_citation_file_at_once_equal_the_full_merge(corpus, tmp_path):
+    """A week's new files together: the last PubMed update file (it deletes and revises papers)
+    and the last citation file, added to a build of the rest in one rerun."""
+    dirs = [d for _, _, d in corpus]
+    last_update = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "pubmed_xml")
+    last_citations = max(i for i, (kind, _, _) in enumerate(corpus) if kind == "citations_table")
+    earlier = [d for i, d in enumerate(dirs) if i not in (last_update, last_citations)]
+    counts = _on_delta(dirs, earlier, tmp_path, {})
+    assert counts["incremental"]["used"], counts["incremental"]
+    assert sorted(counts["incremental"]["files_added"]) == sorted(Path(corpus[i][1]).name for i in (last_update, last_citations))
+    assert counts["merge"]["delta_documents_recomputed"] > 0 and counts["merge"]["delta_citing_papers_recomputed"] > 0
+    assert_same_tables(tmp_path / "delta", tmp_path / "full")
+
+
 def test_one_more_citation_file_equals_the_full_merge(corpus, tmp_path):
     dirs = [d for _, _, d in corpus]
     citation_files = [i for i, (kind, _, _) in enumerate(corpus) if kind == "citations_table"]

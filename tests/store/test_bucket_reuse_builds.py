@@ -1,7 +1,7 @@
 """A rebuild's bucket files on top of the earlier build (``litpath bucket-records`` after a merge on
 the delta) equal, bucket for bucket, those grouped afresh from the same tables and graph: for one
-more PubMed update file that deletes and re-adds papers, and for one more citation file; and the
-earlier buckets are reused, not regrouped."""
+more PubMed update file that deletes and re-adds papers, for one more citation file, and for both
+at once (a week's new files); and the earlier buckets are reused, not regrouped."""
 
 from __future__ import annotations
 
@@ -50,13 +50,13 @@ def _buckets(path: Path, kind: str) -> list[tuple]:
     return [(b.bucket_id, b.first, b.rows) for b in BucketFile.open(path, kind).buckets()]
 
 
-@pytest.mark.parametrize("added", ["pubmed update", "citations"])
+@pytest.mark.parametrize("added", ["pubmed update", "citations", "both"])
 def test_bucket_files_on_top_of_the_earlier_build_equal_a_fresh_grouping(corpus, tmp_path, monkeypatch, added):
     dirs = [folder for _, _, folder in corpus]
-    kind_added = "pubmed_xml" if added == "pubmed update" else "citations_table"
-    new = max(i for i, (kind, _, _) in enumerate(corpus) if kind == kind_added)
+    kinds_added = {"pubmed update": ["pubmed_xml"], "citations": ["citations_table"]}.get(added, ["pubmed_xml", "citations_table"])
+    new = {max(i for i, (kind, _, _) in enumerate(corpus) if kind == kind_added) for kind_added in kinds_added}
     settings = GroupingSettings(budget_bytes=1 << 30, spill_dir=tmp_path)
-    _grouped(_build(tmp_path / "one", dirs[:new] + dirs[new + 1 :], None), settings, reuse=True)
+    _grouped(_build(tmp_path / "one", [folder for i, folder in enumerate(dirs) if i not in new], None), settings, reuse=True)
     two = _build(tmp_path / "two", dirs, tmp_path / "one")
     incremental = json.loads(two.tables.counts.read_text())["incremental"]
     assert incremental["used"], incremental
@@ -80,7 +80,7 @@ def test_bucket_files_on_top_of_the_earlier_build_equal_a_fresh_grouping(corpus,
             continue
         assert rebuilt[kind][f"{kind}_reuse"] == "on build one", rebuilt[kind]
         assert rebuilt[kind][f"{kind}_reused_buckets"] > 0, rebuilt[kind]
-    if added == "pubmed update":  # deleted papers: pairs only they named are patched, not grouped again
+    if added != "citations":  # deleted papers: pairs only they named are patched, not grouped again
         assert rebuilt["evidence"]["evidence_patched"] > 0, rebuilt["evidence"]
     if added == "citations":  # no paper's predications or year changed: every bucket is the earlier one
         assert rebuilt["evidence"]["evidence_reused_buckets"] == rebuilt["evidence"]["evidence_buckets"]
