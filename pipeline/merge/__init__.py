@@ -210,17 +210,26 @@ def merge_ingested(
     steps = merge_steps(inputs, papers, mention_source, out_dir)
     incremental = None
     lanes = merge_lanes(config)
+    progress, delta_used = None, False
     if previous is not None:  # the earlier build's tables, with only what the new files change redone
+        # On the delta, the line counts the rows of the earlier tables read, as they are read: the
+        # rewrites, on threads of their own, start during the checks.
+        progress = Progress("litpath merge", None, "rows")
+        progress.stage("checks")  # whether the delta's rules allow it (Delta.refusal)
         delta = Delta(inputs, papers, Path(previous), config)
+        delta.report = progress.advance
         refusal = delta.refusal(requested, [name for name, _, _ in steps], out_dir)
         incremental = {"previous_tables": str(previous), "used": refusal is None, "reason": refusal,
                        "files_added": [inputs.file_counts[i].get("source_file") for i in delta.new_indices]}  # fmt: skip
         if refusal is None:
-            steps, lanes = delta.steps(out_dir, steps), 1  # the delta's rules have their own threads
+            steps, lanes, delta_used = delta.steps(out_dir, steps), 1, True  # the delta's rules have their own threads
             keep_freed_memory_on_the_delta()
-    # Progress: the rows each step reads, from the per-file counts (ETA at step granularity).
-    step_rows = {name: sum(inputs.table_rows(table) for table in reads) for name, reads, _ in steps}
-    progress = Progress("litpath merge", sum(step_rows.values()), "rows")
+            step_rows = delta.work([name for name, _, _ in steps])
+            progress.total = sum(step_rows.values()) or None
+    if not delta_used:
+        # Progress: the rows each step reads, from the per-file counts (ETA at step granularity).
+        step_rows = {name: sum(inputs.table_rows(table) for table in reads) for name, reads, _ in steps}
+        progress = Progress("litpath merge", sum(step_rows.values()), "rows")
     if lanes > 1:
         # Each lane holds at most half the budget; the DOI match, which both lanes' rules apply,
         # is settled before either starts.
@@ -233,7 +242,8 @@ def merge_ingested(
         for name, _, write in steps:
             progress.stage(name)
             written[name] = write(TableFolder(out_dir).table(name))
-            progress.advance(step_rows[name])
+            # what the rule did not tell the line as it read (all of it, but on the delta)
+            progress.advance(max(0, step_rows[name] - (delta.reported[name] if delta_used else 0)))
     written = {name: written[name] for name, _, _ in steps}  # the rules' order, whatever ran first
     # ingest.until_year: the time slice, the papers published up to that year (time_slice.py)
     changed_papers = TableFolder(out_dir).changed_papers

@@ -31,7 +31,9 @@ Anything else falls back to the full merge, and counts.json's ``incremental`` sa
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -117,6 +119,12 @@ class Delta:
         # the rewrites of the mentions, predications and sentences started before the DOI match
         # (:meth:`_start_rewrites`): table -> (the file being written, its future)
         self._rewrites: dict[str, tuple[Path, Future]] = {}
+        # The merge's progress line (``report``, told rows as they are read) and the rows of the
+        # earlier tables each rule has read so far: the rewrites report from their threads, so
+        # that the line counts all the work going on, not the main thread's steps alone.
+        self.report: Callable[[int], None] = lambda rows: None
+        self.reported: Counter[str] = Counter()
+        self._report_lock = threading.Lock()
 
     def refusal(self, requested: str, step_names: list[str], out_dir: Path | None = None) -> str | None:
         """Why this merge cannot work on the delta, or None when it can. Matches DOIs before and
@@ -341,6 +349,23 @@ class Delta:
         self.inputs.quarantine = self._earlier_quarantine().to_pylist()
         return tuple((name, reads, rule(name, write)) for name, reads, write in full_steps)
 
+    def work(self, names: list[str]) -> dict[str, int]:
+        """The rows of the earlier tables each step reads, the merge's progress measure on the
+        delta (the full merge's, the rows of every file's tables, would put a 10M update rerun's
+        merge at 11.6 % as it ended): a table spliced or rewritten is read whole, one kept as it
+        is (no paper deleted) not at all."""
+        def earlier_rows(name: str) -> int:
+            path = self.previous.table(name)
+            return pq.ParquetFile(path).metadata.num_rows if path.exists() else 0
+
+        return {name: 0 if name in self._rewrites and len(self.deleted) == 0 else earlier_rows(name) for name in names}
+
+    def _read(self, name: str, rows: int) -> None:
+        """``rows`` of the earlier ``name`` table read: told to the progress line."""
+        with self._report_lock:
+            self.reported[name] += rows
+        self.report(rows)
+
     def _start_rewrites(self, out_dir: Path, names: list[str]) -> None:
         """Start the rewrites of the mentions, predications and sentences (of the ``names`` steps)
         on two more threads, into hidden files of ``out_dir``. They need only the earlier tables
@@ -446,6 +471,7 @@ class Delta:
             self.previous.table("documents"), path, tables.DOCUMENTS, ["doc_id"],
             drop=lambda t: _is_in(t.column("doc_id"), keys), added=added,
             revise=lambda rows, earlier: _filled_from_earlier(rows, earlier, ahead),
+            on_rows=lambda rows: self._read("documents", rows),
         )  # fmt: skip
         return written
 
@@ -514,6 +540,7 @@ class Delta:
         written, dropped = _splice(
             source, path, schema, [], drop=lambda t: _is_in(t.column("doc_id"), self.deleted),
             added=schema.empty_table(), use_dictionary=dictionary, removed_to=removed,
+            on_rows=lambda rows: self._read(name, rows),
         )  # fmt: skip
         if dropped == 0:  # none had: the earlier file, not a copy of it
             removed.unlink()
@@ -581,6 +608,7 @@ class Delta:
             source, path, schema, [], added=schema.empty_table(),
             drop=lambda t: pc.or_(_is_in(t.column("doc_id"), self.deleted),
                                   pc.fill_null(pc.is_in(t.column("sentence_id"), value_set=orphaned), False)),
+            on_rows=lambda rows: self._read("sentences", rows),
         )  # fmt: skip
         return written, {"sentences_removed_by_deletion": dropped}
 
@@ -732,13 +760,15 @@ def _splice(
     use_dictionary: list[str] | bool = False,
     revise: Callable[[pa.Table, pa.Table], pa.Table] | None = None,
     removed_to: Path | None = None,
+    on_rows: Callable[[int], None] | None = None,
 ) -> tuple[int, int]:
     """``source`` (sorted by ``sort_keys``, or in file order when there are none and nothing is
     ``added``) without the rows ``drop`` marks, with the ``added`` rows (sorted the same) put in
     their places, written to ``path`` a batch of SPLICE_ROWS at a time; (rows written, rows dropped).
     ``revise(added rows, dropped rows)``, with sort keys, gives the added rows of a piece as
     written, from the rows dropped so far (every dropped row of a key before the piece's end).
-    ``removed_to``: the dropped rows are written there too (in table order).
+    ``removed_to``: the dropped rows are written there too (in table order). ``on_rows(n)`` is
+    told each batch of ``source`` read, once it is done with.
 
     The first sort key groups the rows: each written piece holds whole groups (the last group
     of a batch is carried into the next piece), so sorting a piece with the added rows of its
@@ -765,7 +795,13 @@ def _splice(
                 writer.write_table(piece)
                 written += piece.num_rows
 
-        for batch in parquet.iter_batches(batch_size=SPLICE_ROWS):
+        def batches_read() -> Iterator[pa.RecordBatch]:
+            for batch in parquet.iter_batches(batch_size=SPLICE_ROWS):
+                yield batch
+                if on_rows is not None:  # the loop is done with it
+                    on_rows(batch.num_rows)
+
+        for batch in batches_read():
             rows = pa.Table.from_batches([batch]).cast(schema)
             marked = drop(rows)
             dropped_now = pc.sum(marked).as_py() or 0

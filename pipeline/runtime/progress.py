@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -51,6 +52,7 @@ class Progress:
     """Counts work done against a known (or unknown) total and prints an ETA now and then.
 
     ``what`` names the command (``litpath ingest``); :meth:`stage` names the part running now.
+    Threads may report to one line: each report is counted once, under a lock.
     """
 
     def __init__(
@@ -75,15 +77,21 @@ class Progress:
         self._last_print = self.started
         # when work was first reported, and how much: the rate is measured from there
         self._first_report: tuple[float, float] | None = None
+        self._lock = threading.Lock()
 
     def stage(self, name: str) -> None:
         """Name the part of the work that runs now (shown in the lines)."""
         self.stage_name = name
 
     def advance(self, amount: float = 1) -> None:
-        self.update(self.done + amount)
+        with self._lock:
+            self._update(self.done + amount)
 
     def update(self, done: float) -> None:
+        with self._lock:
+            self._update(done)
+
+    def _update(self, done: float) -> None:
         self.done = float(done)
         now = self.clock()
         if self._first_report is None and self.done > 0:

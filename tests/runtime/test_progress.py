@@ -81,3 +81,23 @@ def test_lines_are_printed_at_most_every_interval_and_the_last_says_how_long():
     assert len(stream.getvalue().splitlines()) == 2  # at 5 s and at 10 s
     line.finish("600 rows")
     assert stream.getvalue().splitlines()[-1] == "litpath test: 600 rows, 600 rows, done in 12.0 s"
+
+
+def test_threads_reporting_to_one_line_are_each_counted_once():
+    """The merge's rewrites report from their own threads to the merge's line: no report lost."""
+    import threading
+
+    import sys
+
+    line, _, _ = progress(total=None, every_s=0.0)  # a line at each report: the most work under the lock
+    threads = [threading.Thread(target=lambda: [line.advance(3) for _ in range(2_000)]) for _ in range(8)]
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two steps: a read and its write apart
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switching)
+    assert line.done == 8 * 2_000 * 3
