@@ -6,6 +6,8 @@ forecast at the rate of its preparation."""
 from __future__ import annotations
 
 import io
+import sys
+import threading
 
 import pytest
 
@@ -85,10 +87,6 @@ def test_lines_are_printed_at_most_every_interval_and_the_last_says_how_long():
 
 def test_threads_reporting_to_one_line_are_each_counted_once():
     """The merge's rewrites report from their own threads to the merge's line: no report lost."""
-    import threading
-
-    import sys
-
     line, _, _ = progress(total=None, every_s=0.0)  # a line at each report: the most work under the lock
     threads = [threading.Thread(target=lambda: [line.advance(3) for _ in range(2_000)]) for _ in range(8)]
     switching = sys.getswitchinterval()
