@@ -253,7 +253,7 @@ def _loaded_kinds(reports: tuple[Path, ...], build_id: str, database: str) -> di
         help="On top of the earlier build of a merge on the delta, reuse its buckets of the records that did not change.")  # fmt: skip
 def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path, reuse) -> None:
     """Group one kind of a build's store records into record buckets, for `litpath load-mongo --buckets-dir`."""
-    from pipeline.runtime.progress import Progress
+    from pipeline.runtime.progress import PERCENT, Progress
     from pipeline.store.record_buckets import GroupingSettings, group_kind
 
     config = _stage_config(_read_record(record_file)) if record_file is not None else None
@@ -266,9 +266,9 @@ def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path, r
     try:
         lines: list[Progress] = []
 
-        def progress_for(total: int | None):
-            lines.append(Progress(f"litpath bucket-records {kind}", total, "rows"))
-            return lines[-1].update
+        def progress_for(total: int | None, unit: str) -> Progress:
+            lines.append(Progress(f"litpath bucket-records {kind}", total, unit))
+            return lines[-1]
 
         counts = group_kind(kind, tables_dir, graph_dir, settings, out_path, reuse=reuse, progress_for=progress_for)
     except (FileNotFoundError, ValueError) as error:
@@ -276,6 +276,8 @@ def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path, r
     done = f"{counts[f'{kind}_buckets']:,} buckets" + (f", {counts[f'{kind}_reused_buckets']:,} of them "
                                                       "reused" if f"{kind}_reused_buckets" in counts else "")  # fmt: skip
     if lines:
+        if lines[-1].unit == PERCENT:  # the line counted the work in percent, not the rows
+            done += f", {counts[f'{kind}_in_build']:,} rows"
         lines[-1].finish(done)
     else:  # the earlier build's file taken as it is: nothing was grouped
         click.echo(f"litpath bucket-records {kind}: {done}, {counts[f'{kind}_reuse']}", err=True)

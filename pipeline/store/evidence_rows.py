@@ -48,6 +48,7 @@ from pipeline.builds.tables import table_path
 from pipeline.config import default_of
 from pipeline.runtime.columnar import positions_in, string_codes
 from pipeline.runtime.filtered_reads import kept_batches, rows_with_values
+from pipeline.runtime.progress import PhasedWork
 from pipeline.runtime.resources import SpillFolder
 
 # Memory the grouping holds per predication row (the rows, Arrow's hash groupings and distinct
@@ -175,8 +176,10 @@ def _plain(array: pa.Array | pa.ChunkedArray) -> pa.Array:
 FILTERED_SCAN_EDGES = 50_000
 
 
-def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch_rows: int) -> Iterator[pa.Table]:
-    """Per batch of predications: the rows on a concept--concept edge, by edge index."""
+def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch_rows: int,
+                   work: PhasedWork | None = None) -> Iterator[pa.Table]:  # fmt: skip
+    """Per batch of predications: the rows on a concept--concept edge, by edge index; each batch
+    read told to ``work`` (as the "read" phase's part of every predication)."""
     path = table_path(tables_dir, "predications")
     if path is None:
         raise FileNotFoundError(f"{tables_dir / 'predications.parquet'} not found (needed for evidence)")
@@ -191,7 +194,10 @@ def _evidence_rows(tables_dir: Path, edge_keys: tuple[pa.Array, pa.Array], batch
         return pc.and_(pc.is_in(batch.column("subject_cui"), value_set=index.concepts),
                        pc.is_in(batch.column("object_cui"), value_set=index.concepts))  # fmt: skip
 
+    predications = pq.ParquetFile(path).metadata.num_rows if work is not None else 0
     for batch in kept_batches(path, columns, on_edge_concepts, batch_rows=batch_rows):
+        if work is not None:  # every batch, unfiltered where the work is told (every edge grouped)
+            work.advance("read", batch.num_rows, predications)
         s = batch.column("subject_cui")
         keep, edge = index.edges_of(s, batch.column("object_cui"))
         keep = pa.array(keep)
@@ -411,31 +417,48 @@ def evidence_tables(
     spill_parent: Path,
     max_evidence: int = 1_000,
     sentences_per_hop: int | None = None,
+    work: PhasedWork | None = None,
 ) -> Iterator[pa.Table]:
     """The evidence of every concept--concept edge (:func:`group_evidence`), in edge order, in
     ``partitions`` pieces: with more than one, the rows are first spilled to Arrow IPC files under
     ``spill_parent``, one per contiguous range of edges, and grouped one file at a time, so the
     memory held is a partition's, not the corpus's. Each edge is in exactly one piece.
     ``sentences_per_hop`` (default: the config schema's ``evidence.sentences_per_hop``) bounds the
-    sentences quoted per edge."""
+    sentences quoted per edge. ``work`` is told the predications read, each piece's rows once it
+    is grouped, and again once the caller has taken it (written it) and asks for the next."""
     if sentences_per_hop is None:
         sentences_per_hop = int(default_of("evidence.sentences_per_hop"))
     sources = ReadableSources.of_build(tables_dir, sentences_per_hop)
+    work = work if work is not None else PhasedWork.untold()
+    work.stage("reading the predications")
     if partitions <= 1:
-        parts = list(_evidence_rows(tables_dir, edge_keys, batch_rows))
+        parts = list(_evidence_rows(tables_dir, edge_keys, batch_rows, work))
         rows = pa.concat_tables(parts) if parts else EVIDENCE_ROWS.empty_table()
-        yield group_evidence(rows, edge_keys, max_evidence, sources)
+        work.stage("grouping")
+        grouped = group_evidence(rows, edge_keys, max_evidence, sources)
+        work.stage("writing")
+        work.advance("group", 1, 1)
+        yield grouped
+        work.advance("write", 1, 1)
         return
     per_partition = max(1, -(-len(edge_keys[0]) // partitions))
     with SpillFolder(spill_parent, ".evidence-spill-") as spill:
         spilled = SpilledPartitions(spill, EVIDENCE_ROWS, partitions)
         with spilled:
-            for rows in _evidence_rows(tables_dir, edge_keys, batch_rows):
+            for rows in _evidence_rows(tables_dir, edge_keys, batch_rows, work):
                 spilled.add(rows, rows.column("edge").to_numpy() // per_partition)
+        total = spilled.rows
         for k in range(partitions):
-            grouped = group_evidence(spilled.take(k), edge_keys, max_evidence, sources)
+            rows = spilled.take(k)
+            taken = rows.num_rows
+            work.stage(f"grouping range {k + 1} of {partitions}")
+            grouped = group_evidence(rows, edge_keys, max_evidence, sources)
+            del rows
             pa.default_memory_pool().release_unused()  # give the partition's memory back before the next
+            work.stage(f"writing range {k + 1} of {partitions}")
+            work.advance("group", taken, total)
             yield grouped
+            work.advance("write", taken, total)
 
 
 class SpilledPartitions:
@@ -451,9 +474,11 @@ class SpilledPartitions:
         self.schema = schema
         self.paths = [Path(folder) / f"part-{k:04d}.arrow" for k in range(partitions)]
         self._writers = [ipc.new_file(str(path), schema) for path in self.paths]
+        self.rows = 0  # added, over every partition
 
     def add(self, rows: pa.Table, partition: np.ndarray) -> None:
         """Add each row of ``rows`` to its partition (``partition``: one index per row)."""
+        self.rows += rows.num_rows
         for k, writer in enumerate(self._writers):
             chosen = rows.filter(pa.array(partition == k))
             if chosen.num_rows:

@@ -31,6 +31,7 @@ import pyarrow.dataset as ds
 
 from pipeline.builds import tables
 from pipeline.builds.tables import table_path
+from pipeline.runtime.progress import PhasedWork
 from pipeline.runtime.resources import SpillFolder
 from pipeline.store.evidence_rows import (
     ReadableSources,
@@ -75,40 +76,59 @@ def paper_partitions(predication_rows: int, budget_bytes: int) -> int:
 
 
 def paper_tables(
-    tables_dir: Path, partitions: int, sources: ReadableSources, spill_parent: Path | None = None
+    tables_dir: Path, partitions: int, sources: ReadableSources, spill_parent: Path | None = None,
+    work: PhasedWork | None = None,
 ) -> Iterator[pa.Table]:
     """The papers' evidence (:data:`PAPERS`), in doc_id order, one doc_id range at a time: with
     more than one range, the predications are read once and spilled to a file per range (under
     ``spill_parent``), then grouped a range at a time. (A filtered scan per range read the whole
-    predications table each time: at 30M, 8 ranges and about 5 s a scan.)"""
+    predications table each time: at 30M, 8 ranges and about 5 s a scan.) ``work`` is told the
+    predications read, each range's once it is grouped, and again once the caller has taken its
+    papers (written them) and asks for the next."""
+    work = work if work is not None else PhasedWork.untold()
     path = table_path(tables_dir, "predications")
     if path is None:
         return
     predications = ds.dataset(str(path), format="parquet")
+    work.stage("reading the predications")
     if partitions <= 1:
         rows = as_strings(predications.to_table(columns=PREDICATION_COLUMNS))
+        work.advance("read", 1, 1)
         if rows.num_rows:
-            yield group_papers(rows, sources)
+            work.stage("grouping")
+            papers = group_papers(rows, sources)
+            work.stage("writing")
+            work.advance("group", 1, 1)
+            yield papers
+        work.advance("write", 1, 1)
         return
     doc_ids = pc.unique(sources.years["doc_id"].combine_chunks())
     doc_ids = pc.take(doc_ids, pc.sort_indices(doc_ids))
     # range bounds at doc_ids of the documents table (every paper with predications has a record
     # there: the merge's documents come from CITATIONS and PubMed; one without is in the last range)
     cuts = [doc_ids[(k * len(doc_ids)) // partitions].as_py() for k in range(1, partitions)] if len(doc_ids) else []
+    ranges = len(cuts) + 1
     with SpillFolder(spill_parent, ".papers-spill-") as spill:
-        spilled = SpilledPartitions(spill, SPILLED_PREDICATIONS, len(cuts) + 1)
+        spilled = SpilledPartitions(spill, SPILLED_PREDICATIONS, ranges)
         with spilled:
+            total = predications.count_rows()
             for batch in predications.to_batches(columns=PREDICATION_COLUMNS, batch_size=1 << 18):
                 rows = as_strings(pa.Table.from_batches([batch]))
                 # the range of each row: how many cuts its doc_id is at or past ([low, high) ranges)
                 spilled.add(rows, _range_of(rows.column("doc_id"), cuts))
-        for k in range(len(cuts) + 1):
+                work.advance("read", rows.num_rows, total)
+        for k in range(ranges):
             rows = spilled.take(k)
-            if rows.num_rows:
+            taken = rows.num_rows
+            if taken:
+                work.stage(f"grouping range {k + 1} of {ranges}")
                 papers = group_papers(rows, sources)
                 del rows
                 pa.default_memory_pool().release_unused()  # give the range's memory back before the next
+                work.stage(f"writing range {k + 1} of {ranges}")
+                work.advance("group", taken, total)
                 yield papers
+            work.advance("write", taken, total)
 
 
 # The predications' columns the grouping reads, as as_strings gives them.
