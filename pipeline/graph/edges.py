@@ -48,7 +48,7 @@ from pipeline.graph.counting import (
     unpack,
 )
 from pipeline.graph.inputs import batches, require_table
-from pipeline.runtime.progress import Progress
+from pipeline.runtime.progress import Advances
 
 
 class CodedEdges(NamedTuple):
@@ -69,7 +69,7 @@ def concept_concept_edges(
     cfg: dict,
     concepts: KeyEncoder,
     counts: dict,
-    progress: Progress | None = None,
+    progress: Advances | None = None,
     kept_counts: dict | None = None,
 ) -> CodedEdges:
     """Co-occurrence edges from the predications: Jaccard over predication sets. With
@@ -194,7 +194,7 @@ class MentionFilter:
         }
 
 
-def _mention_batches(path: Path, batch_rows: int, progress: Progress | None = None) -> Iterator[pa.RecordBatch]:
+def _mention_batches(path: Path, batch_rows: int, progress: Advances | None = None) -> Iterator[pa.RecordBatch]:
     return batches(path, ["doc_id", "cui", "count"], batch_rows, ("cui",), progress)
 
 
@@ -204,7 +204,7 @@ def concept_abstract_edges(
     concepts: KeyEncoder,
     documents: KeyEncoder,
     counts: dict,
-    progress: Progress | None = None,
+    progress: Advances | None = None,
 ) -> CodedEdges:
     """Occurrence edges from the mentions: a concept's mentions in an abstract over all of the
     abstract's mentions (``u``: concept codes, ``v``: document codes)."""
@@ -259,7 +259,7 @@ class MentionTotals:
         keep, mention_count = kept.keep(batch, cui_excluded)
         return doc[keep], cui[keep], mention_count[keep]
 
-    def count(self, counts: dict, progress: Progress | None) -> None:
+    def count(self, counts: dict, progress: Advances | None) -> None:
         kept = MentionFilter()
         for batch in _mention_batches(self.path, self.cfg["batch_rows"], progress):
             doc, cui, mentions = self._kept(batch, kept)
@@ -280,7 +280,7 @@ class MentionTotals:
 
 
 def abstract_abstract_edges(
-    tables_dir: Path, cfg: dict, documents: KeyEncoder, counts: dict, progress: Progress | None = None
+    tables_dir: Path, cfg: dict, documents: KeyEncoder, counts: dict, progress: Advances | None = None
 ) -> CodedEdges:
     """Citation edges: 1 over the sum of the two abstracts' citation relations."""
     path = require_table(tables_dir, "citations", "abstract_abstract edges")

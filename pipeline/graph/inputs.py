@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from pipeline.builds.tables import table_path
-from pipeline.runtime.progress import Progress
+from pipeline.runtime.progress import Advances
 
 
 def require_table(tables_dir: Path, name: str, why: str) -> Path:
@@ -58,7 +58,7 @@ def batches(
     columns: list[str],
     batch_rows: int,
     dictionary_columns: tuple[str, ...] = (),
-    progress: Progress | None = None,
+    progress: Advances | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of ``columns``; ``dictionary_columns`` come dictionary-encoded straight from
     Parquet's own dictionary pages, so string keys are not hashed once per row."""

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Protocol, TextIO
 
 
 def format_seconds(seconds: float) -> str:
@@ -154,9 +154,18 @@ class Progress:
         print(text, file=self.stream, flush=True)
 
 
+class Advances(Protocol):
+    """What a reader that reports its rows needs of a progress line: :class:`Progress`, or one
+    phase of a :class:`PhasedWork` (:meth:`PhasedWork.rows`)."""
+
+    def advance(self, amount: float = 1) -> None: ...
+
+    def stage(self, name: str) -> None: ...
+
+
 class PhasedWork:
-    """A stage's work as phases over the same rows -- read them, group them, write what they
-    grouped -- each phase a share of the whole, told to a progress line in percent.
+    """A stage's work as phases -- read the rows, group them, write what they grouped, say --
+    each phase a share of the whole, told to a progress line in percent.
 
     The groupings of a first build read the predications once (spilling them into ranges), then
     group a range at a time and write its records: the records written, their old measure, come
@@ -164,31 +173,57 @@ class PhasedWork:
     predications the papers' line was silent for 14 s and never had an ETA (no total), and the
     evidence line said "ETA 17.8 s" where 2.3 s were left. Counted here, each part of a phase done
     moves the line by its share of the phase's share (the shares measured:
-    ``pipeline.store.record_buckets.GROUPING_SHARES``), so the line moves from the first batch
-    read and its ETA is the rest at the rate since then."""
+    ``pipeline.store.record_buckets.GROUPING_SHARES``, ``pipeline.graph.build.GRAPH_SHARES``), so
+    the line moves from the first batch read and its ETA is the rest at the rate since then."""
 
     def __init__(self, shares: dict[str, float]) -> None:
         if abs(sum(shares.values()) - 1.0) > 1e-9:
             raise ValueError(f"the phases' shares sum to {sum(shares.values())}, not 1: {shares}")
         self.shares = shares
         self.line: Progress | None = None  # set by whoever prints the line; until then nothing is told
-        self.percent = 0.0
+        self._done = dict.fromkeys(shares, 0.0)  # each phase's part done, 0 to 1
 
     @classmethod
     def untold(cls) -> PhasedWork:
         """Work that no line is told of (a caller that prints no progress)."""
         return cls({"read": 0.0, "group": 0.0, "write": 1.0})
 
+    @property
+    def percent(self) -> float:
+        return min(100.0, 100.0 * sum(self.shares[phase] * done for phase, done in self._done.items()))
+
     def stage(self, name: str) -> None:
         """Name the part of the work that runs now (shown in the line)."""
         if self.line is not None:
             self.line.stage(name)
 
-    def advance(self, phase: str, done: int, of: int) -> None:
+    def advance(self, phase: str, done: float, of: float) -> None:
         """``done`` more of the ``of`` parts of ``phase`` (rows, say) are through it."""
-        self.percent = min(100.0, self.percent + 100.0 * self.shares[phase] * done / max(of, 1))
+        self._set(phase, self._done[phase] + done / max(of, 1))
+
+    def complete(self, phase: str) -> None:
+        """``phase`` is through, whatever was told of its parts (none, for a phase of one step)."""
+        self._set(phase, 1.0)
+
+    def rows(self, phase: str, of: int) -> _PhaseRows:
+        """``phase`` as a line that a reader of ``of`` rows tells its rows (:class:`Advances`)."""
+        return _PhaseRows(self, phase, of)
+
+    def _set(self, phase: str, done: float) -> None:
+        self._done[phase] = min(1.0, max(self._done[phase], done))  # never back, never past the whole
         if self.line is not None:
             self.line.update(self.percent)
 
 
-__all__ = ["PERCENT", "PhasedWork", "Progress", "format_amount", "format_seconds"]
+class _PhaseRows:
+    def __init__(self, work: PhasedWork, phase: str, of: int) -> None:
+        self.work, self.phase, self.of = work, phase, of
+
+    def advance(self, amount: float = 1) -> None:
+        self.work.advance(self.phase, amount, self.of)
+
+    def stage(self, name: str) -> None:
+        self.work.stage(name)
+
+
+__all__ = ["PERCENT", "Advances", "PhasedWork", "Progress", "format_amount", "format_seconds"]

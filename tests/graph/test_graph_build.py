@@ -13,12 +13,13 @@ import pytest
 import scipy.sparse
 from click.testing import CliRunner
 from support import tiny_corpus as tiny  # noqa: E402
+from support.progress_lines import RecordedLines
 from support.spills import stale_spill_folder
 
 from pipeline.builds.tables import EDGES, MENTIONS, VERTICES
 from pipeline.graph import weights
 from pipeline.graph.assemble import IN_MEMORY_BYTES_PER_EDGE
-from pipeline.graph.build import build_cooccurrence_graph, build_graph, graph_config
+from pipeline.graph.build import GRAPH_SHARES, build_cooccurrence_graph, build_graph, graph_config
 from pipeline.graph.commands import build_graph_command
 from pipeline.graph.csr import graph_digest, kind_codes, symmetric_csr
 from pipeline.store.adios import read_graph_bp
@@ -546,6 +547,42 @@ def test_the_path_index_beside_the_write_is_the_one_built_after_it(tmp_path):
     for name in ("vertices.parquet", "edges.parquet"):
         assert (tmp_path / "beside" / name).read_bytes() == (tmp_path / "after" / name).read_bytes()
     assert beside["graph_digest"] == after["graph_digest"]
+
+
+@pytest.mark.parametrize("assembly", ["index beside the write", "index after the write", "partitioned"])
+def test_the_full_graph_line_counts_each_phase_to_the_end(tmp_path, monkeypatch, assembly):
+    """The line moves while the tables are read, then at each step after them (the vertices
+    numbered, the edges sorted, the files written, the path index), never back, and is at
+    100 % when it says it is done; its last line says the rows read."""
+    import pipeline.graph.build as build_module
+    from pipeline.runtime.progress import PERCENT
+
+    tables = _random_tables(tmp_path / "tables", 6, False)
+    edges = build_graph(tables, tmp_path / "sized", {"graph": {}}, batch_rows=700)["counts"]["edges"]
+    memory_gib = {"index beside the write": None, "index after the write": edges * IN_MEMORY_BYTES_PER_EDGE * 1.5 / 2**30,
+                  "partitioned": 40 / 2**20}[assembly]  # fmt: skip
+    resources = {} if memory_gib is None else {"resources": {"memory_gib": memory_gib, "spill_dir": str(tmp_path / "spill")}}
+    recorded = RecordedLines()
+    monkeypatch.setattr(build_module, "Progress", recorded)
+    record = build_graph(tables, tmp_path / "graph", {"graph": {}, **resources}, batch_rows=700)
+    assert ("graph_partitions" in record["counts"]) == (assembly == "partitioned")
+    assert ("write_edges" in record["timings"]) == (assembly == "index beside the write")
+
+    assert [(line.total, line.unit) for line in recorded.lines] == [(100, PERCENT)]
+    done = recorded.done
+    assert done == sorted(done) and done[-1] == pytest.approx(100.0)
+    stages = recorded.stages()
+    reading = stages[: stages.index("numbering the vertices")]
+    assert reading == ["concept_concept (predications)", "concept_abstract (mentions)", "abstract_abstract (citations)"]
+    assert max(value for stage, value in recorded.reports if stage in reading) == pytest.approx(100 * GRAPH_SHARES["read"])
+    after = stages[len(reading):]
+    assert after[:3] == ["numbering the vertices", "sorting the edges", "writing the graph"]
+    assert after[-1] in ("writing the graph", "indexing the paths", "sampling queries")
+    rows = sum(pq.ParquetFile(tables / f"{name}.parquet").metadata.num_rows for name in ("predications", "mentions", "citations"))
+    assert recorded.stream.getvalue().splitlines()[-1].startswith(
+        f"litpath build-graph: {record['counts']['vertices']:,} vertices, {record['counts']['edges']:,} edges, "
+        f"{rows:,} rows read, done in ")  # fmt: skip
+    assert sum(GRAPH_SHARES.values()) == pytest.approx(1.0)
 
 
 def test_cli_build_graph_keeps_to_the_configured_memory_budget(tmp_path):

@@ -9,6 +9,7 @@ import io
 
 import pyarrow.parquet as pq
 import pytest
+from support.progress_lines import RecordedLines, TickingClock
 
 from pipeline.runtime.progress import PERCENT, PhasedWork, Progress
 from pipeline.store.evidence_rows import EVIDENCE_BYTES_PER_ROW
@@ -30,38 +31,6 @@ def built(tmp_path_factory):
     return merged_and_graphed(tmp_path_factory.mktemp("build"))
 
 
-class TickingClock:
-    """A clock that moves one second each time it is read: every report is a second apart."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
-class Recorded:
-    """The progress lines a grouping asked for, each printing at every report."""
-
-    def __init__(self) -> None:
-        self.lines: list[Progress] = []
-        self.stream = io.StringIO()
-        self.reports: list[tuple[str, float]] = []  # (stage, done) at each report
-
-    def __call__(self, total, unit) -> Progress:
-        line = Progress("litpath bucket-records", total, unit, every_s=0.0, stream=self.stream, clock=TickingClock())
-        update = line.update
-
-        def recorded(done: float) -> None:
-            self.reports.append((line.stage_name, done))
-            update(done)
-
-        line.update = recorded  # type: ignore[method-assign]
-        self.lines.append(line)
-        return line
-
-
 BYTES_PER_ROW = {"evidence": EVIDENCE_BYTES_PER_ROW, "papers": PAPER_BYTES_PER_ROW}
 
 
@@ -73,12 +42,12 @@ def test_a_grouping_counts_its_work_in_percent_range_by_range(built, tmp_path, k
     # a budget that gives the grouping ``ranges`` ranges, each in half of it
     budget = 2 * -(-rows * BYTES_PER_ROW[kind] // ranges) if ranges > 1 else 1 << 34
     settings = GroupingSettings(budget_bytes=budget, spill_dir=tmp_path / "spill")
-    recorded = Recorded()
+    recorded = RecordedLines()
     counts = group_kind(kind, tables, graph, settings, tmp_path / "told.arrow", reuse=False, progress_for=recorded)
     assert counts[f"{kind}_partitions" if kind == "evidence" else "paper_partitions"] == ranges
 
     assert [(line.total, line.unit) for line in recorded.lines] == [(100, PERCENT)]
-    done = [value for _, value in recorded.reports]
+    done = recorded.done
     assert done == sorted(done), "the line went back"
     assert done[-1] == pytest.approx(100.0)
     shares = GROUPING_SHARES[kind]
@@ -86,10 +55,8 @@ def test_a_grouping_counts_its_work_in_percent_range_by_range(built, tmp_path, k
     assert recorded.reports[0][0] == "reading the predications"
     assert 0 < done[0] <= 100 * shares["read"] + 1e-9
     # after the reading, each range is named as it is written, and moves the line by its rows
-    stages = [stage for stage, _ in recorded.reports]
     expected = ["writing"] if ranges == 1 else [f"writing range {k} of {ranges}" for k in range(1, ranges + 1)]
-    assert [s for i, s in enumerate(stages) if s != "reading the predications" and (i == 0 or stages[i - 1] != s)] \
-        == expected  # fmt: skip
+    assert recorded.stages() == ["reading the predications", *expected]
     read_done = max(value for stage, value in recorded.reports if stage == "reading the predications")
     assert read_done == pytest.approx(100 * shares["read"])
     text = recorded.stream.getvalue()
@@ -119,20 +86,20 @@ def test_a_rebuild_on_an_earlier_build_counts_the_rows_written(tmp_path, kind):
         build = BuildLayout(tmp_path / name)
         merge_ingested(dirs, build.tables.path, {}, previous=builds[-1].tables.path if builds else None)
         build_graph(build.tables.path, build.graph("full").graph_dir, {})
-        recorded = Recorded()
+        recorded = RecordedLines()
         counts = group_kind(kind, build.tables.path, build.graph("full").graph_dir, settings, build.bucket_file(kind),
                             progress_for=recorded)  # fmt: skip
         builds.append(build)
     assert counts[f"{kind}_reuse"] == "on build one"
     assert [line.unit for line in recorded.lines] == ["rows"]
-    written = [value for _, value in recorded.reports]  # rows written, told every 256 buckets
+    written = recorded.done  # rows written, told every 256 buckets
     assert written == sorted(written) and all(value <= counts[f"{kind}_in_build"] for value in written)
     assert recorded.lines[0].finish() >= 0  # a line to finish, as the command does
 
 
 def test_a_grouping_without_phases_counts_the_rows_written(built, tmp_path):
     tables, graph = built
-    recorded = Recorded()
+    recorded = RecordedLines()
     counts = group_kind("documents", tables, graph, GroupingSettings(1 << 30, tmp_path), tmp_path / "documents.arrow",
                         reuse=False, progress_for=recorded)  # fmt: skip
     assert [(line.total, line.unit) for line in recorded.lines] == [(counts["documents_in_build"], "rows")]
@@ -153,7 +120,10 @@ def test_phased_work_moves_a_line_by_each_phase_share():
     assert line.done == pytest.approx(20.0)
     work.advance("group", 1, 4)
     assert line.done == pytest.approx(32.5)
-    work.advance("group", 3, 4)
+    work.complete("group")  # a phase through at once, whatever was told of its parts
+    assert line.done == pytest.approx(70.0)
+    work.advance("group", 3, 4)  # never past its share
+    assert line.done == pytest.approx(70.0)
     work.advance("write", 4, 4)
     assert line.done == pytest.approx(100.0)
     work.advance("write", 4, 4)  # never past the whole
