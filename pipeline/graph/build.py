@@ -92,10 +92,11 @@ def graph_config(config: dict[str, Any] | None) -> dict[str, Any]:
 
 # The full graph's build as shares of its time, what its progress line counts (PhasedWork): reading
 # the tables (or taking the earlier build's edges), numbering the vertices, sorting the edges,
-# writing edges.parquet, graph.bp and vertices.parquet, and the path index. Measured on the
-# calibrated 10M first build (graph_counts.json's timings, AMD EPYC): 4.5, 2.7, 4.9, 3.4 and 1.8 s
-# of 17.3 s. The line had counted the rows read alone, then was silent for the 12.7 s after them.
-GRAPH_SHARES = {"read": 0.26, "vertices": 0.16, "edges": 0.28, "write": 0.20, "path_index": 0.10}
+# writing edges.parquet, graph.bp and vertices.parquet, and the path index: the mean of the
+# calibrated first builds' shares (graph_counts.json's timings, AMD EPYC), at 10M 4.5, 2.7, 4.9,
+# 3.4 and 1.8 s of 17.3 s, at 30M 16.0, 6.1, 13.9, 7.0 and 3.9 s of 47.0 s. The line had counted
+# the rows read alone, then was silent for the 12.7 s (31 s at 30M) after them.
+GRAPH_SHARES = {"read": 0.30, "vertices": 0.14, "edges": 0.29, "write": 0.18, "path_index": 0.09}
 # The stages (_Stopwatch's laps) that end a phase, and what the line says runs after each.
 _LAP_ENDS = {
     "abstract_abstract": ("read", "numbering the vertices"),
