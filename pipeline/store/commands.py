@@ -276,8 +276,11 @@ def bucket_records_command(kind, tables_dir, graph_dir, record_file, out_path, r
     done = f"{counts[f'{kind}_buckets']:,} buckets" + (f", {counts[f'{kind}_reused_buckets']:,} of them "
                                                       "reused" if f"{kind}_reused_buckets" in counts else "")  # fmt: skip
     if lines:
+        rows = counts[f"{kind}_in_build"]
         if lines[-1].unit == PERCENT:  # the line counted the work in percent, not the rows
-            done += f", {counts[f'{kind}_in_build']:,} rows"
+            done += f", {rows:,} rows"
+        else:  # told a batch of 256 buckets at a time: the rows of the last batch too (of all, for a small file)
+            lines[-1].done = rows
         lines[-1].finish(done)
     else:  # the earlier build's file taken as it is: nothing was grouped
         click.echo(f"litpath bucket-records {kind}: {done}, {counts[f'{kind}_reuse']}", err=True)
