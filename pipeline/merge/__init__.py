@@ -256,6 +256,7 @@ def merge_ingested(
                                         for name, reads, _ in steps}))  # fmt: skip
         progress = work.line = Progress("litpath merge", 100, PERCENT)
         step_done = work.complete
+        inputs.on_step = work.reach  # the predications and the sentences say how far they are as they read
     if lanes > 1:
         # Each lane holds at most half the budget; the DOI match, which both lanes' rules apply,
         # is settled before either starts.

@@ -6,6 +6,7 @@ import copy
 import json
 import math
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,9 @@ class MergeInputs:
         self.budget_bytes = memory_budget_bytes(config)
         self.spill_parent = spill_parent(config, Path(out_dir))
         self._tally = threading.Lock()  # steps may run in two threads (merge_ingested's lanes)
+        # told how far a step is through (its name, 0 to 1), by the steps that read their files in
+        # batches: the full merge's progress line (a step otherwise moves it only once done)
+        self.on_step: Callable[[str, float], None] | None = None
 
     def with_budget_share(self, share: float) -> MergeInputs:
         """The same inputs and the same record (stats, quarantine), with ``share`` of the memory
@@ -38,6 +42,11 @@ class MergeInputs:
         shared = copy.copy(self)
         shared.budget_bytes = int(self.budget_bytes * share)
         return shared
+
+    def through(self, step: str, fraction: float) -> None:
+        """``fraction`` (0 to 1) of ``step`` is done: told to whoever listens (:attr:`on_step`)."""
+        if self.on_step is not None:
+            self.on_step(step, fraction)
 
     def load_counts(self) -> None:
         """Each folder's counts.json, whose absence means its ingest did not finish."""

@@ -29,7 +29,8 @@ def write_predications(inputs: MergeInputs, papers: PaperIds, path: Path) -> int
             # the usual build: one SemMedDB dump, nothing deleted -- the file is the table
             shutil.copyfile(source, path)
             return pq.ParquetFile(path).metadata.num_rows
-    written = 0
+    written = read = 0
+    rows = sum(pq.ParquetFile(source).metadata.num_rows for _, source in sources)
     with pq.ParquetWriter(path, tables.PREDICATIONS) as writer:
         for index, source in sources:
             for batch in pq.ParquetFile(source).iter_batches(batch_size=200_000):
@@ -38,6 +39,8 @@ def write_predications(inputs: MergeInputs, papers: PaperIds, path: Path) -> int
                     table = papers.clean(table, index, "doc_id", "predications")
                 writer.write_table(table.cast(tables.PREDICATIONS))
                 written += table.num_rows
+                read += batch.num_rows
+                inputs.through("predications", read / max(rows, 1))
     return written
 
 

@@ -55,6 +55,8 @@ def write_sentences(inputs: MergeInputs, papers: PaperIds, predications: Path, p
     bounds = [None, *sampled_splits([predications], partitions, "sentence_id"), None] if cited_rows else [None, None]
     sources = [(index, d) for index, d in enumerate(inputs.file_dirs)][::-1]  # newest file first: it wins
     written = 0
+    # how far the step is: each range reads every file's sentences again
+    passes, sentence_rows, read = len(bounds) - 1, max(inputs.table_rows("sentences"), 1), 0
     with pq.ParquetWriter(path, tables.SENTENCES) as writer:
         for low, high in zip(bounds, bounds[1:], strict=False):
             cited = _cited_sentences(predications, low, high) if cited_rows else np.zeros(0, np.int64)
@@ -72,6 +74,8 @@ def write_sentences(inputs: MergeInputs, papers: PaperIds, predications: Path, p
                     rows = rows.set_column(2, "text", capped_text(rows.column("text")))
                     writer.write_table(rows.cast(tables.SENTENCES))
                     written += rows.num_rows
+                    read += part.num_rows
+                    inputs.through("sentences", read / (passes * sentence_rows))
     return written
 
 

@@ -182,6 +182,7 @@ class PhasedWork:
         self.shares = shares
         self.line: Progress | None = None  # set by whoever prints the line; until then nothing is told
         self._done = dict.fromkeys(shares, 0.0)  # each phase's part done, 0 to 1
+        self._lock = threading.Lock()  # phases may run in threads of their own (the merge's lanes)
 
     @classmethod
     def untold(cls) -> PhasedWork:
@@ -205,14 +206,20 @@ class PhasedWork:
         """``phase`` is through, whatever was told of its parts (none, for a phase of one step)."""
         self._set(phase, 1.0)
 
+    def reach(self, phase: str, fraction: float) -> None:
+        """``fraction`` of ``phase`` (0 to 1) is through: for a phase that knows how far it is
+        better than it can count its parts (a step that reads its files more than once)."""
+        self._set(phase, fraction)
+
     def rows(self, phase: str, of: int) -> _PhaseRows:
         """``phase`` as a line that a reader of ``of`` rows tells its rows (:class:`Advances`)."""
         return _PhaseRows(self, phase, of)
 
     def _set(self, phase: str, done: float) -> None:
-        self._done[phase] = min(1.0, max(self._done[phase], done))  # never back, never past the whole
-        if self.line is not None:
-            self.line.update(self.percent)
+        with self._lock:  # one percent at a time, so that the line never goes back
+            self._done[phase] = min(1.0, max(self._done[phase], done))  # never back, never past the whole
+            if self.line is not None:
+                self.line.update(self.percent)
 
 
 class _PhaseRows:
