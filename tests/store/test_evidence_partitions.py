@@ -16,14 +16,6 @@ from pipeline.store.evidence_rows import evidence_partitions
 from pipeline.store.mongo import load_build
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """A small synthetic corpus through ingest, merge and build-graph."""
-    from support.pipeline_runs import merged_and_graphed
-
-    return merged_and_graphed(tmp_path_factory.mktemp("build"))
-
-
 def _as_rows(pieces) -> list:
     rows = [row for piece in pieces for row in piece.to_pylist()]
     keys = [(row["cui_a"], row["cui_b"]) for row in rows]

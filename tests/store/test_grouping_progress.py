@@ -22,15 +22,6 @@ from pipeline.store.record_buckets import (
     group_kind,
 )
 
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """A small synthetic corpus through ingest, merge and build-graph."""
-    from support.pipeline_runs import merged_and_graphed
-
-    return merged_and_graphed(tmp_path_factory.mktemp("build"))
-
-
 BYTES_PER_ROW = {"evidence": EVIDENCE_BYTES_PER_ROW, "papers": PAPER_BYTES_PER_ROW}
 
 

@@ -11,13 +11,6 @@ import pytest
 from pipeline.store import evidence_rows
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    from support.pipeline_runs import merged_and_graphed
-
-    return merged_and_graphed(tmp_path_factory.mktemp("build"))
-
-
 def _expected(tables, edges, per_hop):
     """Per edge: predicates by distinct predications, most first then by name; statements (sentence,
     predicate, subject) by year (most recent, unknown last), PMID, sentence id, predicate, subject."""

@@ -28,14 +28,6 @@ from pipeline.store.record_buckets import (
 from pipeline.store.store_format import BUCKET_COLLECTIONS, BUILD_BUCKETS, KINDS
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """A small synthetic corpus through ingest, merge and build-graph."""
-    from support.pipeline_runs import merged_and_graphed
-
-    return merged_and_graphed(tmp_path_factory.mktemp("build"))
-
-
 def _bucket_rows(buckets) -> list[tuple]:
     return [(b.bucket_id, b.first, b.rows, b.data) for b in buckets]
 
