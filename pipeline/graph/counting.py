@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.runtime.columnar import positions_in, sum_by_key
+from pipeline.runtime.columnar import distinct_sorted, positions_in, sum_by_key
 
 _LOW32 = np.int64(0xFFFFFFFF)
 
@@ -207,7 +207,7 @@ class CooccurrenceCounter:
             first[1:] = (sorted_keys[1:] != sorted_keys[:-1]) | (sorted_group[1:] != sorted_group[:-1])
             pair_keys = np.concatenate([pair_keys[single], sorted_keys[first]])
             _, multi_concepts = unpack(
-                np.unique(pack(np.concatenate([group, group]), np.concatenate([s_multi, o_multi])))
+                distinct_sorted(pack(np.concatenate([group, group]), np.concatenate([s_multi, o_multi])))
             )
             concepts = np.concatenate([subj[single], obj[single], multi_concepts])
         self.concept_predications = grow(self.concept_predications, n_codes)

@@ -47,6 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.runtime.columnar import distinct_sorted
+
 # --- the figures the profile is fitted to -----------------------------------------------------
 
 RELEASE_ROWS = {
@@ -196,9 +198,9 @@ def expected_graph(predications: int, model: ReleaseModel = MODEL, seed: int = 0
         seen[a] = True
         seen[b] = True
         universe = model.concept_universe
-        pair_keys.append(np.unique(np.minimum(a, b) * universe + np.maximum(a, b)))
-        paper_concept += np.unique(np.concatenate([paper * universe + a, paper * universe + b])).size
-    pairs = np.unique(np.concatenate(pair_keys)).size if pair_keys else 0
+        pair_keys.append(distinct_sorted(np.minimum(a, b) * universe + np.maximum(a, b)))
+        paper_concept += distinct_sorted(paper * universe + a, paper * universe + b).size
+    pairs = distinct_sorted(*pair_keys).size if pair_keys else 0
     return {
         "predications": predications,
         "concepts": int(seen.sum()),
@@ -397,8 +399,8 @@ class ReleaseSample:
         the rows are 14.95 per predication of the chunk."""
         rng = self.rng
         universe = self.vocab.n
-        keys = np.unique(np.concatenate([chunk["sentence_id"] * universe + chunk["subject"],
-                                         chunk["sentence_id"] * universe + chunk["object"]]))  # fmt: skip
+        keys = distinct_sorted(chunk["sentence_id"] * universe + chunk["subject"],
+                               chunk["sentence_id"] * universe + chunk["object"])  # fmt: skip
         argument_sentence, argument_concept = keys // universe, keys % universe
         n_sentences = len(sentences["sentence_id"])
         target = PER_PREDICATION["entities"] * chunk["n"]

@@ -120,13 +120,15 @@ MERGE_LANES: tuple[tuple[str, ...], ...] = (("documents", "mentions", "citations
 
 
 # What a row read costs each step of a full merge, in seconds per million rows: measured with
-# the steps one after another on the calibrated 10M corpus (AMD EPYC): the documents 17.4 s for
-# 6.0M rows (the rules' splice of every paper's records, the DOI match), the mentions 6.2 s for
-# 15.6M, the citations 0.28 s for 0.36M, the concepts 1.4 s for 0.28M, the predications 4.2 s
-# for 10.1M, the sentences 24.7 s for 20.0M. Counted in rows alone, the full merge's line had
-# said "ETA 85.3 s" at 23.6 s of a 40-s merge, and "ETA 22.7 s" with 6.4 s left.
-MERGE_ROW_SECONDS = {"documents": 2.9, "mentions": 0.4, "citations": 0.8, "concepts": 5.1, "predications": 0.41,
-                     "sentences": 1.23}  # fmt: skip
+# the steps one after another on the calibrated 10M corpus (AMD EPYC): the documents 15.6 s for
+# 6.0M rows (the rules' splice of every paper's records, the DOI match), the mentions 5.3 s for
+# 15.6M, the citations 0.27 s for 0.36M, the concepts 1.4 s for 0.28M, the predications 3.9 s
+# for 10.1M, the sentences 12.4 s for 20.0M (24.7 s before their cited ids were found by a sort:
+# numpy's hash-table unique, pipeline.runtime.columnar.distinct_sorted). Counted in rows alone,
+# the full merge's line had said "ETA 85.3 s" at 23.6 s of a 40-s merge, and "ETA 22.7 s" with
+# 6.4 s left.
+MERGE_ROW_SECONDS = {"documents": 2.6, "mentions": 0.34, "citations": 0.75, "concepts": 5.1, "predications": 0.38,
+                     "sentences": 0.62}  # fmt: skip
 
 
 def merge_shares(step_rows: dict[str, int]) -> dict[str, float]:

@@ -28,6 +28,7 @@ from pipeline.builds.layout import TableFolder
 from pipeline.merge.documents import PaperIds
 from pipeline.merge.inputs import MergeInputs
 from pipeline.merge.partitions import sampled_splits, table_batches
+from pipeline.runtime.columnar import distinct_sorted
 
 # The longest sentence text kept, in characters. SemMedDB sentences are mostly under 300
 # characters; a longer one (a table row, a run-on list) is cut to 499 and an ellipsis.
@@ -84,8 +85,8 @@ def _cited_sentences(predications: Path, low: int | None, high: int | None) -> n
     found = []
     for part in table_batches(predications, ["sentence_id"]):
         ids = part.column("sentence_id").to_numpy()
-        found.append(np.unique(ids[_in_range(ids, low, high)]))
-    return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+        found.append(ids[_in_range(ids, low, high)])
+    return distinct_sorted(*found) if found else np.zeros(0, np.int64)
 
 
 def _in_range(ids: np.ndarray, low: int | None, high: int | None) -> np.ndarray:

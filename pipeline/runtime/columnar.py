@@ -132,6 +132,23 @@ def split_keys(keys: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     return high, low
 
 
+def distinct_sorted(*values: np.ndarray) -> np.ndarray:
+    """The distinct values of one or more 1-D integer arrays, ascending: ``np.unique`` of their
+    concatenation, by a sort (:func:`sort_in_place`) and a comparison of neighbours.
+
+    From numpy 2.3, ``np.unique`` of integers without ``return_*`` finds the distinct values in a
+    hash table, then sorts them: fast where few values are distinct (0.2 s against 0.4 s for 10M
+    values of 1,000), slow where most are, as the keys litpath takes them of (ids, pair codes):
+    8.3 s against 0.69 s for 10M int64 of 8M distinct values, 6 s even when they come sorted
+    (numpy 2.4, AMD EPYC). The merge's cited sentences took 17 s of a 10M first build's merge so.
+    """
+    keys = np.concatenate(values) if len(values) != 1 else values[0].copy()
+    sort_in_place(keys)
+    if len(keys) < 2:
+        return keys
+    return keys[np.r_[True, keys[1:] != keys[:-1]]]
+
+
 def sum_by_key(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(distinct keys ascending, sum of counts per key); counts default to 1 per row.
 

@@ -31,6 +31,7 @@ import pyarrow.dataset as ds
 
 from pipeline.builds import tables
 from pipeline.builds.tables import table_path
+from pipeline.runtime.columnar import distinct_sorted
 from pipeline.runtime.progress import PhasedWork
 from pipeline.runtime.resources import SpillFolder
 from pipeline.store.evidence_rows import (
@@ -194,7 +195,7 @@ def group_papers(rows: pa.Table, sources: ReadableSources) -> pa.Table:
     statements = coded.group_by(["doc_id", "sentence_id", "predicate", "subject_cui", "object_cui"], use_threads=False).aggregate([])
     quoted = _quoted_statements(statements, sources.sentences_per_hop)
     texts = sentence_texts(sources.sentences, quoted["sentence_id"])
-    paper_codes = np.unique(counts["doc_id"].to_numpy())
+    paper_codes = distinct_sorted(counts["doc_id"].to_numpy())
     papers = pc.take(doc_ids, pa.array(paper_codes))
     years = sources.years.filter(pc.is_in(sources.years["doc_id"], value_set=papers))
     year = pc.take(years["year"], pc.index_in(papers, value_set=years["doc_id"].combine_chunks()))

@@ -50,6 +50,7 @@ from pipeline.builds.layout import BuildLayout, GraphFolder, TableFolder, bucket
 from pipeline.builds.reuse import earlier_tables, link_or_copy
 from pipeline.builds.tables import ALL_TABLES, table_path
 from pipeline.config import default_of
+from pipeline.runtime.columnar import distinct_sorted
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.filtered_reads import kept_batches, rows_with_values
 from pipeline.runtime.progress import PERCENT, PhasedWork, Progress
@@ -365,7 +366,7 @@ class _PairCodes:
         s, o = self.ranks(rows["subject_cui"]), self.ranks(rows["object_cui"])
         keep = (s >= 0) & (o >= 0) & (s != o)
         s, o = s[keep], o[keep]
-        return np.unique(np.minimum(s, o) * self.n + np.maximum(s, o))
+        return distinct_sorted(np.minimum(s, o) * self.n + np.maximum(s, o))
 
     def of_pairs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """The codes of ``pairs`` (cui_a < cui_b, both in the vocabulary: pairs of an edge)."""
@@ -392,10 +393,10 @@ def _pairs_to_redo(now: np.ndarray, before: np.ndarray, named_by_others: np.ndar
     papers that went, and an edge before too)."""
     added = now[~np.isin(now, before, assume_unique=True)]
     removed = before[~np.isin(before, now, assume_unique=True)]
-    named = np.union1d(named_by_others, named_by_gone)
+    named = distinct_sorted(named_by_others, named_by_gone)
     on_an_edge = named[np.isin(named, now, assume_unique=True) | np.isin(named, before, assume_unique=True)]
-    changed = np.unique(np.concatenate([on_an_edge, added, removed]))
-    grouped_again = np.isin(now, np.union1d(named_by_others, added))
+    changed = distinct_sorted(on_an_edge, added, removed)
+    grouped_again = np.isin(now, distinct_sorted(named_by_others, added))
     patched_here = np.isin(now, named_by_gone) & ~grouped_again & np.isin(now, before, assume_unique=True)
     return changed, grouped_again, patched_here
 
@@ -640,7 +641,7 @@ def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | No
         gone = had_rows.filter(pc.invert(pc.is_in(had_rows, value_set=rows_now["doc_id"].combine_chunks().cast(pa.string()))))
         of_gone = pc.is_in(doc_before, value_set=gone)
         gone_rows = rows_before.filter(of_gone)
-        named_by_others = np.union1d(codes.named(rows_before.filter(pc.invert(of_gone))), codes.named(rows_now))
+        named_by_others = distinct_sorted(codes.named(rows_before.filter(pc.invert(of_gone))), codes.named(rows_now))
         named_by_gone = codes.named(gone_rows)
         changed_codes, grouped_again, patched_here = _pairs_to_redo(now, before, named_by_others, named_by_gone)
         changed = codes.pairs(changed_codes)

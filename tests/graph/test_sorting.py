@@ -13,6 +13,7 @@ from pipeline.runtime.columnar import (
     _mostly_ascending,
     _ordered_at_large,
     argsort_keys,
+    distinct_sorted,
     sort_in_place,
     sort_keys,
     split_keys,
@@ -119,6 +120,28 @@ def test_sum_by_key_of_distinct_keys_is_a_sort():
     distinct, sums = sum_by_key(keys, counts)
     assert len(distinct) == len(keys) - 1 and sums.sum() == counts.sum()
     assert sums[np.searchsorted(distinct, keys[8])] == counts[7] + counts[8]
+
+
+@pytest.mark.parametrize(
+    ("high", "n"),
+    [*((high, n) for high in (1, 5, 1000, 1 << 40) for n in (0, 1, 2, 777)), (5, TWO_THREAD_SORT_MIN + 3),
+     (1 << 40, TWO_THREAD_SORT_MIN + 3)],
+)
+def test_distinct_sorted_is_np_unique_of_the_concatenation(high, n):
+    """np.unique's distinct values, ascending, one array or several (negative values, repeats
+    across the arrays, sorted input, one that would sort on two threads), leaving the input as
+    it was."""
+    def unique(values: np.ndarray) -> np.ndarray:  # np.unique by its sort (its hash table is slow here)
+        return np.unique(values, return_index=True)[0]
+
+    rng = np.random.default_rng(n + high % 991)
+    parts = [rng.integers(-high, high, size, dtype=np.int64) for size in (n, n // 3, 0)]
+    kept = [part.copy() for part in parts]
+    assert np.array_equal(distinct_sorted(parts[0]), unique(parts[0]))
+    got = distinct_sorted(*parts)
+    assert got.dtype == np.int64 and np.array_equal(got, unique(np.concatenate(parts)))
+    assert np.array_equal(distinct_sorted(np.sort(parts[0])), unique(parts[0]))
+    assert all(np.array_equal(part, before) for part, before in zip(parts, kept, strict=True))
 
 
 def test_argsort_keys_negative_and_empty():

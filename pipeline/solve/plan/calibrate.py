@@ -229,6 +229,7 @@ def random_csr(n: int, arcs_per_vertex: int, seed: int):
     import numpy as np
 
     from pipeline.query.paths import adjacency_from_edges
+    from pipeline.runtime.columnar import distinct_sorted
 
     rng = np.random.default_rng(seed)
     m = n * arcs_per_vertex // 2
@@ -236,7 +237,7 @@ def random_csr(n: int, arcs_per_vertex: int, seed: int):
     dst = rng.integers(0, n, m)
     keep = src != dst
     src, dst = np.minimum(src[keep], dst[keep]), np.maximum(src[keep], dst[keep])
-    key = np.unique(src * n + dst)
+    key = distinct_sorted(src * n + dst)
     cost = rng.exponential(1.0, len(key)).astype(np.float32)
     return adjacency_from_edges(n, key // n, key % n, cost)
 
