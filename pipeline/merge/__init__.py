@@ -258,7 +258,7 @@ def merge_ingested(
                                         for name, reads, _ in steps}))  # fmt: skip
         progress = work.line = Progress("litpath merge", 100, PERCENT)
         step_done = work.complete
-        inputs.on_step = work.reach  # the predications and the sentences say how far they are as they read
+        inputs.on_step = work.reach  # every step but the citations and the concepts says how far it is as it reads
     if lanes > 1:
         # Each lane holds at most half the budget; the DOI match, which both lanes' rules apply,
         # is settled before either starts.

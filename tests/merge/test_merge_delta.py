@@ -464,10 +464,12 @@ def test_the_progress_on_the_delta_counts_the_rows_each_rule_reads(corpus, tmp_p
 @pytest.mark.parametrize("lanes", [1, 2])
 def test_the_full_merge_counts_its_steps_in_percent_by_what_their_rows_cost(corpus, tmp_path, monkeypatch, lanes):
     """A full merge's line moves by each step's share -- its rows read times what a row costs
-    it (MERGE_ROW_SECONDS) -- and is at 100 % when it is done; the predications and the
-    sentences move it as they read, the other steps as they end. (Counted in rows alone, a 10M
-    merge said "ETA 85.3 s" with 16 s left: a document costs seven predications. At 30M, step by
-    step, it said "ETA 89.2 s" with 4 s left: the sentences had run beside the others unseen.)"""
+    it (MERGE_ROW_SECONDS) -- and is at 100 % when it is done; the documents, the mentions, the
+    predications and the sentences move it as they read, the citations and the concepts as they
+    end. (Counted in rows alone, a 10M merge said "ETA 85.3 s" with 16 s left: a document costs
+    seven predications. At 30M, step by step, it said "ETA 89.2 s" with 4 s left: the sentences
+    had run beside the others unseen; then, with the sentences told, it forecast twice the time
+    left while the mentions ran unseen beside them.)"""
     from support.progress_lines import RecordedLines
 
     import pipeline.merge as merge_module
@@ -495,6 +497,10 @@ def test_the_full_merge_counts_its_steps_in_percent_by_what_their_rows_cost(corp
             ends[name] = so_far
         assert {name: max(v for stage, v in recorded.reports if stage == name) for name in step_rows} == \
             pytest.approx(ends)  # fmt: skip
+        # the documents and the mentions moved it as they read, before their end
+        for name in ("documents", "mentions"):
+            told = [v for stage, v in recorded.reports if stage == name]
+            assert told[0] < told[-1], (name, told)
     # the sentences moved the line as they read, not only as they ended
     assert sum(1 for stage, _ in recorded.reports if "sentences" in stage) > 1
     total = sum(rows * MERGE_ROW_SECONDS[name] for name, rows in step_rows.items())
@@ -502,3 +508,40 @@ def test_the_full_merge_counts_its_steps_in_percent_by_what_their_rows_cost(corp
     assert merge_shares({"documents": 0, "concepts": 0}) == {"documents": 0.5, "concepts": 0.5}
     unmeasured = merge_shares({"predications": 1, "a new table": 1})
     assert unmeasured["a new table"] == pytest.approx(0.5)  # counted as the predications' rows
+
+
+def test_the_documents_and_the_mentions_tell_their_reading_then_each_range(corpus, tmp_path, monkeypatch):
+    """Over a budget that splits them into ranges, the documents and the mentions move the line
+    by their measured reading share as they read (DOCUMENTS_READ_SHARE, MENTIONS_READ_SHARE "in
+    ranges"), then by an equal part of the rest at each range, and the tables are the same as in
+    memory."""
+    from support.progress_lines import RecordedLines
+
+    import pipeline.merge as merge_module
+    from pipeline.merge import partitions
+    from pipeline.merge.documents import DOCUMENTS_READ_SHARE
+    from pipeline.merge.mentions import MENTIONS_READ_SHARE
+
+    dirs = [d for _, _, d in corpus]
+    recorded = RecordedLines()
+    monkeypatch.setattr(merge_module, "Progress", recorded)
+    monkeypatch.setattr(partitions, "MERGE_STREAM_ROWS", 500)  # each file read in parts, as a large one is
+    resources = {"merge_lanes": 1, "memory_gib": 256 / 2**20, "spill_dir": str(tmp_path / "spill")}
+    counts = merge_ingested(dirs, tmp_path / "ranges", {"resources": resources})
+    reports = recorded.reports
+    for name, read_share in (("documents", DOCUMENTS_READ_SHARE), ("mentions", MENTIONS_READ_SHARE)):
+        ranges = counts["merge"][f"{name[:-1] if name == 'mentions' else 'document'}_partitions"]
+        assert ranges > 1
+        first = next(i for i, (stage, _) in enumerate(reports) if stage == name)
+        start = reports[first - 1][1] if first else 0.0  # where the steps before it left the line
+        told = [v for stage, v in reports if stage == name]
+        share = told[-1] - start
+        # the reading's reports end at its share of the step; each range then adds an equal part
+        read_end = start + share * read_share["in ranges"]
+        after_reading = sorted({round(v, 6) for v in told if v > read_end + 1e-6})
+        assert any(v == pytest.approx(read_end) for v in told), (name, read_end, told)
+        assert len([v for v in told if start < v < read_end - 1e-6]) > 0, (name, told)  # the rows as read
+        assert after_reading == pytest.approx([read_end + share * (1 - read_share["in ranges"]) * k / ranges
+                                               for k in range(1, ranges + 1)]), (name, told)  # fmt: skip
+    merge_ingested(dirs, tmp_path / "memory", {})
+    assert_same_tables(tmp_path / "ranges", tmp_path / "memory")
