@@ -121,6 +121,11 @@ def test_a_rerun_goes_by_the_last_rerun_else_by_a_share_of_the_full_build(tmp_pa
     assert f.what == "a rerun on top of build first (the merge on the delta)"
     assert f.seconds == pytest.approx(400 * scale * REFERENCE.rerun_share)
     assert f.store_bytes is None  # only the changed record buckets
+    # its files: a share of the first build's folder (the rest are links to it), not the whole
+    # folder, which refused a 30M folder's first rerun with room for it
+    full = forecast_run(results, inputs, UNREAD, earlier=first, new_kinds=frozenset({"semmeddb_predication"}))
+    assert full.results_bytes - f.results_bytes == pytest.approx(8 * MB * scale * (1 - REFERENCE.rerun_bytes_share), abs=2)
+    assert 0.5 <= REFERENCE.rerun_bytes_share < 1
     _complete_build(results, "rerun", inputs[:2], seconds=60, folder_bytes=7 * MB, store_bytes=2 * MB,
                     on_the_delta=True, completed="2026-01-01T00:40:00+00:00")  # fmt: skip
     f = forecast_run(results, inputs, UNREAD, earlier=first, new_kinds=frozenset({"pubmed_xml"}))
