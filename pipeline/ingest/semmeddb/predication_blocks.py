@@ -50,7 +50,11 @@ class PredicationBlocks(PredicationRows, BlockReader):
     def __init__(self, run: IngestRun) -> None:
         PredicationRows.__init__(self, run)
         BlockReader.__init__(self)
-        self._seen_concept_events = pa.array([], pa.string())
+        # The (cui, name, semtype) keys already applied (_triple_keys), held across blocks. As an
+        # Arrow array, every block's pc.is_in built a hash table of all of them again, and pc.unique
+        # the next: at 10M predications 128 blocks of ~30k distinct triples against up to 277k seen
+        # took 21.7 s of the file's 23.7 s; as a set, the lookups are per block's triples only.
+        self._seen_concept_events: set[str] = set()
 
     def analyse(self, data: bytes, table: pa.Table, invalid: list[int], n_lines: int) -> dict | None:
         """Everything about a parsed block that does not depend on earlier blocks (so it can run
@@ -229,7 +233,7 @@ class PredicationBlocks(PredicationRows, BlockReader):
         """
         parts = []
         for triples, distinct, packed, fast_line, side in sides:
-            new = pc.invert(pc.is_in(_triple_keys(triples), value_set=self._seen_concept_events))
+            new = self._unseen(_triple_keys(triples))
             if not pc.any(new).as_py():
                 continue
             # only triples not applied before need their first row (for the event order)
@@ -258,7 +262,7 @@ class PredicationBlocks(PredicationRows, BlockReader):
             return
         triples = pa.concat_tables(parts)
         key = _triple_keys(triples)
-        new = pc.invert(pc.is_in(key, value_set=self._seen_concept_events))
+        new = self._unseen(key)
         triples = triples.filter(new).sort_by([("order", "ascending")])
         for cui, name, semtype in zip(
             triples["cui"].to_pylist(),
@@ -267,9 +271,12 @@ class PredicationBlocks(PredicationRows, BlockReader):
             strict=True,
         ):
             self.concepts.add(cui, name, semtype)
-        self._seen_concept_events = pc.unique(
-            pa.concat_arrays([self._seen_concept_events, pc.filter(key, new).combine_chunks()])
-        )
+        self._seen_concept_events.update(pc.filter(key, new).to_pylist())
+
+    def _unseen(self, keys: pa.Array | pa.ChunkedArray) -> pa.Array:
+        """Which of ``keys`` (:func:`_triple_keys`) no earlier block applied, as booleans."""
+        seen = self._seen_concept_events
+        return pa.array([key not in seen for key in keys.to_pylist()], pa.bool_())
 
 def _ranges(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(owner, position) of each item when owner i has lengths[i] items, in order."""
