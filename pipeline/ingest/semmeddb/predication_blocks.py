@@ -278,6 +278,7 @@ class PredicationBlocks(PredicationRows, BlockReader):
         seen = self._seen_concept_events
         return pa.array([key not in seen for key in keys.to_pylist()], pa.bool_())
 
+
 def _ranges(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(owner, position) of each item when owner i has lengths[i] items, in order."""
     owner = np.repeat(np.arange(len(lengths)), lengths)
