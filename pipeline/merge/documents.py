@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from pipeline.builds import tables
 from pipeline.builds.layout import TableFolder
-from pipeline.merge.inputs import MergeInputs
+from pipeline.merge.inputs import MergeInputs, StepReads
 from pipeline.merge.partitions import RangePartitions, sample_step, strided_sample, table_batches
 from pipeline.runtime.columnar import string_codes
 
@@ -255,8 +255,8 @@ def write_documents(inputs: MergeInputs, papers: PaperIds, path: Path) -> int:
     deleted = pa.array(sorted(papers.last_deleted), pa.string())
     still_there = np.zeros(len(deleted), dtype=bool)  # deleted by an earlier file, re-added by a later one
     written = 0
-    told = inputs.step_reads("documents", inputs.table_rows("documents"),
-                             DOCUMENTS_READ_SHARE["in memory" if partitions == 1 else "in ranges"])  # fmt: skip
+    told = StepReads(inputs, "documents", inputs.table_rows("documents"),
+                     DOCUMENTS_READ_SHARE["in memory" if partitions == 1 else "in ranges"])  # fmt: skip
     with pq.ParquetWriter(path, tables.DOCUMENTS) as writer:
         for done, records in enumerate(_records_by_range(inputs, papers, partitions, told.read), start=1):
             merged = merged_documents(records)

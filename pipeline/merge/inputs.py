@@ -48,11 +48,6 @@ class MergeInputs:
         if self.on_step is not None:
             self.on_step(step, fraction)
 
-    def step_reads(self, step: str, rows: int, read_share: float) -> StepReads:
-        """How far ``step`` is, for a step that reads ``rows`` rows of its files, then works range
-        by range (:class:`StepReads`), told through :meth:`through`."""
-        return StepReads(self, step, rows, read_share)
-
     def load_counts(self) -> None:
         """Each folder's counts.json, whose absence means its ingest did not finish."""
         for file_dir in self.file_dirs:

@@ -22,7 +22,7 @@ from pipeline.builds.layout import TableFolder
 from pipeline.ingest.base import DICTIONARY_COLUMNS
 from pipeline.merge.documents import PaperIds
 from pipeline.merge.entities import placed_entities
-from pipeline.merge.inputs import MergeInputs
+from pipeline.merge.inputs import MergeInputs, StepReads
 from pipeline.merge.partitions import RangePartitions, table_batches
 from pipeline.runtime.columnar import split_keys, string_codes, sum_by_key
 
@@ -66,7 +66,7 @@ def write_mentions(inputs: MergeInputs, papers: PaperIds, mention_source: str, p
     """
     rows = sum(inputs.table_rows(name) for name in HELD_TABLES[mention_source])
     partitions = inputs.partitions(rows * MERGE_BYTES_PER_MENTION, "mention_partitions")
-    told = inputs.step_reads("mentions", rows, MENTIONS_READ_SHARE["in memory" if partitions == 1 else "in ranges"])
+    told = StepReads(inputs, "mentions", rows, MENTIONS_READ_SHARE["in memory" if partitions == 1 else "in ranges"])
     mentions = _Mentions(inputs, papers, mention_source, told.read)
     written = counted = 0
     with pq.ParquetWriter(path, tables.MENTIONS, use_dictionary=DICTIONARY_COLUMNS["mentions"]) as writer:

@@ -85,7 +85,7 @@ def _cited_sentences(predications: Path, low: int | None, high: int | None) -> n
     found = []
     for part in table_batches(predications, ["sentence_id"]):
         ids = part.column("sentence_id").to_numpy()
-        found.append(ids[_in_range(ids, low, high)])
+        found.append(distinct_sorted(ids[_in_range(ids, low, high)]))  # each batch's first: less held
     return distinct_sorted(*found) if found else np.zeros(0, np.int64)
 
 
