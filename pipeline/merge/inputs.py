@@ -98,7 +98,9 @@ class StepReads:
     ``read_share`` of the step, told as its rows come (:meth:`read`); each range done an equal
     part of the rest (:meth:`ranges_done`). The documents and the mentions tell the full merge's
     line so (MergeInputs.through); before, they moved it only as they ended, and at 30M the line
-    forecast twice the time left while the mentions ran beside the sentences unseen."""
+    forecast twice the time left while the mentions ran beside the sentences unseen. A step that
+    writes as it reads (the predications; the sentences, whose rows are those of every range's
+    pass) is all reading: ``read_share`` 1."""
 
     def __init__(self, inputs: MergeInputs, step: str, rows: int, read_share: float) -> None:
         self.inputs, self.step, self.rows, self.read_share = inputs, step, max(rows, 1), read_share

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from pipeline.builds import tables
 from pipeline.builds.layout import TableFolder
 from pipeline.merge.documents import PaperIds
-from pipeline.merge.inputs import MergeInputs
+from pipeline.merge.inputs import MergeInputs, StepReads
 
 
 def write_predications(inputs: MergeInputs, papers: PaperIds, path: Path) -> int:
@@ -29,8 +29,8 @@ def write_predications(inputs: MergeInputs, papers: PaperIds, path: Path) -> int
             # the usual build: one SemMedDB dump, nothing deleted -- the file is the table
             shutil.copyfile(source, path)
             return pq.ParquetFile(path).metadata.num_rows
-    written = read = 0
-    rows = sum(pq.ParquetFile(source).metadata.num_rows for _, source in sources)
+    written = 0
+    told = StepReads(inputs, "predications", sum(pq.ParquetFile(source).metadata.num_rows for _, source in sources), 1.0)
     with pq.ParquetWriter(path, tables.PREDICATIONS) as writer:
         for index, source in sources:
             for batch in pq.ParquetFile(source).iter_batches(batch_size=200_000):
@@ -39,8 +39,7 @@ def write_predications(inputs: MergeInputs, papers: PaperIds, path: Path) -> int
                     table = papers.clean(table, index, "doc_id", "predications")
                 writer.write_table(table.cast(tables.PREDICATIONS))
                 written += table.num_rows
-                read += batch.num_rows
-                inputs.through("predications", read / max(rows, 1))
+                told.read(batch.num_rows)
     return written
 
 

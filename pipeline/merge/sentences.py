@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from pipeline.builds import tables
 from pipeline.builds.layout import TableFolder
 from pipeline.merge.documents import PaperIds
-from pipeline.merge.inputs import MergeInputs
+from pipeline.merge.inputs import MergeInputs, StepReads
 from pipeline.merge.partitions import sampled_splits, table_batches
 from pipeline.runtime.columnar import distinct_sorted
 
@@ -57,7 +57,7 @@ def write_sentences(inputs: MergeInputs, papers: PaperIds, predications: Path, p
     sources = [(index, d) for index, d in enumerate(inputs.file_dirs)][::-1]  # newest file first: it wins
     written = 0
     # how far the step is: each range reads every file's sentences again
-    passes, sentence_rows, read = len(bounds) - 1, max(inputs.table_rows("sentences"), 1), 0
+    told = StepReads(inputs, "sentences", (len(bounds) - 1) * inputs.table_rows("sentences"), 1.0)
     with pq.ParquetWriter(path, tables.SENTENCES) as writer:
         for low, high in zip(bounds, bounds[1:], strict=False):
             cited = _cited_sentences(predications, low, high) if cited_rows else np.zeros(0, np.int64)
@@ -75,8 +75,7 @@ def write_sentences(inputs: MergeInputs, papers: PaperIds, predications: Path, p
                     rows = rows.set_column(2, "text", capped_text(rows.column("text")))
                     writer.write_table(rows.cast(tables.SENTENCES))
                     written += rows.num_rows
-                    read += part.num_rows
-                    inputs.through("sentences", read / (passes * sentence_rows))
+                    told.read(part.num_rows)
     return written
 
 
