@@ -9,6 +9,9 @@ build hands ``pipeline.store.evidence_rows.group_evidence``, one memory-budget p
 what litpath did until this change: ``group_by("edge").aggregate([("doc", "distinct"),
 ("sentence_id", "distinct"), ("predication_id", "count_distinct")])``, then each list sorted and cut
 at the cap. Both start from the same coded rows and must give the same lists and counts (checked).
+The readable evidence's predicate counts (each predicate's distinct predications on the edge, most
+first) likewise: ``_predicate_counts`` against ``group_by(["edge", "predicate"])`` with
+``count_distinct`` and a sort of the counts.
 
 Results are printed and appended to bench/results/grouped_distinct.md and .json with the CPU model
 and the load average (other work may share the cores).
@@ -93,6 +96,17 @@ def by_hash_aggregation(rows: pa.Table, keys: tuple[pa.Array, pa.Array]) -> pa.T
                      "n_documents": columns["n_documents"], "n_predications": columns["n_predications"].cast(pa.int64())})  # fmt: skip
 
 
+def predicate_counts_by_hash_aggregation(coded, edges: pa.Array) -> pa.Array:
+    """The peer of ``_predicate_counts``: Arrow's hash aggregation, then a sort of the counts."""
+    counts = coded.rows.group_by(["edge", "predicate"], use_threads=False).aggregate([("predication_id", "count_distinct")])
+    counts = counts.sort_by([("edge", "ascending"), ("predication_id_count_distinct", "descending"),
+                             ("predicate", "ascending")])  # fmt: skip
+    owners = np.searchsorted(edges.to_numpy(), counts["edge"].to_numpy())
+    values = pa.table({"predicate": pc.take(coded.predicates, counts["predicate"]),
+                       "count": counts["predication_id_count_distinct"].cast(pa.int64())})  # fmt: skip
+    return evidence_rows.lists_by_owner(values, owners, len(edges), evidence_rows.PREDICATE_COUNT)
+
+
 def median_seconds(run, repeat: int) -> tuple[float, float]:
     """(median wall seconds, median CPU seconds of this process): the sorts of 4M keys and more
     run on two threads (``sort_in_place``), so the CPU time is the fair comparison on a machine
@@ -119,16 +133,26 @@ def main() -> None:
     same = ours.select(peer.column_names).cast(peer.schema).equals(peer)
     sorts, sorts_cpu = median_seconds(lambda: by_sorts(rows, keys), args.repeat)
     hashed, hashed_cpu = median_seconds(lambda: by_hash_aggregation(rows, keys), args.repeat)
+    coded = evidence_rows._CodedRows.of(rows)
+    edges = pa.array(np.unique(rows["edge"].to_numpy()).astype(np.int32))
+    counts_same = evidence_rows._predicate_counts(coded, edges).equals(predicate_counts_by_hash_aggregation(coded, edges))
+    counts_sorts, counts_sorts_cpu = median_seconds(lambda: evidence_rows._predicate_counts(coded, edges), args.repeat)
+    counts_hashed, counts_hashed_cpu = median_seconds(lambda: predicate_counts_by_hash_aggregation(coded, edges), args.repeat)
+    same = same and counts_same
     record = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"), "cpu": cpu_model(), "cores": os.cpu_count(),
         "pyarrow": pa.__version__, "numpy": np.__version__, "tables": str(args.tables), "rows": rows.num_rows,
         "edges": ours.num_rows, "repeat": args.repeat, "by_sorts_s": round(sorts, 3), "hash_aggregation_s": round(hashed, 3),
         "ratio": round(hashed / sorts, 2), "by_sorts_cpu_s": round(sorts_cpu, 3),
-        "hash_aggregation_cpu_s": round(hashed_cpu, 3), "cpu_ratio": round(hashed_cpu / sorts_cpu, 2), "same": bool(same), "load_average": os.getloadavg()[0],
+        "hash_aggregation_cpu_s": round(hashed_cpu, 3), "cpu_ratio": round(hashed_cpu / sorts_cpu, 2),
+        "predicate_counts": {"by_sorts_s": round(counts_sorts, 3), "by_sorts_cpu_s": round(counts_sorts_cpu, 3),
+                             "hash_aggregation_s": round(counts_hashed, 3),
+                             "hash_aggregation_cpu_s": round(counts_hashed_cpu, 3), "same": bool(counts_same)}, "same": bool(same), "load_average": os.getloadavg()[0],
     }  # fmt: skip
     print(f"{rows.num_rows:,} rows on {ours.num_rows:,} edges: by sorts {sorts:.2f} s ({sorts_cpu:.2f} s CPU), "
           f"hash aggregation {hashed:.2f} s ({hashed_cpu:.2f} s CPU): {hashed / sorts:.2f}x wall, "
-          f"{hashed_cpu / sorts_cpu:.2f}x CPU, same: {same}")  # fmt: skip
+          f"{hashed_cpu / sorts_cpu:.2f}x CPU; predicate counts by sorts {counts_sorts:.2f} s ({counts_sorts_cpu:.2f} "
+          f"s CPU), hash aggregation {counts_hashed:.2f} s ({counts_hashed_cpu:.2f} s CPU); same: {same}")  # fmt: skip
     lines = [
         f"\n## {record['date']} -- {rows.num_rows:,} evidence rows on {ours.num_rows:,} edges, medians of {args.repeat}",
         "",
@@ -141,6 +165,10 @@ def main() -> None:
         f"{sorts_cpu:.2f} | 1 | 1 | {same} |",
         f"| Arrow hash aggregation (distinct, distinct, count_distinct), lists sorted | {hashed:.2f} | "
         f"{hashed_cpu:.2f} | {hashed / sorts:.2f}x | {hashed_cpu / sorts_cpu:.2f}x | |",
+        f"| predicate counts by sorts of ((edge, predicate), predication) keys (`_predicate_counts`) | "
+        f"{counts_sorts:.2f} | {counts_sorts_cpu:.2f} | 1 | 1 | {counts_same} |",
+        f"| predicate counts by Arrow hash aggregation (count_distinct), counts sorted | {counts_hashed:.2f} | "
+        f"{counts_hashed_cpu:.2f} | {counts_hashed / counts_sorts:.2f}x | {counts_hashed_cpu / counts_sorts_cpu:.2f}x | |",
     ]
     append_run(RESULTS, "# Evidence grouping: sorts against Arrow's hash aggregation (bench/grouped_distinct.py)", lines,
                record)  # fmt: skip
