@@ -134,12 +134,6 @@ rule load_mongo_kind:
         kind="|".join(KINDS),
     conda:
         "../envs/litpath.yaml"
-    # A load waits on the store (its server's work, or the network to a user's), not on this
-    # machine's cores: run here it takes none of --cores, so it goes as soon as its bucket file is
-    # written, beside the graph and the groupings, instead of queueing for a core behind them (a
-    # 10M citation rerun's three loads, 1.3 s each and 0.4 s of CPU, ran after the comparison and
-    # held back the build's last jobs). A cluster job asks for one core.
-    threads: lambda wildcards: 0 if workflow.local_exec else 1
     params:
         # The URI (and its password) comes from $LITPATH_MONGO_URI, which mongo.uri of the
         # config sets (common.smk): never on the command line or in Snakemake's records.
