@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import table_path
 from pipeline.config import default_of
-from pipeline.runtime.columnar import distinct_sorted, positions_in, string_codes
+from pipeline.runtime.columnar import distinct_sorted, positions_in, string_codes, sum_by_key
 from pipeline.runtime.filtered_reads import kept_batches, rows_with_values
 from pipeline.runtime.progress import PhasedWork
 from pipeline.runtime.resources import SpillFolder
@@ -329,8 +329,7 @@ def _predicate_counts(coded: _CodedRows, edges: pa.Array) -> pa.Array:
     group = _without_nulls(coded.rows["edge"], "edge").astype(np.int64) * n_predicates \
         + _without_nulls(coded.rows["predicate"], "predicate")  # fmt: skip
     group_of_pair, _ = _distinct_pairs(group, _without_nulls(coded.rows["predication_id"], "predication_id"))
-    starts = np.flatnonzero(np.r_[True, group_of_pair[1:] != group_of_pair[:-1]]) if len(group_of_pair) else group_of_pair
-    groups, count = group_of_pair[starts], np.diff(np.r_[starts, len(group_of_pair)]).astype(np.int64)
+    groups, count = sum_by_key(group_of_pair)  # each group's distinct predications
     edge, predicate = groups // n_predicates, groups % n_predicates
     order = np.lexsort((predicate, -count, edge))  # by edge; most predications first, then by name (code order)
     owners = np.searchsorted(edges.to_numpy(), edge[order])
@@ -416,11 +415,10 @@ def group_evidence(
     doc_edge, doc = _distinct_pairs(edge_of_row, _without_nulls(coded.rows["doc"], "doc_id"))
     sentence_edge, sentence = _distinct_pairs(edge_of_row, _without_nulls(coded.rows["sentence_id"], "sentence_id"))
     predication_edge, _ = _distinct_pairs(edge_of_row, _without_nulls(coded.rows["predication_id"], "predication_id"))
-    edges = distinct_sorted(doc_edge)  # every edge of the rows has a document, a sentence and a predication
-    n_documents, n_sentences, n_predications = (
-        np.bincount(np.searchsorted(edges, of_pair), minlength=len(edges)).astype(np.int64)
-        for of_pair in (doc_edge, sentence_edge, predication_edge)
-    )
+    # every edge of the rows has a document, a sentence and a predication (none null): the three
+    # count the same edges, ascending
+    edges, n_documents = sum_by_key(doc_edge)
+    n_sentences, n_predications = sum_by_key(sentence_edge)[1], sum_by_key(predication_edge)[1]
     documents = _decoded_lists(_capped_lists(n_documents, doc, max_evidence), coded.doc_ids)  # code order is doc_id order
     sentences = _capped_lists(n_sentences, sentence, max_evidence)
     edge = pa.array(edges.astype(np.int32))
