@@ -33,7 +33,7 @@ most ``sentences_per_hop`` per edge of it).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -302,6 +302,14 @@ class _CodedRows:
     doc_ids: pa.Array
     predicates: pa.Array
     cuis: pa.Array
+    _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+
+    def array(self, name: str) -> np.ndarray:
+        """A column of :attr:`rows` as a numpy array, null-checked (:func:`_without_nulls`) and
+        converted once for every grouping that sorts by it."""
+        if name not in self._arrays:
+            self._arrays[name] = _without_nulls(self.rows[name], "doc_id" if name == "doc" else name)
+        return self._arrays[name]
 
     @classmethod
     def of(cls, rows: pa.Table) -> _CodedRows:
@@ -326,9 +334,8 @@ def _predicate_counts(coded: _CodedRows, edges: pa.Array) -> pa.Array:
     # counts took 1.03 s of CPU against 0.66 on a 5M-row partition of the 10M build,
     # bench/grouped_distinct.py)
     n_predicates = max(len(coded.predicates), 1)
-    group = _without_nulls(coded.rows["edge"], "edge").astype(np.int64) * n_predicates \
-        + _without_nulls(coded.rows["predicate"], "predicate")  # fmt: skip
-    group_of_pair, _ = _distinct_pairs(group, _without_nulls(coded.rows["predication_id"], "predication_id"))
+    group = coded.array("edge").astype(np.int64) * n_predicates + coded.array("predicate")
+    group_of_pair, _ = _distinct_pairs(group, coded.array("predication_id"))
     groups, count = sum_by_key(group_of_pair)  # each group's distinct predications
     edge, predicate = groups // n_predicates, groups % n_predicates
     order = np.lexsort((predicate, -count, edge))  # by edge; most predications first, then by name (code order)
@@ -411,10 +418,10 @@ def group_evidence(
     # distinct, count_distinct) and then a sort of each list took 4.95 s of CPU against 2.57 on a
     # 5M-row partition of the 10M build, with the same records (bench/grouped_distinct.py, AMD EPYC);
     # a first build groups two such partitions.
-    edge_of_row = _without_nulls(coded.rows["edge"], "edge")
-    doc_edge, doc = _distinct_pairs(edge_of_row, _without_nulls(coded.rows["doc"], "doc_id"))
-    sentence_edge, sentence = _distinct_pairs(edge_of_row, _without_nulls(coded.rows["sentence_id"], "sentence_id"))
-    predication_edge, _ = _distinct_pairs(edge_of_row, _without_nulls(coded.rows["predication_id"], "predication_id"))
+    edge_of_row = coded.array("edge")
+    doc_edge, doc = _distinct_pairs(edge_of_row, coded.array("doc"))
+    sentence_edge, sentence = _distinct_pairs(edge_of_row, coded.array("sentence_id"))
+    predication_edge, _ = _distinct_pairs(edge_of_row, coded.array("predication_id"))
     # every edge of the rows has a document, a sentence and a predication (none null): the three
     # count the same edges, ascending
     edges, n_documents = sum_by_key(doc_edge)
