@@ -347,9 +347,11 @@ SCALED_NAMES = {
 
 
 def scale_sentence(prov: dict[str, Any]) -> str:
-    """The full graph beside the COAST paper's figures, scaled to this build's share of a release
-    (empty for a build without ``paper_scaled``): a ratio far from 1 says the build counts
-    something else than the paper did (science review S5)."""
+    """The compared graph beside the COAST paper's figures, scaled to this build's share of a
+    release (empty for a run without ``paper_scaled``): a ratio far from 1 says the build counts
+    something else than the paper did (science review S5). Where the compared graph is not the
+    full graph, the sentence says where the full graph's figures are (its abstracts, paper--concept
+    and citation relations: the ones the mention source decides)."""
     scaled = prov.get("paper_scaled") or {}
     if not scaled.get("predication_rows"):
         return ""
@@ -363,11 +365,20 @@ def scale_sentence(prov: dict[str, Any]) -> str:
             parts.append(f"{name} {row['build']:,} (paper, scaled: {row['paper_scaled']:,}{ratio})")
         else:
             parts.append(f"{name} {row['build']:,} (paper, whole release: {row['paper_full_release']:,})")
-    return (
-        f"Size beside the COAST paper: this build read {scaled['predication_rows']:,} PREDICATION rows, "
-        f"{100 * scaled['share_of_release']:.1f} % of a release; the paper's counts that grow with the corpus "
-        f"are scaled by that share, the saturating ones given for the whole release: " + "; ".join(parts) + "."
+    graph = prov.get("paper_scaled_graph", "full")
+    text = (
+        f"Size beside the COAST paper ({_GRAPH_NAMES.get(graph, graph)}): this build read "
+        f"{scaled['predication_rows']:,} PREDICATION rows, {100 * scaled['share_of_release']:.1f} % of a release; "
+        f"the paper's counts that grow with the corpus are scaled by that share, the saturating ones given for "
+        f"the whole release: " + "; ".join(parts) + "."
     )
+    if graph != "full":
+        text += (" The full graph's abstracts, paper–concept and citation relations beside the paper's: "
+                 "`paper_scaled` in graph/graph_counts.json, and `litpath describe`.")  # fmt: skip
+    return text
+
+
+_GRAPH_NAMES = {"full": "the full graph", "cooccurrence": "the co-occurrence graph compared here"}
 
 
 def query_sentence(prov: dict[str, Any]) -> str:

@@ -43,6 +43,8 @@ from pipeline.compare.literature import (
     attach_evidence,
 )
 from pipeline.compare.spoke import CONCEPT_KEY, NEIGHBOURHOOD_ORDER, CuiMapping, EdgeCutoff
+from pipeline.graph.paper_figures import SCALED as GROWING_WITH_THE_CORPUS
+from pipeline.graph.paper_figures import paper_scaled, predication_rows
 
 
 @dataclass
@@ -317,7 +319,7 @@ def run_comparison(
         "graph_vertices": graph.n,
         "graph_digest": graph.graph_digest,
         "graph_distances": graph.method,
-        **paper_scaled_counts(graph.build_dir),
+        **paper_scaled_counts(graph.build_dir, graph.scope),
         "paths_from": dict(finder.distances_used),
         "graph_config": graph_config,
         "query_file": provenance_path(query.path, graph.build_dir),
@@ -408,15 +410,28 @@ def releases_of(
     return {key: releases.get(key) or "not recorded" for key in RELEASES}
 
 
-def paper_scaled_counts(build_dir: Path) -> dict[str, Any]:
-    """``{"paper_scaled": ...}``: the full graph's counts beside the COAST paper's, scaled to the
-    build (graph_counts.json, :mod:`pipeline.graph.paper_figures`); empty for a build made before
-    those counts were recorded."""
-    counts_file = BuildLayout(build_dir).graph("full").counts
+def paper_scaled_counts(build_dir: Path, scope: str = "full") -> dict[str, Any]:
+    """``{"paper_scaled": ..., "paper_scaled_graph": scope}``: the compared graph's counts beside
+    the COAST paper's, scaled to the build's PREDICATION rows (:mod:`pipeline.graph.paper_figures`);
+    empty where that graph has no graph_counts.json.
+
+    The compared graph's, not the full graph's: the compared graph (its solve) is an input of the
+    comparison, so its counts are there whenever the comparison runs, while the workflow runs the
+    comparison beside the full graph's build when it compares the co-occurrence graph. Reading the
+    full graph's counts "if they are there yet" made the report depend on which job finished first
+    (a citation rerun's report had lost the sentence). The full graph's own figures beside the
+    paper are in its graph_counts.json (``paper_scaled``) and in ``litpath describe``.
+    """
+    layout = BuildLayout(build_dir)
+    counts_file = layout.graph(scope).counts
     if not counts_file.exists():
         return {}
-    scaled = json.loads(counts_file.read_text()).get("paper_scaled")
-    return {"paper_scaled": scaled} if scaled else {}
+    counts = json.loads(counts_file.read_text()).get("counts") or {}
+    if not counts:
+        return {}
+    if scope != "full":  # its counts of abstracts and their edges are 0 by construction, not a finding
+        counts = {key: value for key, value in counts.items() if key not in GROWING_WITH_THE_CORPUS}
+    return {"paper_scaled": paper_scaled(counts, predication_rows(layout.tables.path)), "paper_scaled_graph": scope}
 
 
 def run_warnings(comparator: Comparator, query: QuerySet | None = None) -> list[str]:

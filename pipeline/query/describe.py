@@ -44,6 +44,9 @@ def describe_latest(config: dict[str, Any]) -> str:
             f"  {scope + ' graph:':<20}{folder}/  ({counts.get('vertices', '?')} vertices, "
             f"{counts.get('edges', '?')} edges): {_solved(solve)}"
         )
+        beside = beside_the_paper(graph_record) if scope == "full" else ""
+        if beside:
+            lines.append(f"  {'':<20}beside the COAST paper: {beside}")
     lines += [
         f"  {'tables:':<20}{layout.tables.path}/*.parquet",
         f"  {'record:':<20}{layout.record}",
@@ -66,6 +69,26 @@ def describe_latest(config: dict[str, Any]) -> str:
             f"  curl 'http://127.0.0.1:8000/v1/path?source={source}&target={target}'",
         ]
     return "\n".join(lines)
+
+
+# graph_counts.json's paper_scaled keys that grow with the corpus -> what the paper calls them
+_SCALED = {"abstract_vertices": "abstracts", "edges_concept_abstract": "paper–concept relations",
+           "edges_abstract_abstract": "citation relations"}  # fmt: skip
+
+
+def beside_the_paper(graph_record: dict[str, Any] | None) -> str:
+    """The full graph's counts that grow with the corpus beside the COAST paper's, scaled to the
+    build's PREDICATION rows (graph_counts.json's ``paper_scaled``, pipeline.graph.paper_figures):
+    a ratio far from 1 says the build counts something else than the paper did (the mention
+    source, above all). Empty for a build made before those counts were recorded."""
+    scaled = (graph_record or {}).get("paper_scaled") or {}
+    parts = [
+        f"{name} {row['build']:,} (paper, scaled: {row['paper_scaled']:,}"
+        + (f", ratio {row['ratio']:.2f})" if row.get("ratio") is not None else ")")
+        for key, name in _SCALED.items()
+        if (row := scaled.get(key)) and "paper_scaled" in row
+    ]
+    return "; ".join(parts)
 
 
 def servers_env_step(state_root: Path = LOCAL_SERVERS_STATE) -> list[str]:
