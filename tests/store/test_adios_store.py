@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 
@@ -12,9 +13,11 @@ import scipy.sparse
 import scipy.sparse.csgraph
 
 from pipeline.graph.csr import symmetric_csr
+from pipeline.store import adios
 from pipeline.store.adios import (
     DistanceMatrix,
     DistancesCorrupt,
+    GraphCorrupt,
     RowNotStored,
     read_graph_bp,
     write_distance_rows_bp,
@@ -260,6 +263,7 @@ def test_readers_leave_no_profile_in_tmp(tmp_path):
     assert _profiles_of(name) == [reader_profile_path(tmp_path / name)]
     reader_profile_path(tmp_path / name).unlink()
 
+    adios._WRITTEN_HERE.clear()  # as a reader in another process: the probe opens it in a child
     read_graph_bp(tmp_path / name)  # probe_opens in a child, then bp_reader here
     with bp_reader(tmp_path / name) as reader:
         assert int(reader.read("n")) == 30
@@ -269,6 +273,7 @@ def test_readers_leave_no_profile_in_tmp(tmp_path):
     write_distances_bp(
         tmp_path / dense_name, np.zeros((4, 4), np.float32), {"graph_digest": "f" * 64, "n": 4}
     )
+    adios._WRITTEN_HERE.clear()
     with DistanceMatrix(tmp_path / dense_name) as matrix:
         assert matrix.value(1, 2) == 0.0
     assert _profiles_of(dense_name) == []
@@ -281,3 +286,52 @@ def test_apsp_fw_leaves_no_profile_in_tmp(tmp_path):
     name = _graph_file_named_once(tmp_path, n=20, m=40, seed=5)
     run_solver(tmp_path / name, tmp_path / "out.bp", ranks=2, threads=1, on_progress=lambda line: None)
     assert _profiles_of(name) == []
+
+
+def test_a_file_written_here_is_not_probed_again_while_unchanged(tmp_path, monkeypatch):
+    """The crash probe (a child process that opens the file first) is skipped for a BP file this
+    process wrote and closed, as long as its files are as written; once one changes, it runs, and
+    a damaged file is refused as before."""
+    children = []
+    probe_in_a_child = adios.run_command
+    monkeypatch.setattr(adios, "run_command", lambda *a, **k: children.append(a) or probe_in_a_child(*a, **k))
+    name = _graph_file_named_once(tmp_path, n=30, m=60, seed=5)
+    (n, row_ptr, _, _), _ = read_graph_bp(tmp_path / name)
+    assert n == 30 and len(row_ptr) == 31 and children == []
+    data = tmp_path / name / "data.0"
+    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    # ADIOS2 opens it (its metadata is whole) and would wait forever reading past the data's end
+    with pytest.raises(GraphCorrupt, match="truncated"):
+        read_graph_bp(tmp_path / name)
+    assert len(children) == 1
+    # a file another process wrote (nothing noted here) is probed
+    other = _graph_file_named_once(tmp_path, n=10, m=12, seed=6)
+    adios._WRITTEN_HERE.pop(str((tmp_path / other).resolve()))
+    read_graph_bp(tmp_path / other)
+    assert len(children) == 2
+
+
+def test_truncated_data_files_are_refused_not_waited_on(tmp_path):
+    """A graph.bp or path_index.bp whose data file lost its end opens (the metadata is whole), and
+    ADIOS2 would wait forever on the read past the end: each reader refuses it, naming the file."""
+    from pipeline.store.adios import (
+        PathIndexCorrupt,
+        read_graph_rows_bp,
+        read_path_index_bp,
+        write_path_index_bp,
+    )
+
+    rng = np.random.default_rng(7)
+    arrays = {"vertex": np.array([1, 4], np.int64), "start": np.array([0, 50, 120], np.int64),
+              "col": rng.integers(0, 200, 120).astype(np.uint32), "cost": rng.random(120).astype(np.float32)}  # fmt: skip
+    write_path_index_bp(tmp_path / "path_index.bp", arrays, {"graph_digest": "d" * 64})
+    read, _ = read_path_index_bp(tmp_path / "path_index.bp")
+    assert np.array_equal(read["col"], arrays["col"])
+    name = _graph_file_named_once(tmp_path, n=40, m=90, seed=8)
+    for bp in (tmp_path / "path_index.bp", tmp_path / name):
+        data = bp / "data.0"
+        os.truncate(data, data.stat().st_size - 16)
+    with pytest.raises(PathIndexCorrupt, match=r"path_index.bp: data files hold .* truncated"):
+        read_path_index_bp(tmp_path / "path_index.bp")
+    with pytest.raises(GraphCorrupt, match="truncated"):
+        read_graph_rows_bp(tmp_path / name, lambda row_ptr: [(0, 40)])
