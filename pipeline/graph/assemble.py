@@ -26,8 +26,8 @@ from pipeline.builds.layout import GraphFolder
 from pipeline.builds.tables import EDGE_KINDS, EDGES
 from pipeline.graph import weights
 from pipeline.graph.counting import KeyEncoder
-from pipeline.graph.csr import graph_digest, sort_edges, symmetric_csr
-from pipeline.graph.edges import CodedEdges
+from pipeline.graph.csr import graph_digest, sort_edges, strictly_increasing, symmetric_csr
+from pipeline.graph.edges import CodedEdges, EdgesInOrder
 from pipeline.graph.inputs import concept_names, document_titles, row_count
 from pipeline.graph.vertices import assign_vertex_ids, keys_in_vid_order, vertex_table
 from pipeline.runtime.columnar import sort_keys, split_keys
@@ -219,6 +219,30 @@ def _sorted_edges(n: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> 
     return src, dst, weight, kind
 
 
+def _in_order_then_citations(vertices: GraphVertices, in_order: EdgesInOrder, between_concepts: np.ndarray,
+                             abstract_of: np.ndarray, citations: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:  # fmt: skip
+    """:func:`_sorted_edges` of an earlier graph's edges with a concept end, in their order, and
+    the citation edges (vids of both ends). Vids are assigned in key order, concepts first, and the
+    earlier edges' codes ascend with the earlier vids (:class:`EdgesInOrder`), so mapped to this
+    graph's vids they stay sorted by (src, dst); every citation edge has two abstract ends, which
+    come after every concept: so the edges are the earlier ones as they are, then the citation
+    edges sorted. Checked: in any other order they are sorted as :func:`_sorted_edges` would."""
+    src = vertices.vid_of_concept[in_order.src]
+    dst = np.empty_like(src)
+    dst[between_concepts] = vertices.vid_of_concept[in_order.dst[between_concepts]]
+    dst[~between_concepts] = vertices.vid_of_abstract[abstract_of]
+    no_edges = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, in_order.weight.dtype))
+    cited_src, cited_dst, cited_weight, cited_kind = _sorted_edges(vertices.n, no_edges, no_edges, citations)
+    src, dst = np.concatenate([src, cited_src]), np.concatenate([dst, cited_dst])
+    # EDGE_KINDS order: concept_concept 0, concept_abstract 1, then the citations' 2
+    kind = np.concatenate([(~between_concepts).view(np.uint8), cited_kind])
+    weight = np.concatenate([in_order.weight, cited_weight])
+    if strictly_increasing(src, dst):
+        return src, dst, weight, kind
+    order = sort_edges(src, dst)  # not expected (a vid assignment that is not monotone): sorted as counted
+    return src[order], dst[order], weight[order], kind[order]
+
+
 def _digest_and_vertices(out_dir: Path, vertices: GraphVertices, src, dst, kind, cost) -> str:
     """The graph digest, then vertices.parquet (small): one worker's share of the write."""
     digest = graph_digest(vertices.keys_in_vid_order(), src, dst, kind, cost)
@@ -235,9 +259,12 @@ def _write_edges(out_dir: Path, src, dst, kind, weight, cost, rows_per_group=1 <
 
 
 def write_graph(scope: GraphScope, cc: CodedEdges, ca: CodedEdges, aa: CodedEdges,
-                while_encoding: Callable[[GraphVertices], None] | None = None) -> str:  # fmt: skip
+                while_encoding: Callable[[GraphVertices], None] | None = None,
+                in_order: EdgesInOrder | None = None) -> str:  # fmt: skip
     """Vertices, edges and graph.bp of one graph from its concept--concept, concept--abstract and
     abstract--abstract edges (a kind the graph does not have is empty), assembled in memory.
+    ``in_order``: the concept--concept and concept--abstract edges instead as an earlier graph's,
+    in their order (``cc`` and ``ca`` empty then; :func:`_in_order_then_citations`).
 
     ``while_encoding(vertices)`` is called once graph.bp and vertices.parquet are written, while
     edges.parquet is still being encoded on another thread (the longest part of the write): the
@@ -245,18 +272,31 @@ def write_graph(scope: GraphScope, cc: CodedEdges, ca: CodedEdges, aa: CodedEdge
     Adds the graph's sizes to ``scope.counts`` and returns the graph digest.
     """
     scope.out_dir.mkdir(parents=True, exist_ok=True)
-    vertices = graph_vertices(scope, (cc.u, cc.v, ca.u), (ca.v, aa.u, aa.v))
+    concept_ends, abstract_ends = [cc.u, cc.v, ca.u], [ca.v, aa.u, aa.v]
+    if in_order is not None:
+        if len(cc.u) or len(ca.u):
+            raise ValueError("the concept edges come either in order or by kind, not both")
+        between_concepts = in_order.dst < in_order.n_concepts
+        abstract_of = in_order.abstract_code[in_order.dst[~between_concepts] - in_order.n_concepts]
+        concept_ends += [in_order.src, in_order.dst[between_concepts]]
+        abstract_ends += [abstract_of]
+    vertices = graph_vertices(scope, tuple(concept_ends), tuple(abstract_ends))
     n = vertices.n
     scope.lap("vertices")
 
     vid_of_concept, vid_of_abstract = vertices.vid_of_concept, vertices.vid_of_abstract
-    src, dst, weight, kind = _sorted_edges(
-        n,
-        (vid_of_concept[cc.u], vid_of_concept[cc.v], cc.weight),
-        (vid_of_concept[ca.u], vid_of_abstract[ca.v], ca.weight),
-        (vid_of_abstract[aa.u], vid_of_abstract[aa.v], aa.weight),
-    )
-    del cc, ca, aa, vid_of_concept, vid_of_abstract
+    citations = (vid_of_abstract[aa.u], vid_of_abstract[aa.v], aa.weight)
+    if in_order is not None:
+        src, dst, weight, kind = _in_order_then_citations(vertices, in_order, between_concepts, abstract_of, citations)
+        del between_concepts, abstract_of
+    else:
+        src, dst, weight, kind = _sorted_edges(
+            n,
+            (vid_of_concept[cc.u], vid_of_concept[cc.v], cc.weight),
+            (vid_of_concept[ca.u], vid_of_abstract[ca.v], ca.weight),
+            citations,
+        )
+    del cc, ca, aa, in_order, citations, vid_of_concept, vid_of_abstract
     cost = weights.cost_from_weight(weight)
     scope.lap("edges")
 

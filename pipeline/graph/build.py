@@ -217,8 +217,9 @@ def build_graph(
     rows_read = sum(row_count(tables_dir, t) or 0 for t in tables_read)
     progress = work.rows("read", rows_read)
     mentions = None
+    in_order = None
     if patched is not None:
-        cc, ca = patched
+        cc, ca, in_order = patched
         lap("earlier_edges")
         partitioned = False
     else:
@@ -263,13 +264,13 @@ def build_graph(
     indexed = _PathIndexStep(out_dir, lap)
     if partitioned:
         digest = write_graph_partitioned(full, cc, mentions, aa, budget, spill_parent(config, out_dir))
-    elif indexed.beside_the_write(len(cc.u) + len(ca.u) + len(aa.u), budget):
-        digest = write_graph(full, cc, ca, aa, while_encoding=indexed.run)
+    elif indexed.beside_the_write(len(cc.u) + len(ca.u) + len(aa.u) + (len(in_order.src) if in_order is not None else 0), budget):
+        digest = write_graph(full, cc, ca, aa, while_encoding=indexed.run, in_order=in_order)
     else:
-        digest = write_graph(full, cc, ca, aa)
+        digest = write_graph(full, cc, ca, aa, in_order=in_order)
     # written: their memory goes before the path index reads the hub rows, where it is built
     # after the write (beside it, beside_the_write allowed for them)
-    del cc, ca, aa, mentions
+    del cc, ca, aa, mentions, in_order
     if earlier is not None and earlier.change == EarlierEdges.ONLY_CITATIONS:
         # the concepts the predications and mentions name, which were not coded again
         counts["concepts_seen"] = earlier.record["counts"]["concepts_seen"]

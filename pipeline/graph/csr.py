@@ -39,7 +39,7 @@ class CSR:
         return int(self.row_ptr[-1])
 
 
-def _strictly_increasing(src: np.ndarray, dst: np.ndarray) -> bool:
+def strictly_increasing(src: np.ndarray, dst: np.ndarray) -> bool:
     """True when (src, dst) pairs are sorted and distinct."""
     if len(src) < 2:
         return True
@@ -89,7 +89,7 @@ def symmetric_csr_numpy(n: int, src: np.ndarray, dst: np.ndarray, cost: np.ndarr
     cost = np.asarray(cost, dtype=np.float32)
     if len(src) and (np.any(src >= dst) or src.min() < 0 or dst.max() >= n):
         raise ValueError("edges must satisfy 0 <= src < dst < n")
-    if not _strictly_increasing(src, dst):
+    if not strictly_increasing(src, dst):
         order = sort_edges(src, dst)
         src, dst, cost = src[order], dst[order], cost[order]
     m = len(src)
@@ -134,7 +134,7 @@ def graph_digest(
     hash_vertex_keys(h, vertex_keys)
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
-    order = None if _strictly_increasing(src, dst) else sort_edges(src, dst)
+    order = None if strictly_increasing(src, dst) else sort_edges(src, dst)
     h.update(np.int64(len(src)).astype("<i8").tobytes())
     columns = (
         (src, "<i8"),

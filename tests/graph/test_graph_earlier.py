@@ -71,11 +71,17 @@ def _unread(monkeypatch, *names: str) -> None:
         monkeypatch.setattr(readers[name], refused)
 
 
+def _refused_sort(*_args, **_kwargs):
+    raise AssertionError("the earlier graph's edges were sorted again")
+
+
 def test_one_more_citation_file_takes_and_patches_the_earlier_graphs(corpus, tmp_path, monkeypatch):
     corpus = [folder for _, _, folder in corpus]
     _build(tmp_path / "one", corpus[:-1])
     with monkeypatch.context() as patch:
         _unread(patch, "doc_ids", "titles")
+        # the earlier edges stay in their order: no sort of them (assemble._in_order_then_citations)
+        patch.setattr("pipeline.graph.assemble.sort_edges", _refused_sort)
         two = _build(tmp_path / "two", corpus, previous=tmp_path / "one")
     scratch = _build(tmp_path / "scratch", corpus)
     assert json.loads(two.tables.counts.read_text())["incremental"]["used"]
