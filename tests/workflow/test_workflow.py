@@ -308,12 +308,23 @@ def test_the_comparison_counts_both_readings_each_cause_and_the_releases(finishe
     for line in expected_lines:
         assert line in report, line
     assert f"Releases: SPOKE {sample['spoke']}; UMLS {sample['umls']}; SemMedDB VER43_R " in report
-    # The graph beside the paper's counts, scaled (issue 27, item 2): as graph_counts.json has them.
-    scaled = json.loads(((workdir / "results" / "latest").resolve() / "graph" / "graph_counts.json").read_text())
-    scaled = scaled["paper_scaled"]
-    assert record["provenance"]["paper_scaled"] == scaled
-    row = scaled["edges_concept_abstract"]
-    assert f"paper–concept relations {row['build']:,} (paper, scaled: {row['paper_scaled']:,}" in report
+    # The compared graph beside the paper's counts (issue 27, item 2): the co-occurrence graph's, an
+    # input of the comparison (the workflow builds the full graph beside it), whose counts saturate
+    # at the paper's whole release; the full graph's are in its graph_counts.json and `describe`.
+    build = (workdir / "results" / "latest").resolve()
+    cooccurrence = json.loads((build / "cooccurrence" / "graph_counts.json").read_text())["counts"]
+    full = json.loads((build / "graph" / "graph_counts.json").read_text())["paper_scaled"]
+    scaled = record["provenance"]["paper_scaled"]
+    assert record["provenance"]["paper_scaled_graph"] == "cooccurrence"
+    assert scaled["predication_rows"] == full["predication_rows"] and "abstract_vertices" not in scaled
+    assert scaled["edges_concept_concept"] == {"build": cooccurrence["edges_concept_concept"],
+                                               "paper_full_release": 14_000_000}  # fmt: skip
+    assert f"concept–concept relations {cooccurrence['edges_concept_concept']:,} (paper, whole release" in report
+    from pipeline.query.describe import describe_latest
+
+    row = full["edges_concept_abstract"]
+    described = describe_latest({"results_dir": str(workdir / "results")})
+    assert f"paper–concept relations {row['build']:,} (paper, scaled: {row['paper_scaled']:,}" in described
 
 
 def test_how_the_solve_runs_rebuilds_nothing(finished_build) -> None:
