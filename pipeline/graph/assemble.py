@@ -220,7 +220,7 @@ def _sorted_edges(n: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> 
 
 
 def _in_order_then_citations(vertices: GraphVertices, in_order: EdgesInOrder, between_concepts: np.ndarray,
-                             abstract_of: np.ndarray, citations: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:  # fmt: skip
+                             citations: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:  # fmt: skip
     """:func:`_sorted_edges` of an earlier graph's edges with a concept end, in their order, and
     the citation edges (vids of both ends). Vids are assigned in key order, concepts first, and the
     earlier edges' codes ascend with the earlier vids (:class:`EdgesInOrder`), so mapped to this
@@ -230,7 +230,7 @@ def _in_order_then_citations(vertices: GraphVertices, in_order: EdgesInOrder, be
     src = vertices.vid_of_concept[in_order.src]
     dst = np.empty_like(src)
     dst[between_concepts] = vertices.vid_of_concept[in_order.dst[between_concepts]]
-    dst[~between_concepts] = vertices.vid_of_abstract[abstract_of]
+    dst[~between_concepts] = vertices.vid_of_abstract[in_order.abstract_of]
     no_edges = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, in_order.weight.dtype))
     cited_src, cited_dst, cited_weight, cited_kind = _sorted_edges(vertices.n, no_edges, no_edges, citations)
     src, dst = np.concatenate([src, cited_src]), np.concatenate([dst, cited_dst])
@@ -277,9 +277,8 @@ def write_graph(scope: GraphScope, cc: CodedEdges, ca: CodedEdges, aa: CodedEdge
         if len(cc.u) or len(ca.u):
             raise ValueError("the concept edges come either in order or by kind, not both")
         between_concepts = in_order.dst < in_order.n_concepts
-        abstract_of = in_order.abstract_code[in_order.dst[~between_concepts] - in_order.n_concepts]
         concept_ends += [in_order.src, in_order.dst[between_concepts]]
-        abstract_ends += [abstract_of]
+        abstract_ends += [in_order.abstract_of]
     vertices = graph_vertices(scope, tuple(concept_ends), tuple(abstract_ends))
     n = vertices.n
     scope.lap("vertices")
@@ -287,8 +286,8 @@ def write_graph(scope: GraphScope, cc: CodedEdges, ca: CodedEdges, aa: CodedEdge
     vid_of_concept, vid_of_abstract = vertices.vid_of_concept, vertices.vid_of_abstract
     citations = (vid_of_abstract[aa.u], vid_of_abstract[aa.v], aa.weight)
     if in_order is not None:
-        src, dst, weight, kind = _in_order_then_citations(vertices, in_order, between_concepts, abstract_of, citations)
-        del between_concepts, abstract_of
+        src, dst, weight, kind = _in_order_then_citations(vertices, in_order, between_concepts, citations)
+        del between_concepts
     else:
         src, dst, weight, kind = _sorted_edges(
             n,

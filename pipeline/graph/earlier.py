@@ -302,12 +302,13 @@ class EarlierEdges:
         else:
             documents.append_new(_distinct_doc_ids(require_table(tables_dir, "mentions", "concept_abstract edges")))
             abstract_code = _codes_in(keys.slice(n_concepts), documents)
-        if len(abstract_ends) and abstract_code[abstract_ends - n_concepts].min() < 0:
+        abstract_of = abstract_code[abstract_ends - n_concepts]
+        if len(abstract_of) and abstract_of.min() < 0:
             raise ValueError(f"{GraphFolder(self.folder).edges}: an abstract of a mention edge is not in the mentions")
         self.edges_kept = with_concept
         earlier_counts = self.record.get("counts") or {}
         counts.update({key: value for key, value in earlier_counts.items() if key.startswith(TALLIES_TAKEN)})
-        in_order = EdgesInOrder(src, dst, weight, n_concepts, abstract_code)
+        in_order = EdgesInOrder(src, dst, weight, n_concepts, abstract_of)
         return (CodedEdges.none(), CodedEdges.none(), in_order), ""
 
     def _less_deleted_papers(self, tables_dir: Path, cfg: dict, concepts: KeyEncoder, documents: KeyEncoder,

@@ -68,16 +68,17 @@ class EdgesInOrder(NamedTuple):
     """An earlier graph's concept--concept and concept--abstract edges, in its (src, dst) order
     (:meth:`pipeline.graph.earlier.EarlierEdges.edges`, when only the citations changed): ``src``
     is a concept code, ``dst`` a concept code below ``n_concepts`` or ``n_concepts`` plus the rank
-    of an abstract among the earlier graph's (doc_id order), whose document code is
-    ``abstract_code[rank]``. Concept codes are the earlier vids, and the abstracts' codes ascend
-    with their ranks, so any vid assignment (sorted keys, docs/design.md §5) keeps these edges in
-    order: :func:`pipeline.graph.assemble.write_graph` sorts only the citation edges after them."""
+    of an abstract among the earlier graph's (doc_id order); ``abstract_of`` holds the document
+    code of each edge with an abstract end, in order. Concept codes are the earlier vids, and the
+    abstracts' codes ascend with their ranks, so any vid assignment (sorted keys, docs/design.md
+    §5) keeps these edges in order: :func:`pipeline.graph.assemble.write_graph` sorts only the
+    citation edges after them."""
 
     src: np.ndarray
     dst: np.ndarray
     weight: np.ndarray
     n_concepts: int
-    abstract_code: np.ndarray
+    abstract_of: np.ndarray
 
 
 def concept_concept_edges(

@@ -54,8 +54,8 @@ def test_the_earlier_edges_in_order_then_the_citations_equal_the_sort_by_kind(se
 
     between = dst < n_concepts
     abstract_of = abstract_code[dst[~between] - n_concepts]
-    got = _in_order_then_citations(vertices, EdgesInOrder(src, dst, weight, n_concepts, abstract_code),
-                                   between, abstract_of, citations)  # fmt: skip
+    got = _in_order_then_citations(vertices, EdgesInOrder(src, dst, weight, n_concepts, abstract_of), between,
+                                   citations)  # fmt: skip
     want = _sorted_edges(
         vertices.n,
         (vid_of_concept[src[between]], vid_of_concept[dst[between]], weight[between]),
