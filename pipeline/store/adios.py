@@ -614,17 +614,8 @@ class DistanceMatrix:
         )
         if area != m * self.n:
             raise DistancesCorrupt(f"{self.path}: written blocks cover {area} of {m * self.n} elements")
-        if self.path.is_dir():
-            data_files = sorted(self.path.glob("data.*"))
-            data_bytes = sum(f.stat().st_size for f in data_files)
-            need = m * self.n * np.dtype(np.float32).itemsize
-            if rows_layout:
-                need += m * np.dtype(np.int64).itemsize
-            if data_bytes < need:
-                raise DistancesCorrupt(
-                    f"{self.path}: data files hold {data_bytes} bytes but {m}x{self.n} float32 needs "
-                    f"{need}: truncated"
-                )
+        # the m x n float32 distances and, in a rows file, the m int64 sources
+        _check_data_bytes(self.path, self._reader, DistancesCorrupt)
         self._load_sources()
         if self.sources is not None:
             if self.sources.min() < 0 or self.sources.max() >= self.n:
