@@ -179,6 +179,15 @@ def finished_ingest(kind: str, path: Path, out_dir: Path) -> dict[str, Any] | No
     sha256 is the file's as it is now, and every table the kind produces is beside it. The reader
     is the same too: the workflow names each folder after the kind's ingest format
     (``InputFile.key``), which changes whenever a reader's tables would."""
+    counts = _whole_ingest_folder(kind, path, out_dir)
+    if counts is None or counts.get("sha256") != sha256_of_file(Path(path)):
+        return None
+    return counts
+
+
+def _whole_ingest_folder(kind: str, path: Path, out_dir: Path) -> dict[str, Any] | None:
+    """:func:`finished_ingest` but for the file's checksum: the folder's counts when it holds
+    every table of a finished ingest of a file of this kind and name, else None."""
     folder = TableFolder(out_dir)
     try:
         counts = json.loads(folder.counts.read_text())
@@ -189,9 +198,32 @@ def finished_ingest(kind: str, path: Path, out_dir: Path) -> dict[str, Any] | No
     tables = [*reader_for(kind).produces, "quarantine"]
     if not all(folder.table(name).exists() for name in tables):
         return None
-    if counts.get("sha256") != sha256_of_file(Path(path)):
-        return None
     return counts
+
+
+def forget_reports_of_lost_ingests(jobs: Sequence[tuple[Path, str, Sequence[tuple[Path, Path]]]]) -> str | None:
+    """Before the workflow plans a run: remove the report of every ingest job (``(report, kind,
+    [(input file, its folder), ...])``) one of whose folders no longer holds a whole ingest of its
+    file, so that the job runs again and ingests that file (``--reuse`` keeps the others); a line
+    saying so for the log, else None.
+
+    A job's declared output is its report, not the folders the merge reads (rules/ingest.smk):
+    with a folder removed (disk space made, a folder of a file thought bad deleted) Snakemake found
+    the report and ran nothing, and the merge stopped on the missing folder. The checksum is left
+    to the job: a folder is named after its file's content (``InputFile.key``), and hashing every
+    input here would cost what the run's own checks already do once."""
+    lost: list[Path] = []
+    for report, kind, files in jobs:
+        if not Path(report).exists():
+            continue
+        gone = [folder for path, folder in files if _whole_ingest_folder(kind, path, folder) is None]
+        if gone:
+            Path(report).unlink(missing_ok=True)
+            lost.extend(gone)
+    if not lost:
+        return None
+    return (f"{len(lost)} ingest folder(s) no longer hold a whole ingest of their file (first: {lost[0]}): "
+            "their jobs run again and ingest them")  # fmt: skip
 
 
 def ingest_files(

@@ -122,3 +122,40 @@ def test_ingest_wants_one_out_folder_per_input(tmp_path):
     assert result.exit_code == 2 and "one --out folder per input file" in result.output
     result = _ingest(files, [tmp_path / "a", tmp_path / "a"], tmp_path / "r.json")
     assert result.exit_code == 2 and "the same --out folder" in result.output
+
+
+def test_a_job_whose_folder_was_lost_has_its_report_forgotten_so_that_it_runs_again(tmp_path):
+    """The workflow's ingest job declares its report, not its folders: a folder removed or cut short
+    after the job ran must make the job run again (rules/common.smk) instead of the merge stopping
+    on it. Only the reports of jobs that lost a folder go; the line names the first folder."""
+    import shutil
+
+    from pipeline.ingest.run import forget_reports_of_lost_ingests
+
+    files = _pubmed_files(tmp_path, 3)
+    folders = [tmp_path / "ingest" / f"f{i}" for i in range(3)]
+    reports = [tmp_path / "jobs" / "a.json", tmp_path / "jobs" / "b.json"]
+    assert _ingest(files[:2], folders[:2], reports[0]).exit_code == 0
+    assert _ingest(files[2:], folders[2:], reports[1]).exit_code == 0
+    jobs = [
+        (reports[0], "pubmed_xml", list(zip(files[:2], folders[:2], strict=True))),
+        (reports[1], "pubmed_xml", list(zip(files[2:], folders[2:], strict=True))),
+    ]
+    assert forget_reports_of_lost_ingests(jobs) is None
+    assert all(report.exists() for report in reports)
+
+    shutil.rmtree(folders[1])
+    said = forget_reports_of_lost_ingests(jobs)
+    assert said is not None and str(folders[1]) in said and said.startswith("1 ingest folder(s)")
+    assert not reports[0].exists() and reports[1].exists()
+    assert forget_reports_of_lost_ingests(jobs) is None  # a job without its report is left to run
+
+    (folders[2] / "documents.parquet").unlink()  # cut short: a table gone, counts.json still there
+    assert str(folders[2]) in (forget_reports_of_lost_ingests(jobs) or "")
+    assert not reports[1].exists()
+
+    # the job run again with --reuse ingests only the lost file; the report is back and whole
+    result = _ingest(files[:2], folders[:2], reports[0], "--reuse")
+    assert result.exit_code == 0, result.output
+    assert [f["reused"] for f in json.loads(reports[0].read_text())["files"]] == [True, False]
+    assert forget_reports_of_lost_ingests(jobs[:1]) is None

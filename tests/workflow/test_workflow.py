@@ -458,3 +458,25 @@ def test_an_emptied_neo4j_gets_spoke_loaded_again(finished_build, neo4j_env: dic
         assert "Nothing to be done" in run_snakemake(workdir, env)
     finally:
         driver.close()
+
+
+def test_a_lost_ingest_folder_is_ingested_again(finished_build) -> None:
+    """An ingest job declares its report, not its files' folders: with a folder removed after the
+    run (disk space made, a file's folder deleted by hand), the next build that reads the file
+    ingests it again (rules/common.smk) instead of a merge that stops on the missing folder. Here
+    a build of all but the last PubMed file, to its merge, after the CORD-19 file's folder went."""
+    workdir, env, pubmed = finished_build
+    build = (workdir / "results" / "latest").resolve()
+    write_config(workdir, workdir / "corpus", pubmed[:-1], "config-fewer.yaml")
+    # a file in the same ingest job in both builds (one that changed its files runs anyway)
+    lost = next(p for p in (workdir / "results" / "ingest" / "cord19_metadata").iterdir() if p.name != "jobs")
+    shutil.rmtree(lost)
+    output = run_snakemake(workdir, env, "--until", "merge_tables", config="config-fewer.yaml")
+    assert "no longer hold a whole ingest of their file" in output and str(lost) in output, output[-3000:]
+    stats = job_stats(output)
+    # the lost folder's job, and PubMed's, which with a file fewer is another job (its folder kept)
+    assert stats["ingest_batch"] == 2 and stats["merge_tables"] == 1, stats
+    assert (lost / "counts.json").exists()
+    assert (workdir / "results" / "latest").resolve() == build  # the finished build is left as it was
+    # (its merge is now older than the job report it read, so Snakemake would make it again, the
+    # same build: the last test of this module, the others' plans stay as they were)

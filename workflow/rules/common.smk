@@ -24,7 +24,10 @@ from pipeline.builds.identity import (
 from pipeline.builds.layout import ResultsLayout
 from pipeline.config import refuse_sample_files
 from pipeline.config.connections import export_connection_settings, redact_config
-from pipeline.ingest.run import export_quarantine_ceiling
+from pipeline.ingest.run import (
+    export_quarantine_ceiling,
+    forget_reports_of_lost_ingests,
+)
 from pipeline.solve.stage import FEW_ROWS, read_keys, solve_cores
 from pipeline.store.record_buckets import NEEDS_GRAPH
 from pipeline.store.store_format import KINDS
@@ -54,6 +57,21 @@ INGEST_BATCHES = ingest_batches(
     INPUTS, config["resources"]["ingest_files_per_job"], UNREAD
 )
 BATCH_BY_NAME = {(b.kind, b.name): b for b in INGEST_BATCHES}
+# An ingest job's declared output is its report, not its files' folders: a job one of whose
+# folders was removed (or cut short) runs again, instead of a merge that stops on the folder.
+if workflow.is_main_process:
+    _lost_ingests = forget_reports_of_lost_ingests(
+        [
+            (
+                RESULTS_LAYOUT.ingest_report(b.kind, b.name),
+                b.kind,
+                [(f.path, RESULTS_LAYOUT.ingest(f.kind, f.key).path) for f in b.files],
+            )
+            for b in INGEST_BATCHES
+        ]
+    )
+    if _lost_ingests:
+        logger.warning(_lost_ingests)
 LAYOUT = RESULTS_LAYOUT.build(BUILD)
 BUILD_DIR = LAYOUT.root
 BUILD_CONFIG = LAYOUT.config

@@ -2,7 +2,8 @@
 # folder named after its content (results/ingest/<kind>/<file>-<sha12>/). The job's declared
 # output is its report, not the folders: a job whose batch gained a file (the next PubMed update)
 # is a new job, and `--reuse` keeps the folders it already holds instead of reading those files
-# again, so adding an update file to a rerun ingests only that file.
+# again, so adding an update file to a rerun ingests only that file. A job one of whose folders
+# was removed since it ran has its report removed before planning (common.smk), so it runs again.
 
 
 rule ingest_batch:
