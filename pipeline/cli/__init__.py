@@ -95,9 +95,16 @@ def configure_logging(verbosity: int) -> None:
 # 42.5 -> 35.7 s at 30M; the in-memory graph build at 10M took 13.7-15.7 s against 12.3-18.0 s
 # on huge pages (medians 15.4 and 17.9 of 4). The partitioned graph build at 30M was slower on
 # small pages (98.8 and 102.1 s against 81.8 and 94.9 s): a trade for a steadier build, noted
-# in bench/results/ingest_graph.md. The ingest is the same either way and keeps the default.
+# in bench/results/ingest_graph.md. The groupings of the MongoDB records too (Intel Xeon, 2 cores,
+# alternate runs on one 10M build): the first build's papers 35.3 and 36.5 s against 43.4 and
+# 43.9 s on huge pages, of which 9.5-10.6 s of system time against 18.4-18.9; its evidence 25.7
+# and 26.0 s against 29.5 and 29.7; an update rerun's evidence 6.9-7.0 s against 7.4-8.5 (four
+# each). The ingest was within 3 % either way (one PREDICATION file, eight PubMed files) and
+# keeps the default.
 SMALL_PAGES = {"NUMPY_MADVISE_HUGEPAGE": "0", "MIMALLOC_ALLOW_THP": "0"}
-COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {"merge": SMALL_PAGES, "build-graph": SMALL_PAGES}
+COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {
+    "merge": SMALL_PAGES, "build-graph": SMALL_PAGES, "bucket-records": SMALL_PAGES,
+}  # fmt: skip
 # The commands whose process keeps the memory it frees (pipeline.runtime.resources.
 # keep_freed_memory): the two that allocate and free the largest arrays step after step. The graph
 # build always (at 30M calibrated predications the first build's peaked at 6.4 GB keeping it,

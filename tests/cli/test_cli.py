@@ -152,9 +152,10 @@ def test_litpath_ingest_runs_without_pandas_and_writes_what_it_writes_with_it(tm
 
 @pytest.mark.parametrize(
     ("command", "user_value", "expected"),
-    [("merge", None, "0"), ("merge", "1", "1"), ("build-graph", None, "0"), ("ingest", None, None)],
-)
-def test_merge_and_graph_ask_numpy_for_small_pages_unless_the_user_said_otherwise(
+    [("merge", None, "0"), ("merge", "1", "1"), ("build-graph", None, "0"), ("bucket-records", None, "0"),
+     ("ingest", None, None)],
+)  # fmt: skip
+def test_merge_graph_and_groupings_ask_numpy_for_small_pages_unless_the_user_said_otherwise(
     command, user_value, expected
 ) -> None:
     """numpy reads NUMPY_MADVISE_HUGEPAGE once, when it is imported, which a command's module does
