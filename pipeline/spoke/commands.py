@@ -168,6 +168,12 @@ def load_spoke(
     type=click.Path(exists=True, dir_okay=False),
     help="Literature concepts Parquet (cui, name, semtypes)",
 )
+@click.option(
+    "--reuse", type=click.Choice(["none", "auto"]), default="none", show_default=True,
+    help="auto: where --out is a build's mapping folder and SPOKE's nodes come from its dump "
+    "(--spoke-nodes), link the mapping of another build of the same results folder made from the "
+    "very same inputs (concepts, sources, dump, options, litpath) instead of building it again",
+)  # fmt: skip
 @out_option("Output folder")
 @neo4j_options
 def build_mapping(
@@ -190,6 +196,7 @@ def build_mapping(
     obsolete_property: str,
     spoke_release: str,
     concepts: str | None,
+    reuse: str,
     out_dir: Path,
     neo4j: Neo4jSettings,
 ) -> None:
@@ -218,6 +225,23 @@ def build_mapping(
             unichem_structure=unichem_structure, unichem_reference=unichem_reference,
             uberon_obo=uberon_obo, cl_obo=cl_obo,
         )  # fmt: skip
+        # hashed only where asked to reuse: a mapping built with --reuse none records no inputs
+        inputs, not_taken = (None, "") if reuse == "none" else _mapping_inputs(
+            sources, concepts, spoke_nodes, spoke_format, out_dir, {
+                "mrcui_relations": relations, "gene_identity": gene_identity,
+                "obsolete_property": obsolete_property, "spoke_release": spoke_release, "umls_dir": umls_dir,
+            },
+        )  # fmt: skip
+        if inputs is not None:
+            from pipeline.spoke.mapping.reuse import take_earlier_mapping
+
+            stats, taken_from = take_earlier_mapping(out_dir, inputs)
+            if stats is not None:
+                stats["reuse"] = f"taken: build {taken_from}'s mapping, made from these very inputs"
+                write_atomically(MappingFolder(out_dir).stats, json.dumps(stats, indent=2, default=str) + "\n")
+                click.echo(f"litpath build-mapping: {stats['reuse']} (linked, not built again)")
+                return
+            not_taken = taken_from
         concept_table = read_concepts(concepts) if concepts else None
         literature = set(concept_table.column("cui").to_pylist()) if concept_table is not None else None
         if spoke_nodes:
@@ -251,6 +275,9 @@ def build_mapping(
         "umls": mapping.umls_release(umls_dir, sources.mrconso),
     }
     stats = {"spoke_nodes": dict(result.nodes), "releases": releases, **result.stats}
+    # what the mapping was made from, for a later build's --reuse auto (pipeline.spoke.mapping.reuse)
+    stats["inputs"] = inputs
+    stats["reuse"] = f"built: {not_taken}" if reuse == "auto" else "built (--reuse none)"
     if concept_table is not None:
         stats["concepts"] = {"total": coverage.concepts, "mapped": coverage.concepts_mapped,
                              "unmapped": coverage.concepts_unmapped}  # fmt: skip
@@ -268,3 +295,20 @@ def build_mapping(
         click.echo(f"warning: {result.stats['warning']}", err=True)
     for warning in result.stats.get("lookup", {}).get("warnings", []):
         click.echo(f"warning: {warning}", err=True)
+
+
+def _mapping_inputs(sources, concepts: str | None, spoke_nodes: str | None, spoke_format: str, out_dir: Path,
+                    options: dict) -> tuple[dict | None, str]:  # fmt: skip
+    """:func:`pipeline.spoke.mapping.reuse.mapping_inputs` of this command's sources and options."""
+    from pipeline.spoke.mapping.reuse import checksum_cache, mapping_inputs
+
+    files = {name: getattr(sources, name) for name in (
+        "mrconso", "mrcui", "do_xrefs", "gene_info", "ncit_swissprot", "unichem_structure", "unichem_reference",
+        "uberon_obo", "cl_obo",
+    )}  # fmt: skip
+    files.update({f"unichem[{i}]": path for i, path in enumerate(sources.unichem)})
+    # each path as given beside its checksum: the statistics name them
+    named = {name: path for name, path in files.items() if path is not None}
+    options = {**options, "paths": {name: str(path) for name, path in named.items()},
+               "spoke_nodes_path": str(spoke_nodes) if spoke_nodes else None}  # fmt: skip
+    return mapping_inputs(concepts, named, spoke_nodes, spoke_format, options, checksum_cache(out_dir))

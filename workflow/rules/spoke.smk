@@ -44,10 +44,12 @@ rule build_mapping:
     priority: 1  # before the loads, for the query set and the solve (solve.smk)
     conda:
         "../envs/litpath.yaml"
+    # --reuse auto: from SPOKE's dump, another build's mapping of the very same inputs is linked
+    # (a rerun on new literature keeps its concepts table; pipeline/spoke/mapping/reuse.py)
     params:
         options=mapping_options,
         concepts=lambda wc, input: LAYOUT.tables.table("concepts"),
         out=lambda wc, output: Path(output.mapping).parent,
     shell:
-        "litpath build-mapping {params.options} --concepts {params.concepts:q} "
+        "litpath build-mapping {params.options} --concepts {params.concepts:q} --reuse auto "
         "--out {params.out:q} > {log:q} 2>&1"
