@@ -27,6 +27,7 @@ def clean_checkout(monkeypatch):
     import pipeline.spoke.mapping.reuse as reuse
 
     monkeypatch.setattr(reuse, "litpath_provenance", lambda: {"version": "1.0", "commit": "0" * 40, "dirty": False})
+    monkeypatch.setattr(reuse, "_code_changed", lambda: False)
 
 
 def _build(results: Path, build_id: str, cuis: list[str]) -> BuildLayout:
@@ -119,9 +120,33 @@ def test_nothing_is_taken_from_neo4j_nor_outside_a_build(tmp_path, monkeypatch):
     pq.write_table(pa.table({"cui": CUIS, "name": CUIS, "semtypes": [["dsyn"]] * len(CUIS)}), concepts)
     _map(tmp_path / "out", concepts, "--reuse", "auto")
     assert "is not a build's mapping folder" in _stats(MappingFolder(tmp_path / "out"))["reuse"]
-    # a checkout with uncommitted changes: its code is not the commit's
+    # a checkout whose code has uncommitted changes: its code is not the commit's
     import pipeline.spoke.mapping.reuse as reuse
 
-    monkeypatch.setattr(reuse, "litpath_provenance", lambda: {"version": "x", "commit": "c", "dirty": True})
+    monkeypatch.setattr(reuse, "_code_changed", lambda: True)
     inputs, why = mapping_inputs(None, {}, SPOKE / "mapping_nodes.csv", "csv", {})
     assert inputs is None and "uncommitted" in why
+
+
+def test_only_changes_to_the_code_count_as_uncommitted(tmp_path, monkeypatch):
+    """A results file recorded in the checkout (bench/results/) leaves the code the commit's; a
+    changed or new file under pipeline/ does not. On a copy of this checkout's git history."""
+    import subprocess
+
+    import pipeline.spoke.mapping.reuse as reuse
+
+    repo = Path(reuse.__file__).resolve().parents[3]
+    if not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(clone)], check=True)
+    fake = clone / "pipeline" / "spoke" / "mapping" / "reuse.py"
+    monkeypatch.setattr(reuse, "__file__", str(fake))
+    monkeypatch.undo()  # the autouse fixture's stand-in too: the real check on the clone
+    monkeypatch.setattr(reuse, "__file__", str(fake))
+    assert reuse._code_changed() is False
+    (clone / "bench" / "results").mkdir(parents=True, exist_ok=True)
+    (clone / "bench" / "results" / "scale_runs.md").write_text("a record\n")
+    assert reuse._code_changed() is False
+    (clone / "pipeline" / "new_module.py").write_text("x = 1\n")
+    assert reuse._code_changed() is True

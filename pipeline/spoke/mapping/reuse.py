@@ -27,6 +27,7 @@ from typing import Any
 from pipeline.builds.identity import sha256_of_file
 from pipeline.builds.layout import BuildLayout, MappingFolder, results_of
 from pipeline.builds.record import litpath_provenance
+from pipeline.runtime.process import CommandFailed, run_command
 
 # Bumped whenever what the mapping's files hold changes for the same inputs in a way the
 # litpath version and commit would not say (never so far).
@@ -42,8 +43,8 @@ def mapping_inputs(concepts: str | Path | None, source_files: dict[str, str | Pa
     if not spoke_nodes:
         return None, "SPOKE's nodes are read from Neo4j, which may have changed since any other build"
     provenance = litpath_provenance()
-    if provenance.get("dirty"):
-        return None, "litpath runs from a checkout with uncommitted changes"
+    if provenance.get("commit") and _code_changed():
+        return None, "litpath runs from a checkout whose pipeline/ has uncommitted changes"
 
     def digest(path: str | Path | None) -> str | None:
         return None if path is None else sha256_of_file(Path(path), cache)
@@ -58,6 +59,19 @@ def mapping_inputs(concepts: str | Path | None, source_files: dict[str, str | Pa
     }
     # as stored (JSON: tuples become lists), so that equal inputs compare equal to a record read back
     return json.loads(json.dumps(inputs, sort_keys=True, default=str)), ""
+
+
+def _code_changed() -> bool:
+    """Whether the checkout's code (``pipeline/``: tracked files changed, or new files) is not
+    its commit's. Not the whole checkout's ``dirty`` of the build record: results recorded in the
+    checkout (bench/results/) change no mapping."""
+    package = Path(__file__).resolve().parents[2]
+    try:
+        changed = run_command(["git", "-C", str(package.parent), "status", "--porcelain", "--", str(package)],
+                              what="git", timeout=30).stdout.strip()  # fmt: skip
+    except CommandFailed:
+        return True  # a commit named but its files not checked: nothing is taken
+    return bool(changed)
 
 
 def checksum_cache(out_dir: Path) -> dict[str, Any] | None:
