@@ -266,6 +266,9 @@ def build_mapping(
     except (Neo4jUnavailable, DumpError, ValueError, OSError, LitpathError) as exc:
         raise click.ClickException(str(exc)) from None
 
+    from pipeline.spoke.mapping.reuse import unlink_mapping_files
+
+    unlink_mapping_files(MappingFolder(out_dir))  # never written through a link to another build's
     paths = mapping.write_mapping(result.table, out_dir)
     coverage = compute_coverage(result.table, result.nodes, concept_table, labels=MAPPABLE_LABELS)
     coverage_paths = write_coverage(coverage, out_dir)

@@ -80,6 +80,12 @@ def test_a_build_of_the_same_inputs_links_the_earlier_mapping_which_is_the_one_i
             assert pq.read_table(ours).equals(pq.read_table(fresh)), ours.name
         else:
             assert ours.read_bytes() == fresh.read_bytes(), ours.name
+    # built again into the folder that took them: the first build's files are left as they were
+    before = {path: path.read_bytes() for path in mapping_files(first.mapping)}
+    _map(second.mapping.path, second.tables.table("concepts"), "--no-gene-identity")
+    assert {path: path.read_bytes() for path in mapping_files(first.mapping)} == before
+    assert all(ours.stat().st_ino != theirs.stat().st_ino
+               for theirs, ours in zip(mapping_files(first.mapping), mapping_files(second.mapping), strict=True))  # fmt: skip
     fresh_stats = _stats(scratch)
     assert fresh_stats["reuse"] == "built (--reuse none)" and fresh_stats["inputs"] is None
     assert {k: v for k, v in fresh_stats.items() if k not in ("reuse", "inputs")} == {

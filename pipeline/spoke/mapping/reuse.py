@@ -12,8 +12,13 @@ mapping is the earlier build's; at 10M calibrated predications the mapping job t
 42-s update rerun, and with a release's SPOKE and UMLS it reads gigabytes of dumps.
 
 Nothing is taken where the nodes are read from Neo4j (``--spoke-read lookup|scan`` without a
-dump): a server can change between two runs with nothing in the results folder saying so. Nor
-from a checkout with uncommitted changes, whose code the commit does not name.
+dump): a server can change between two runs with nothing in the results folder saying so. Nor by
+litpath run from a checkout whose ``pipeline/`` has uncommitted changes: its commit does not name
+its code.
+
+A taken file is the other build's own (a hard link): a mapping built later into a folder that
+took one first removes its files (:func:`unlink_mapping_files`), since the writers open a path in
+place and would change the other build's file too.
 """
 
 from __future__ import annotations
@@ -129,6 +134,13 @@ def mapping_files(folder: MappingFolder) -> list[Path]:
     return [folder.table, folder.csv, folder.coverage, *folder.coverage_tables().values()]
 
 
+def unlink_mapping_files(folder: MappingFolder) -> None:
+    """Remove the mapping's files from ``folder`` before they are written: any of them may be a
+    link to another build's (:func:`take_earlier_mapping`), which writing in place would change."""
+    for path in [*mapping_files(folder), folder.stats]:
+        path.unlink(missing_ok=True)
+
+
 def _link(source: Path, target: Path) -> None:
     """``target`` as a hard link to ``source`` (a copy across file systems), put in place whole."""
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
@@ -140,4 +152,6 @@ def _link(source: Path, target: Path) -> None:
     os.replace(partial, target)
 
 
-__all__ = ["REUSE_FORMAT", "checksum_cache", "mapping_files", "mapping_inputs", "take_earlier_mapping"]
+__all__ = [
+    "REUSE_FORMAT", "checksum_cache", "mapping_files", "mapping_inputs", "take_earlier_mapping", "unlink_mapping_files",
+]  # fmt: skip
