@@ -32,7 +32,8 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -166,7 +167,7 @@ def write_graph_bp(
         "n_edges": int(len(col_idx) // 2),
         **attributes,
     }
-    with adios2.Stream(str(path), "w") as stream:
+    with _bp_stream(path) as stream:
         stream.begin_step()
         stream.write("n", int(n))
         _write_1d(stream, "row_ptr", row_ptr)
@@ -179,7 +180,6 @@ def write_graph_bp(
         for name, value in attrs.items():
             _write_attribute(stream, name, value)
         stream.end_step()
-    _written_here(path)
 
 
 class GraphBpWriter:
@@ -301,7 +301,7 @@ class PathIndexCorrupt(LitpathError, ValueError):
 def write_path_index_bp(path: Path | str, arrays: dict[str, np.ndarray], attributes: dict[str, Any]) -> None:
     """Write a path index: int64 ``vertex`` [R] and ``start`` [R + 1], uint32 ``col`` and float32
     ``cost`` [start[R]], and its attributes (the graph digest among them)."""
-    with adios2.Stream(str(path), "w") as stream:
+    with _bp_stream(path) as stream:
         stream.begin_step()
         for name, dtype in PATH_INDEX_VARIABLES.items():
             array = np.ascontiguousarray(arrays[name], dtype=dtype)
@@ -312,7 +312,6 @@ def write_path_index_bp(path: Path | str, arrays: dict[str, np.ndarray], attribu
         for name, value in attributes.items():
             _write_attribute(stream, name, value)
         stream.end_step()
-    _written_here(path)
 
 
 def read_path_index_bp(path: Path | str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -346,7 +345,7 @@ def write_distances_bp(
     if distance.shape != (n, n):
         raise ValueError(f"distance must be square, has shape {distance.shape}")
     attrs = {"n": n, "block_size": block_size, "semiring": "min-plus", **attributes}
-    with adios2.Stream(str(path), "w") as stream:
+    with _bp_stream(path) as stream:
         stream.begin_step()
         tiles = []  # keep every tile alive until end_step
         for r0 in range(0, n, block_size):
@@ -357,7 +356,6 @@ def write_distances_bp(
         for name, value in attrs.items():
             _write_attribute(stream, name, value)
         stream.end_step()
-    _written_here(path)
 
 
 def write_distance_rows_bp(
@@ -393,7 +391,7 @@ def write_distance_rows_bp(
         **attributes,
     }
     bounds = np.linspace(0, m, max(1, min(blocks, m)) + 1).astype(int)
-    with adios2.Stream(str(path), "w") as stream:
+    with _bp_stream(path) as stream:
         stream.begin_step()
         pieces = []  # keep every block alive until end_step
         for first, last in zip(bounds[:-1], bounds[1:], strict=True):
@@ -404,7 +402,6 @@ def write_distance_rows_bp(
         for name, value in attrs.items():
             _write_attribute(stream, name, value)
         stream.end_step()
-    _written_here(path)
 
 
 class GraphCorrupt(LitpathError, ValueError):
@@ -440,6 +437,15 @@ def _bp_state(path: Path | str) -> tuple:
     path = Path(path)
     files = sorted(path.iterdir()) if path.is_dir() else [path]
     return tuple((f.name, st.st_size, st.st_mtime_ns, st.st_ino) for f in files for st in (f.stat(),))
+
+
+@contextmanager
+def _bp_stream(path: Path | str) -> Iterator[adios2.Stream]:
+    """ADIOS2's write stream of ``path``; the file, once closed without an error, noted as
+    written by this process (:func:`_written_here`)."""
+    with adios2.Stream(str(path), "w") as stream:
+        yield stream
+    _written_here(path)
 
 
 def _written_here(path: Path | str) -> None:
