@@ -303,15 +303,20 @@ def build_mapping(
 def _mapping_inputs(sources, concepts: str | None, spoke_nodes: str | None, spoke_format: str, out_dir: Path,
                     options: dict) -> tuple[dict | None, str]:  # fmt: skip
     """:func:`pipeline.spoke.mapping.reuse.mapping_inputs` of this command's sources and options."""
+    from dataclasses import fields
+
     from pipeline.spoke.mapping.reuse import checksum_cache, mapping_inputs
 
-    files = {name: getattr(sources, name) for name in (
-        "mrconso", "mrcui", "do_xrefs", "gene_info", "ncit_swissprot", "unichem_structure", "unichem_reference",
-        "uberon_obo", "cl_obo",
-    )}  # fmt: skip
-    files.update({f"unichem[{i}]": path for i, path in enumerate(sources.unichem)})
+    # every source file MappingSources holds (a list field, such as UniChem's, one entry a file):
+    # taken from its fields, so that a source added there is never left out of the comparison
+    named: dict[str, str | Path] = {}
+    for field in fields(sources):
+        value = getattr(sources, field.name)
+        if isinstance(value, list):
+            named.update({f"{field.name}[{i}]": path for i, path in enumerate(value)})
+        elif value is not None:
+            named[field.name] = value
     # each path as given beside its checksum: the statistics name them
-    named = {name: path for name, path in files.items() if path is not None}
     options = {**options, "paths": {name: str(path) for name, path in named.items()},
                "spoke_nodes_path": str(spoke_nodes) if spoke_nodes else None}  # fmt: skip
     return mapping_inputs(concepts, named, spoke_nodes, spoke_format, options, checksum_cache(out_dir))
