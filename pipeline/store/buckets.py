@@ -167,6 +167,16 @@ def bucketed(parts: Iterable[pa.Table], key: list[str], mean: int) -> Iterator[B
         yield _bucket(pending, key)
 
 
+def bucketed_hashed(table: pa.Table, hashes: np.ndarray, key: list[str], mean: int) -> Iterator[Bucket]:
+    """The buckets of one table in key order whose keys' hashes (:func:`key_hashes` of the keys
+    joined as :func:`bucketed` joins them) are already known: what :func:`bucketed` gives for it."""
+    previous = 0
+    for start in [*boundaries(hashes, mean).tolist(), table.num_rows]:
+        if start > previous:
+            yield _bucket([table.slice(previous, start - previous)], key)
+        previous = start
+
+
 def _bucket(pieces: list[pa.Table], key: list[str]) -> Bucket:
     # Copied into fresh buffers: a slice of a bigger array encodes to other bytes than the same
     # rows on their own, and the bucket's id must depend on its rows only.

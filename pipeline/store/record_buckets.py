@@ -265,12 +265,15 @@ def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: 
 # Above this share of the earlier build's buckets to decode and cut again, grouping everything
 # afresh costs about as much and holds less at once. A document's record is its own row, cheap to
 # group again: at 10M calibrated predications an update file's 30k changed papers cut 36 % of the
-# documents' buckets again, and that rebuild took 11.6 and 12.3 s alone against 9.6 and 11.3 s
-# grouping all 3M afresh (alternate runs, AMD EPYC; in a slower hour, medians of three, 19.8
-# against 17.2 s), so the documents are reused only where a quarter or less is cut again. The
+# documents' buckets again. Cut one stretch at a time, that rebuild took 11.6 and 12.3 s alone
+# against 9.6 and 11.3 s grouping all 3M afresh (alternate runs, AMD EPYC), and later 5.4-5.7 s
+# against 3.6 (Intel Xeon), so the documents were reused only where a quarter or less was cut
+# again; with the stretches cut in passes (pipeline.store.bucket_reuse.PASS_ROWS) it takes
+# 3.7-3.9 s against 3.5-3.8 (three alternate runs each, the same tables) and writes 95 MB
+# instead of 181 (the reused buckets' bytes stay in the base), so up to 40 % is now reused. The
 # evidence and the papers are grouped from the predications, which costs far more a record than
 # decoding it.
-MAX_REBUILT_SHARE = {"documents": 0.25, "evidence": 0.5, "papers": 0.5}
+MAX_REBUILT_SHARE = {"documents": 0.4, "evidence": 0.5, "papers": 0.5}
 # The concepts are cheap to group whole. The documents are not (13 of a 10M citation rerun's 77 s,
 # the same 166 MB again), and are reused where few papers changed: the papers merged again are
 # their changed keys; a citation file has none.

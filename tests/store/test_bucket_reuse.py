@@ -10,7 +10,7 @@ import random
 import pyarrow as pa
 import pytest
 
-from pipeline.store.bucket_reuse import ReuseMismatch, ReuseTally, rebuilt_buckets, reuse_plan
+from pipeline.store.bucket_reuse import PASS_ROWS, ReuseMismatch, ReuseTally, rebuilt_buckets, reuse_plan
 from pipeline.store.buckets import bucketed
 
 
@@ -78,14 +78,18 @@ def test_rebuilt_buckets_equal_a_fresh_cut_on_random_changes(seed):
     earlier = list(bucketed([_table(before, two_keys)], key, mean))
     fresh = list(bucketed([_table(after, two_keys)], key, mean))
     regrouped = _table({k: v for k, v in after.items() if k in changed}, two_keys)
-    tally = ReuseTally()
-    rebuilt = list(rebuilt_buckets(_Listed(earlier), sorted(changed), regrouped, key, mean, len(after), tally))
-    assert _bucket_tuples(rebuilt) == _bucket_tuples(fresh)
-    assert [b.data for b in rebuilt] == [b.data for b in fresh]
-    # every bucket reused is one of the earlier build's, and reuse happens when little changed
-    assert tally.reused == sum(reuse_plan([b.first for b in earlier], sorted(changed), mean))
-    if earlier and len(changed) <= 3:
-        assert tally.reused >= len(earlier) - 2 * (len(changed) + 1) - 2
+    # the stretches cut again one at a time, a few at a time, or all in one pass: the same buckets
+    for pass_rows in (1, 5 * mean, PASS_ROWS):
+        tally = ReuseTally()
+        rebuilt = list(rebuilt_buckets(_Listed(earlier), sorted(changed), regrouped, key, mean, len(after), tally,
+                                       pass_rows=pass_rows))  # fmt: skip
+        assert _bucket_tuples(rebuilt) == _bucket_tuples(fresh)
+        assert [b.data for b in rebuilt] == [b.data for b in fresh]
+        # every bucket reused is one of the earlier build's, and reuse happens when little changed
+        assert tally.reused == sum(reuse_plan([b.first for b in earlier], sorted(changed), mean))
+        assert tally.decoded == len(earlier) - tally.reused
+        if earlier and len(changed) <= 3:
+            assert tally.reused >= len(earlier) - 2 * (len(changed) + 1) - 2
 
 
 def test_a_change_left_out_of_the_changed_keys_fails_the_row_check():
