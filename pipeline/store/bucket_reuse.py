@@ -79,12 +79,16 @@ class EarlierBuckets(Protocol):
         ...
 
 
-# Decoded rows of the earlier buckets around the changed keys that one pass holds at most (a
-# stretch is never split): the stretches are cut again together, one filter, sort and key hash
-# per pass, where one per stretch cost more than grouping every record afresh (a 10M update
-# rerun's documents: 36 % of their 23.5k buckets, in thousands of stretches, cut again in 5.4 s,
-# all 3M grouped afresh in 3.6).
-PASS_ROWS = 1 << 16
+# Bytes of the earlier buckets around the changed keys, decoded, that one pass holds (a stretch
+# is never split, and a pass ends once it has this much): the stretches are cut again together,
+# one filter, sort and key hash per pass, where one per stretch cost more than grouping every
+# record afresh (a 10M update rerun's documents: 36 % of their 23.5k buckets, in thousands of
+# stretches, cut again in 5.4 s, all 3M grouped afresh in 3.6). Larger passes sort longer tables
+# and hold more: the same rebuild took 4.2-4.5 s in passes of 2 MB, 4.3-4.8 in 8 MB and
+# 4.4-5.0 in 32 MB (671 MB at its peak against 420), grouping afresh 4.0-4.4 (three alternate
+# runs each, Intel Xeon). Bytes, not rows: an evidence or papers record (document and sentence
+# lists, quoted text) is tens of times a document's.
+PASS_BYTES = 2 << 20
 
 
 @dataclass(frozen=True)
@@ -106,13 +110,13 @@ def rebuilt_buckets(
     mean: int,
     expected_rows: int,
     tally: ReuseTally | None = None,
-    pass_rows: int = PASS_ROWS,
+    pass_bytes: int = PASS_BYTES,
 ) -> Iterator[Bucket]:
     """The new table's buckets, in key order, from the ``earlier`` build's buckets (in key order),
     the ``changed`` keys K (sorted tuples) and ``regrouped``: the new records of K's keys that
     exist (sorted by ``key``). Raises :class:`ReuseMismatch` when the rows do not add up to
-    ``expected_rows``. The stretches to cut again are taken in passes of about ``pass_rows``
-    decoded rows (:data:`PASS_ROWS`; the buckets are the same for any)."""
+    ``expected_rows``. The stretches to cut again are taken in passes of about ``pass_bytes``
+    decoded (:data:`PASS_BYTES`; the buckets are the same for any)."""
     tally = tally if tally is not None else ReuseTally()
     tally.regrouped_keys = len(changed)
     regrouped_keys = list(zip(*[regrouped.column(k).to_pylist() for k in key], strict=True)) if regrouped.num_rows else []
@@ -144,15 +148,17 @@ def rebuilt_buckets(
         i = j + 1
     at = 0
     while at < len(segments):
-        # one pass: the segments up to about pass_rows rows of stretches, reused buckets between them
-        end, rows_in_pass = at, 0
-        while end < len(segments) and (rows_in_pass == 0 or rows_in_pass < pass_rows):
+        # one pass: stretches decoded up to about pass_bytes, with the reused buckets between them
+        end, decoded, bytes_in_pass = at, [], 0
+        while end < len(segments) and (not decoded or bytes_in_pass < pass_bytes):
             segment = segments[end]
             if isinstance(segment, _Stretch):
-                rows_in_pass += sum(earlier.rows[segment.first : segment.last + 1]) + 1
+                decoded.append([decode(earlier.bucket(index).data) for index in range(segment.first, segment.last + 1)])
+                bytes_in_pass += sum(table.nbytes for table in decoded[-1])
             end += 1
         stretches = [s for s in segments[at:end] if isinstance(s, _Stretch)]
-        cut = _cut_again(earlier, stretches, changed, regrouped, regrouped_keys, key, mean, tally)
+        cut = _cut_again(stretches, decoded, changed, regrouped, regrouped_keys, key, mean, tally)
+        del decoded
         for segment in segments[at:end]:
             if isinstance(segment, _Stretch):
                 for bucket in cut[segment.first]:
@@ -167,24 +173,21 @@ def rebuilt_buckets(
         raise ReuseMismatch(f"the reused and regrouped buckets hold {written:,} rows, the new table {expected_rows:,}")
 
 
-def _cut_again(earlier: EarlierBuckets, stretches: list[_Stretch], changed: list[tuple], regrouped: pa.Table,
+def _cut_again(stretches: list[_Stretch], decoded: list[list[pa.Table]], changed: list[tuple], regrouped: pa.Table,
                regrouped_keys: list[tuple], key: list[str], mean: int, tally: ReuseTally) -> dict[int, list[Bucket]]:  # fmt: skip
     """The buckets of each stretch (by its first earlier bucket's index), cut afresh from its rows:
-    the earlier buckets' rows without the keys of K, plus K's regrouped records in its range. The
+    its earlier buckets' rows (``decoded``, per stretch) without the keys of K, plus K's regrouped
+    records in its range. The
     stretches are in key order, and their key ranges do not overlap, so all of them are filtered,
     sorted and hashed at once; only the cuts restart at each stretch's first row."""
     if not stretches:
         return {}
-    decoded = [decode(earlier.bucket(index).data) for s in stretches for index in range(s.first, s.last + 1)]
-    tally.decoded += len(decoded)
-    decoded_rows = np.array([t.num_rows for t in decoded], dtype=np.int64)
+    tally.decoded += sum(len(tables) for tables in decoded)
     # which stretch each decoded row is of
-    buckets_per_stretch = np.array([s.last - s.first + 1 for s in stretches], dtype=np.int64)
-    rows_per_stretch = np.add.reduceat(decoded_rows, np.r_[0, np.cumsum(buckets_per_stretch)[:-1]]) \
-        if len(decoded_rows) else np.zeros(len(stretches), np.int64)  # fmt: skip
+    rows_per_stretch = [sum(table.num_rows for table in tables) for tables in decoded]
     of_stretch = np.repeat(np.arange(len(stretches)), rows_per_stretch)
-    schema = decoded[0].schema
-    rows = pa.concat_tables([t if t.schema.equals(schema) else t.cast(schema) for t in decoded])
+    schema = decoded[0][0].schema
+    rows = pa.concat_tables([t if t.schema.equals(schema) else t.cast(schema) for tables in decoded for t in tables])
     # the keys of K in the pass's range (a lookup among those alone, not all of K)
     changed_here = pa.array(["|".join(k) for k in changed[_between(changed, stretches[0].lo, stretches[-1].hi)]], pa.string())
     is_changed = pc.is_in(_joined(rows, key), value_set=changed_here) if rows.num_rows else pa.array([], pa.bool_())

@@ -268,9 +268,10 @@ def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: 
 # documents' buckets again. Cut one stretch at a time, that rebuild took 11.6 and 12.3 s alone
 # against 9.6 and 11.3 s grouping all 3M afresh (alternate runs, AMD EPYC), and later 5.4-5.7 s
 # against 3.6 (Intel Xeon), so the documents were reused only where a quarter or less was cut
-# again; with the stretches cut in passes (pipeline.store.bucket_reuse.PASS_ROWS) it takes
-# 3.7-3.9 s against 3.5-3.8 (three alternate runs each, the same tables) and writes 95 MB
-# instead of 181 (the reused buckets' bytes stay in the base), so up to 40 % is now reused. The
+# again; with the stretches cut in passes (pipeline.store.bucket_reuse.PASS_BYTES) it takes
+# 4.2-4.5 s against 4.0-4.4 (three alternate runs each, the same tables, the same peak memory)
+# and writes 95 MB instead of 181 (the reused buckets' bytes stay in the base), so up to 40 % is
+# now reused. The
 # evidence and the papers are grouped from the predications, which costs far more a record than
 # decoding it.
 MAX_REBUILT_SHARE = {"documents": 0.4, "evidence": 0.5, "papers": 0.5}

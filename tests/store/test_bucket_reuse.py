@@ -10,7 +10,7 @@ import random
 import pyarrow as pa
 import pytest
 
-from pipeline.store.bucket_reuse import PASS_ROWS, ReuseMismatch, ReuseTally, rebuilt_buckets, reuse_plan
+from pipeline.store.bucket_reuse import PASS_BYTES, ReuseMismatch, ReuseTally, rebuilt_buckets, reuse_plan
 from pipeline.store.buckets import bucketed
 
 
@@ -79,10 +79,10 @@ def test_rebuilt_buckets_equal_a_fresh_cut_on_random_changes(seed):
     fresh = list(bucketed([_table(after, two_keys)], key, mean))
     regrouped = _table({k: v for k, v in after.items() if k in changed}, two_keys)
     # the stretches cut again one at a time, a few at a time, or all in one pass: the same buckets
-    for pass_rows in (1, 5 * mean, PASS_ROWS):
+    for pass_bytes in (1, 2_000, PASS_BYTES):
         tally = ReuseTally()
         rebuilt = list(rebuilt_buckets(_Listed(earlier), sorted(changed), regrouped, key, mean, len(after), tally,
-                                       pass_rows=pass_rows))  # fmt: skip
+                                       pass_bytes=pass_bytes))  # fmt: skip
         assert _bucket_tuples(rebuilt) == _bucket_tuples(fresh)
         assert [b.data for b in rebuilt] == [b.data for b in fresh]
         # every bucket reused is one of the earlier build's, and reuse happens when little changed
