@@ -177,9 +177,9 @@ def _cut_again(stretches: list[_Stretch], decoded: list[list[pa.Table]], changed
                regrouped_keys: list[tuple], key: list[str], mean: int, tally: ReuseTally) -> dict[int, list[Bucket]]:  # fmt: skip
     """The buckets of each stretch (by its first earlier bucket's index), cut afresh from its rows:
     its earlier buckets' rows (``decoded``, per stretch) without the keys of K, plus K's regrouped
-    records in its range. The
-    stretches are in key order, and their key ranges do not overlap, so all of them are filtered,
-    sorted and hashed at once; only the cuts restart at each stretch's first row."""
+    records in its range. The stretches are in key order, and their key ranges do not overlap, so
+    all of them are filtered, sorted and hashed at once; only the cuts restart at each stretch's
+    first row."""
     if not stretches:
         return {}
     tally.decoded += sum(len(tables) for tables in decoded)
@@ -190,20 +190,20 @@ def _cut_again(stretches: list[_Stretch], decoded: list[list[pa.Table]], changed
     rows = pa.concat_tables([t if t.schema.equals(schema) else t.cast(schema) for tables in decoded for t in tables])
     # the keys of K in the pass's range (a lookup among those alone, not all of K)
     changed_here = pa.array(["|".join(k) for k in changed[_between(changed, stretches[0].lo, stretches[-1].hi)]], pa.string())
-    is_changed = pc.is_in(_joined(rows, key), value_set=changed_here) if rows.num_rows else pa.array([], pa.bool_())
-    if rows.num_rows and pc.any(is_changed).as_py():
+    # (a bucket has rows, so a pass has some)
+    is_changed = pc.is_in(_joined(rows, key), value_set=changed_here)
+    if pc.any(is_changed).as_py():
         tally.dropped.append(rows.filter(is_changed))
     flags = np.asarray(is_changed.to_numpy(zero_copy_only=False), dtype=bool)
-    kept = rows.filter(pc.invert(is_changed)) if rows.num_rows else rows
     kept_per_stretch = np.bincount(of_stretch[~flags], minlength=len(stretches))
+    added_per_stretch = np.array([within.stop - within.start for within in
+                                  (_between(regrouped_keys, s.lo, s.hi) for s in stretches)], dtype=np.int64)  # fmt: skip
+    pieces = [rows.filter(pc.invert(is_changed))]
     added = _between(regrouped_keys, stretches[0].lo, stretches[-1].hi)
-    added_per_stretch = np.array([_between(regrouped_keys, s.lo, s.hi).stop - _between(regrouped_keys, s.lo, s.hi).start
-                                  for s in stretches], dtype=np.int64)  # fmt: skip
-    pieces = [kept]
     if added.stop > added.start:
         pieces.append(regrouped.slice(added.start, added.stop - added.start).select(schema.names).cast(schema))
     table = pa.concat_tables(pieces).sort_by([(k, "ascending") for k in key])
-    hashes = key_hashes(_joined(table, key)) if table.num_rows else np.zeros(0, np.uint64)
+    hashes = key_hashes(_joined(table, key))
     sizes = kept_per_stretch + added_per_stretch
     if int(sizes.sum()) != table.num_rows:  # a regrouped key outside every stretch: K was not what the plan took
         raise ReuseMismatch(f"{table.num_rows - int(sizes.sum()):,} regrouped rows lie in no stretch cut again")

@@ -271,9 +271,8 @@ def kind_records(kind: str, tables_dir: Path, graph_dir: Path | None, settings: 
 # again; with the stretches cut in passes (pipeline.store.bucket_reuse.PASS_BYTES) it takes
 # 4.2-4.5 s against 4.0-4.4 (three alternate runs each, the same tables, the same peak memory)
 # and writes 95 MB instead of 181 (the reused buckets' bytes stay in the base), so up to 40 % is
-# now reused. The
-# evidence and the papers are grouped from the predications, which costs far more a record than
-# decoding it.
+# now reused. The evidence and the papers are grouped from the predications, which costs far
+# more a record than decoding it.
 MAX_REBUILT_SHARE = {"documents": 0.4, "evidence": 0.5, "papers": 0.5}
 # The concepts are cheap to group whole. The documents are not (13 of a 10M citation rerun's 77 s,
 # the same 166 MB again), and are reused where few papers changed: the papers merged again are
