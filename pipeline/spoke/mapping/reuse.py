@@ -24,14 +24,13 @@ place and would change the other build's file too.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from pipeline.builds.identity import sha256_of_file
 from pipeline.builds.layout import BuildLayout, MappingFolder, results_of
 from pipeline.builds.record import litpath_provenance
+from pipeline.builds.reuse import link_or_copy
 from pipeline.runtime.process import CommandFailed, run_command
 
 # Bumped whenever what the mapping's files hold changes for the same inputs in a way the
@@ -124,7 +123,7 @@ def take_earlier_mapping(out_dir: Path, inputs: dict[str, Any]) -> tuple[dict[st
         mine = mapping_files(MappingFolder(Path(out_dir)))
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         for theirs, ours in zip(files, mine, strict=True):
-            _link(theirs, ours)
+            link_or_copy(theirs, ours)
         return stats, name
     return None, "no other build's mapping was made from these inputs"
 
@@ -139,17 +138,6 @@ def unlink_mapping_files(folder: MappingFolder) -> None:
     link to another build's (:func:`take_earlier_mapping`), which writing in place would change."""
     for path in [*mapping_files(folder), folder.stats]:
         path.unlink(missing_ok=True)
-
-
-def _link(source: Path, target: Path) -> None:
-    """``target`` as a hard link to ``source`` (a copy across file systems), put in place whole."""
-    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    partial.unlink(missing_ok=True)
-    try:
-        os.link(source, partial)
-    except OSError:
-        shutil.copy2(source, partial)
-    os.replace(partial, target)
 
 
 __all__ = [
