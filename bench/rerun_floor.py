@@ -63,9 +63,10 @@ def parquet_settings(path: Path) -> dict:
         return {}
     group = metadata.row_group(0)
     columns = [group.column(i) for i in range(group.num_columns)]
+    codec = columns[0].compression.lower() if columns else "snappy"
     return {
         "use_dictionary": [c.path_in_schema for c in columns if DICTIONARY_ENCODINGS & set(c.encodings)],
-        "compression": columns[0].compression.lower() if columns else "snappy",
+        "compression": "none" if codec == "uncompressed" else codec,  # the writer's name for it
         "write_statistics": [c.path_in_schema for c in columns if c.is_stats_set],
     }
 
