@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pytest
+from support.bench_scripts import bench_module
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def _module(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-scale_run = _module("scale_run")
-project_release = _module("project_release")
+scale_run = bench_module("scale_run")
+project_release = bench_module("project_release")
 T0 = datetime(2026, 11, 28, 12, 0, 0)
 
 
