@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,6 +41,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -71,44 +73,34 @@ def parquet_settings(path: Path) -> dict:
     }
 
 
-def timed(action: Callable[[], object]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of this process) of ``action()``."""
+def timed(action: Callable[[], Any]) -> tuple[Any, tuple[float, float]]:
+    """``action()``'s result, and the (wall, CPU of this process) seconds it took."""
     wall, cpu = time.perf_counter(), time.process_time()
-    action()
-    return time.perf_counter() - wall, time.process_time() - cpu
+    result = action()
+    return result, (time.perf_counter() - wall, time.process_time() - cpu)
 
 
 def parquet_rewrite(path: Path, scratch: Path) -> dict[str, tuple[float, float]]:
     """The read of ``path`` whole and the write of its rows again with its own settings, timed."""
     settings = parquet_settings(path)
-    table = None
-
-    def read() -> None:
-        nonlocal table
-        table = pq.read_table(path)
-
-    times = {"read": timed(read)}
+    table, read = timed(lambda: pq.read_table(path))
     out = scratch / path.name
-    times["write"] = timed(lambda: pq.write_table(table, out, **settings))
+    _, write = timed(lambda: pq.write_table(table, out, **settings))
     out.unlink()
-    return times
+    return {"read": read, "write": write}
 
 
 def bp_rewrite(path: Path, scratch: Path) -> dict[str, tuple[float, float]]:
     """graph.bp or path_index.bp read whole and written again with the stage's writer, timed."""
+    graph = path.name == "graph.bp"
+    (arrays, attributes), read = timed(lambda: (read_graph_bp if graph else read_path_index_bp)(path))
     out = scratch / path.name
-    if path.name == "graph.bp":
-        loaded: list = []
-        times = {"read": timed(lambda: loaded.append(read_graph_bp(path)))}
-        (n, row_ptr, col_idx, cost), attributes = loaded[0]
-        times["write"] = timed(lambda: write_graph_bp(out, n, row_ptr, col_idx, cost, attributes))
+    if graph:  # arrays: (n, row_ptr, col_idx, cost)
+        _, write = timed(lambda: write_graph_bp(out, *arrays, attributes))
     else:
-        loaded = []
-        times = {"read": timed(lambda: loaded.append(read_path_index_bp(path)))}
-        arrays, attributes = loaded[0]
-        times["write"] = timed(lambda: write_path_index_bp(out, arrays, attributes))
-    subprocess.run(["rm", "-rf", str(out)], check=True)
-    return times
+        _, write = timed(lambda: write_path_index_bp(out, arrays, attributes))
+    shutil.rmtree(out)
+    return {"read": read, "write": write}
 
 
 def rewritten_files(build: BuildLayout) -> list[Path]:
