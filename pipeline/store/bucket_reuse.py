@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.store.buckets import Bucket, bucketed, bucketed_hashed, decode, key_hashes
+from pipeline.store.buckets import Bucket, bucketed, bucketed_hashed, decode, joined_keys, key_hashes
 
 
 class ReuseMismatch(RuntimeError):
@@ -51,11 +51,6 @@ class ReuseTally:
     decoded: int = 0
     regrouped_keys: int = 0
     dropped: list[pa.Table] = field(default_factory=list)
-
-
-def _joined(table: pa.Table, key: list[str]) -> pa.Array:
-    column = table.column(key[0]) if len(key) == 1 else pc.binary_join_element_wise(*[table.column(k) for k in key], "|")
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def _anchored(firsts: list[tuple], mean: int) -> np.ndarray:
@@ -191,7 +186,7 @@ def _cut_again(stretches: list[_Stretch], decoded: list[list[pa.Table]], changed
     # the keys of K in the pass's range (a lookup among those alone, not all of K)
     changed_here = pa.array(["|".join(k) for k in changed[_between(changed, stretches[0].lo, stretches[-1].hi)]], pa.string())
     # (a bucket has rows, so a pass has some)
-    is_changed = pc.is_in(_joined(rows, key), value_set=changed_here)
+    is_changed = pc.is_in(joined_keys(rows, key), value_set=changed_here)
     if pc.any(is_changed).as_py():
         tally.dropped.append(rows.filter(is_changed))
     flags = np.asarray(is_changed.to_numpy(zero_copy_only=False), dtype=bool)
@@ -203,7 +198,7 @@ def _cut_again(stretches: list[_Stretch], decoded: list[list[pa.Table]], changed
     if added.stop > added.start:
         pieces.append(regrouped.slice(added.start, added.stop - added.start).select(schema.names).cast(schema))
     table = pa.concat_tables(pieces).sort_by([(k, "ascending") for k in key])
-    hashes = key_hashes(_joined(table, key))
+    hashes = key_hashes(joined_keys(table, key))
     sizes = kept_per_stretch + added_per_stretch
     if int(sizes.sum()) != table.num_rows:  # a regrouped key outside every stretch: K was not what the plan took
         raise ReuseMismatch(f"{table.num_rows - int(sizes.sum()):,} regrouped rows lie in no stretch cut again")

@@ -143,6 +143,13 @@ def decode(data: bytes) -> pa.Table:
     return ipc.open_stream(pa.py_buffer(data), options=_IPC_READ).read_all()
 
 
+def joined_keys(table: pa.Table, key: list[str]) -> pa.Array:
+    """Each row's ``key`` columns joined by "|" (a single key column as it is), one array: the
+    strings whose :func:`key_hashes` place the bucket boundaries."""
+    column = table.column(key[0]) if len(key) == 1 else pc.binary_join_element_wise(*[table.column(k) for k in key], "|")
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
 def bucketed(parts: Iterable[pa.Table], key: list[str], mean: int) -> Iterator[Bucket]:
     """The buckets of a table given as ``parts`` in key order (``key``: its key columns, whose
     values joined by "|" are hashed for the boundaries); rows of a bucket may come from several parts."""
@@ -151,8 +158,7 @@ def bucketed(parts: Iterable[pa.Table], key: list[str], mean: int) -> Iterator[B
     for part in parts:
         if not part.num_rows:
             continue
-        joined = part.column(key[0]) if len(key) == 1 else pc.binary_join_element_wise(*[part.column(k) for k in key], "|")
-        starts = boundaries(key_hashes(joined), mean, pending_rows)
+        starts = boundaries(key_hashes(joined_keys(part, key)), mean, pending_rows)
         previous = 0
         for start in starts.tolist():
             if start > previous:
@@ -168,8 +174,8 @@ def bucketed(parts: Iterable[pa.Table], key: list[str], mean: int) -> Iterator[B
 
 
 def bucketed_hashed(table: pa.Table, hashes: np.ndarray, key: list[str], mean: int) -> Iterator[Bucket]:
-    """The buckets of one table in key order whose keys' hashes (:func:`key_hashes` of the keys
-    joined as :func:`bucketed` joins them) are already known: what :func:`bucketed` gives for it."""
+    """The buckets of one table in key order whose keys' hashes (:func:`key_hashes` of its
+    :func:`joined_keys`) are already known: what :func:`bucketed` gives for it."""
     previous = 0
     for start in [*boundaries(hashes, mean).tolist(), table.num_rows]:
         if start > previous:
