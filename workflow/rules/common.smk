@@ -332,3 +332,31 @@ def kinds_loaded_last():
 
 
 LOADED_LAST = kinds_loaded_last()
+
+
+# Which ready job takes a core first (Snakemake's priorities; the greedy scheduler keeps them,
+# config/profiles/local). Two chains follow the merge and the co-occurrence graph: the full graph
+# (then the concepts and the build's completion) and the evidence's grouping (then the
+# comparison); everything else fills the other core. The filler whose own tail is long goes first:
+# the documents' grouping, so that their load, the longest (its work is the MongoDB server's),
+# travels beside the graph instead of after it; the mapping, query set and comparison solve, so
+# that the comparison starts when the evidence is grouped. Grouped last, the documents and then
+# their load were a 10M update rerun's last 9 s, two cores half idle (docs/design.md §4).
+PRIORITY = {
+    "build_cooccurrence": 3,  # both chains start from it
+    "bucket_records:documents": 2.5,
+    "build_graph": 2,
+    "comparison_inputs": 1.8,  # build_mapping, query_set, solve_cooccurrence
+    "bucket_records:evidence": 1.7,
+    "load_mongo_kind:documents": 1.6,
+    "bucket_records": 1,  # the other kinds
+    "solve": 1,
+    "load_mongo_kind": 0,  # the other kinds
+}
+
+
+def kind_priority(rule_name):
+    """The priority of a job of ``rule_name`` with a {kind} wildcard (PRIORITY, by kind)."""
+    return lambda wildcards: PRIORITY.get(
+        f"{rule_name}:{wildcards.kind}", PRIORITY[rule_name]
+    )

@@ -15,7 +15,7 @@ rule query_set:
         record=LAYOUT.compare.query_set,
     log:
         RESULTS_LAYOUT.rule_log(BUILD, "query_set"),
-    priority: 1  # before the loads, for the solve that reads it (solve.smk)
+    priority: PRIORITY["comparison_inputs"]
     conda:
         "../envs/litpath.yaml"
     params:

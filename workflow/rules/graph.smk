@@ -37,8 +37,8 @@ rule build_cooccurrence:
         RESULTS_LAYOUT.rule_log(BUILD, "build_cooccurrence"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "build_cooccurrence", ".benchmark.tsv")
-    # First among the jobs the merge frees: the evidence's grouping waits for it.
-    priority: 3
+    # First among the jobs the merge frees: the evidence's grouping waits for it (PRIORITY).
+    priority: PRIORITY["build_cooccurrence"]
     conda:
         "../envs/litpath.yaml"
     resources:
@@ -67,9 +67,8 @@ rule build_graph:
         RESULTS_LAYOUT.rule_log(BUILD, "build_graph"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "build_graph", ".benchmark.tsv")
-    # Before the groupings (priority 1, the papers' and documents' need no graph and fill the
-    # other core meanwhile), then the loads of the kinds already grouped (0).
-    priority: 2
+    # Before the groupings but the documents' (PRIORITY, common.smk).
+    priority: PRIORITY["build_graph"]
     conda:
         "../envs/litpath.yaml"
     resources:
@@ -98,8 +97,7 @@ rule bucket_records:
         RESULTS_LAYOUT.rule_log(BUILD, "bucket_records_{kind}", ".benchmark.tsv")
     wildcard_constraints:
         kind="|".join(KINDS),
-    # Before the loads: a core the evidence's grouping (the longest path) can take goes to it.
-    priority: 1
+    priority: kind_priority("bucket_records")
     conda:
         "../envs/litpath.yaml"
     params:
@@ -132,6 +130,7 @@ rule load_mongo_kind:
         RESULTS_LAYOUT.rule_log(BUILD, "load_mongo_{kind}", ".benchmark.tsv")
     wildcard_constraints:
         kind="|".join(KINDS),
+    priority: kind_priority("load_mongo_kind")
     conda:
         "../envs/litpath.yaml"
     params:

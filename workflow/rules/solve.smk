@@ -23,10 +23,11 @@ rule solve:
         RESULTS_LAYOUT.rule_log(BUILD, "solve"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "solve", ".benchmark.tsv")
-    # With the groupings (priority 1), not after them and the loads: a solve takes every core its
-    # ranks ask for, so at the end it waited for the last load and only then could the comparison
-    # start (at 10M predications the mapping, query set and solves made a 20 s serial tail).
-    priority: 1
+    # With the groupings, not after them and the loads: a solve takes every core its ranks ask
+    # for, so at the end it waited for the last load and only then could the comparison start (at
+    # 10M predications the mapping, query set and solves made a 20 s serial tail). The comparison's
+    # own solve comes earlier still, with the mapping and the query set (PRIORITY, common.smk).
+    priority: PRIORITY["solve"]
     conda:
         "../envs/litpath.yaml"
     # Every core of the ranks, or one where the plan can only store few rows or none
@@ -65,6 +66,7 @@ use rule solve as solve_cooccurrence with:
         RESULTS_LAYOUT.rule_log(BUILD, "solve_cooccurrence"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "solve_cooccurrence", ".benchmark.tsv")
+    priority: PRIORITY["comparison_inputs"]
     threads: solve_threads("cooccurrence")
     params:
         scope="cooccurrence",

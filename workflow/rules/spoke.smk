@@ -41,7 +41,7 @@ rule build_mapping:
         RESULTS_LAYOUT.rule_log(BUILD, "build_mapping"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "build_mapping", ".benchmark.tsv")
-    priority: 1  # before the loads, for the query set and the solve (solve.smk)
+    priority: PRIORITY["comparison_inputs"]
     conda:
         "../envs/litpath.yaml"
     # --reuse auto: from SPOKE's dump, another build's mapping of the very same inputs is linked
