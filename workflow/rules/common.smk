@@ -337,17 +337,22 @@ LOADED_LAST = kinds_loaded_last()
 # Which ready job takes a core first (Snakemake's priorities; the greedy scheduler keeps them,
 # config/profiles/local). Two chains follow the merge and the co-occurrence graph: the full graph
 # (then the concepts and the build's completion) and the evidence's grouping (then the
-# comparison); everything else fills the other core. The filler whose own tail is long goes first:
-# the documents' grouping, so that their load, the longest (its work is the MongoDB server's),
-# travels beside the graph instead of after it; the mapping, query set and comparison solve, so
-# that the comparison starts when the evidence is grouped. Grouped last, the documents and then
-# their load were a 10M update rerun's last 9 s, two cores half idle (docs/design.md §4).
+# comparison). The groupings that need no graph fill the other core meanwhile, those whose load
+# is long first, so that the load (the MongoDB server's work) travels beside the chains instead
+# of after them: the papers' (a first build's longest grouping, 41 s at 10M predications, and a
+# 15 s load) and the documents' (an update file's longest load, 5 s). The comparison's mapping,
+# query set and solve come before the evidence is grouped, and the comparison before the loads
+# that wait for a core. A 10M update rerun took 38.8-39.4 s in this order against 39.5-40.1 s
+# with the documents grouped and loaded last; a first build the same, 180.7 and 180.6 s against
+# 189.3 and 179.9 (alternate runs, docs/design.md §4).
 PRIORITY = {
     "build_cooccurrence": 3,  # both chains start from it
+    "bucket_records:papers": 2.6,
     "bucket_records:documents": 2.5,
     "build_graph": 2,
-    "comparison_inputs": 1.8,  # build_mapping, query_set, solve_cooccurrence
-    "bucket_records:evidence": 1.7,
+    "bucket_records:evidence": 1.9,
+    "comparison": 1.8,  # build_mapping, query_set, solve_cooccurrence, compare
+    "load_mongo_kind:papers": 1.6,
     "load_mongo_kind:documents": 1.6,
     "bucket_records": 1,  # the other kinds
     "solve": 1,

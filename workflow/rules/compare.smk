@@ -15,7 +15,7 @@ rule query_set:
         record=LAYOUT.compare.query_set,
     log:
         RESULTS_LAYOUT.rule_log(BUILD, "query_set"),
-    priority: PRIORITY["comparison_inputs"]
+    priority: PRIORITY["comparison"]
     conda:
         "../envs/litpath.yaml"
     params:
@@ -60,6 +60,8 @@ rule compare:
         RESULTS_LAYOUT.rule_log(BUILD, "compare"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "compare", ".benchmark.tsv")
+    # The end of the evidence's chain: before the loads that wait for a core (PRIORITY).
+    priority: PRIORITY["comparison"]
     conda:
         "../envs/litpath.yaml"
     params:

@@ -66,7 +66,7 @@ use rule solve as solve_cooccurrence with:
         RESULTS_LAYOUT.rule_log(BUILD, "solve_cooccurrence"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "solve_cooccurrence", ".benchmark.tsv")
-    priority: PRIORITY["comparison_inputs"]
+    priority: PRIORITY["comparison"]
     threads: solve_threads("cooccurrence")
     params:
         scope="cooccurrence",

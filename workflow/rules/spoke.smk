@@ -41,7 +41,7 @@ rule build_mapping:
         RESULTS_LAYOUT.rule_log(BUILD, "build_mapping"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "build_mapping", ".benchmark.tsv")
-    priority: PRIORITY["comparison_inputs"]
+    priority: PRIORITY["comparison"]
     conda:
         "../envs/litpath.yaml"
     # --reuse auto: from SPOKE's dump, another build's mapping of the very same inputs is linked
