@@ -360,6 +360,16 @@ PRIORITY = {
 }
 
 
+# A kind misspelt here would fall back to its rule's priority without a word.
+_UNKNOWN_KINDS = sorted(
+    key for key in PRIORITY if ":" in key and key.partition(":")[2] not in KINDS
+)
+if _UNKNOWN_KINDS:
+    raise ValueError(
+        f"PRIORITY names kinds the store has not ({', '.join(KINDS)}): {_UNKNOWN_KINDS}"
+    )
+
+
 def kind_priority(rule_name):
     """The priority of a job of ``rule_name`` with a {kind} wildcard (PRIORITY, by kind)."""
     return lambda wildcards: PRIORITY.get(
