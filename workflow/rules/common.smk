@@ -342,9 +342,10 @@ LOADED_LAST = kinds_loaded_last()
 # of after them: the papers' (a first build's longest grouping, 41 s at 10M predications, and a
 # 15 s load) and the documents' (an update file's longest load, 5 s). The comparison's mapping,
 # query set and solve come before the evidence is grouped, and the comparison before the loads
-# that wait for a core. A 10M update rerun took 38.8-39.4 s in this order against 39.5-40.1 s
-# with the documents grouped and loaded last; a first build the same, 180.7 and 180.6 s against
-# 189.3 and 179.9 (alternate runs, docs/design.md §4).
+# that wait for a core. A 10M update rerun took 38.8-39.4 s in this order (the comparison's own
+# place came after: no change in two runs) against 39.5-40.1 s with the documents grouped and
+# loaded last; a first build the same, 180.7 and 180.6 s against 189.3 and 179.9 (alternate
+# runs, docs/design.md §4).
 PRIORITY = {
     "build_cooccurrence": 3,  # both chains start from it
     "bucket_records:papers": 2.6,

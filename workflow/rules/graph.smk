@@ -67,7 +67,7 @@ rule build_graph:
         RESULTS_LAYOUT.rule_log(BUILD, "build_graph"),
     benchmark:
         RESULTS_LAYOUT.rule_log(BUILD, "build_graph", ".benchmark.tsv")
-    # Before the groupings but the documents' (PRIORITY, common.smk).
+    # After the papers' and documents' groupings, before the evidence's (PRIORITY, common.smk).
     priority: PRIORITY["build_graph"]
     conda:
         "../envs/litpath.yaml"
