@@ -55,7 +55,7 @@ class ReuseTally:
 
 def _anchored(firsts: list[tuple], mean: int) -> np.ndarray:
     """Whether a row with each of these keys starts a bucket wherever it is (its hash is 0 modulo
-    ``mean``; the keys joined as :func:`pipeline.store.buckets.bucketed` joins them)."""
+    ``mean``; joined as :func:`pipeline.store.buckets.joined_keys` joins them)."""
     joined = pa.array(["|".join(first) for first in firsts], pa.string())
     return key_hashes(joined) % np.uint64(mean) == 0
 

@@ -146,7 +146,8 @@ def decode(data: bytes) -> pa.Table:
 def joined_keys(table: pa.Table, key: list[str]) -> pa.Array:
     """Each row's ``key`` columns joined by "|" (a single key column as it is), one array: the
     strings whose :func:`key_hashes` place the bucket boundaries."""
-    column = table.column(key[0]) if len(key) == 1 else pc.binary_join_element_wise(*[table.column(k) for k in key], "|")
+    column = table.column(key[0]) if len(key) == 1 else \
+        pc.binary_join_element_wise(*[table.column(k).cast(pa.string()) for k in key], "|")  # fmt: skip
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 

@@ -55,7 +55,7 @@ from pipeline.runtime.files import write_atomically
 from pipeline.runtime.filtered_reads import kept_batches, rows_with_values
 from pipeline.runtime.progress import PERCENT, PhasedWork, Progress
 from pipeline.store.bucket_reuse import ReuseMismatch, ReuseTally, rebuilt_buckets, reuse_plan
-from pipeline.store.buckets import MEAN_ROWS, Bucket, ListedBucket, bucketed, decode
+from pipeline.store.buckets import MEAN_ROWS, Bucket, ListedBucket, bucketed, decode, joined_keys
 from pipeline.store.evidence_patch import gone_rows_by_pair, pair_keys, records_without_papers
 from pipeline.store.evidence_rows import (
     EVIDENCE,
@@ -422,8 +422,7 @@ def _earlier_records(bucket_file: BucketFile, keys: list[tuple]) -> pa.Table:
     key = KEYS[bucket_file.kind]
     wanted = pa.array(["|".join(k) for k in keys], pa.string())
     rows = pa.concat_tables(found) if found else RECORDS[bucket_file.kind].empty_table()
-    joined = pc.binary_join_element_wise(*[rows.column(k).cast(pa.string()) for k in key], "|") if len(key) > 1 else rows.column(key[0])
-    return rows.filter(pc.is_in(joined, value_set=wanted))
+    return rows.filter(pc.is_in(joined_keys(rows, key), value_set=wanted))
 
 
 def _rows_of_papers(tables_dir: Path, doc_ids: pa.Array, columns: list[str]) -> pa.Table:
