@@ -4,6 +4,7 @@ so that a group of equal keys spans batches and is carried from one written piec
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -55,3 +56,49 @@ def test_splice_equals_the_whole_table_filtered_and_sorted(tmp_path: Path, monke
         expected = expected.take(pc.sort_indices(expected, [("key", "ascending")]))
     assert pq.read_table(out).equals(expected)
     assert (written, dropped) == (expected.num_rows, earlier.num_rows - kept.num_rows)
+
+
+class _FailingWriter:
+    """A Parquet writer stand-in that takes ``good`` pieces, then fails."""
+
+    def __init__(self, good: int) -> None:
+        self.good, self.pieces = good, []
+
+    def write_table(self, piece: pa.Table) -> None:
+        if len(self.pieces) == self.good:
+            raise OSError("disk full")
+        self.pieces.append(piece)
+
+
+def _write_behind_threads() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name == "merge-write-behind"]
+
+
+@pytest.mark.parametrize("good", [0, 1, 3])
+def test_a_piece_that_fails_behind_is_raised_in_the_rewrite_and_no_later_piece_is_written(good: int) -> None:
+    writer = _FailingWriter(good)
+    piece = pa.table({"row": [1, 2]})
+    with pytest.raises(OSError, match="disk full"):
+        with delta._WriteBehind(writer) as behind:
+            for _ in range(good + 5):
+                behind.write_table(piece)
+    assert len(writer.pieces) == good
+    assert _write_behind_threads() == []
+
+
+def test_a_rewrite_that_fails_stops_its_writer_thread(tmp_path: Path) -> None:
+    source = tmp_path / "earlier.parquet"
+    pq.write_table(pa.table({"key": ["a"] * 40, "row": list(range(40)), "text": ["t"] * 40}, schema=SCHEMA), source)
+    seen = []
+
+    def drop(rows: pa.Table) -> pa.Array:
+        seen.append(rows.num_rows)
+        if len(seen) == 3:
+            raise ValueError("a bad batch")
+        return pa.array([False] * rows.num_rows)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(delta, "SPLICE_ROWS", 4)
+        with pytest.raises(ValueError, match="a bad batch"):
+            delta._splice(source, tmp_path / "out.parquet", SCHEMA, [], drop=drop, added=SCHEMA.empty_table())
+    assert _write_behind_threads() == []
