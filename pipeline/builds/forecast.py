@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pipeline.builds.identity import InputFile
 from pipeline.builds.layout import BuildLayout, ResultsLayout
 from pipeline.builds.record import earlier_build_for, written_bytes
+from pipeline.config import read_yaml
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.progress import format_bytes, format_seconds
 
@@ -241,7 +240,7 @@ def announce(config: dict[str, Any], results: ResultsLayout, inputs: list[InputF
     earlier = earlier_build_for(results, this, exclude=build_dir) if incremental else None
     new_kinds: frozenset[str] = frozenset()
     if earlier is not None:
-        theirs = {(f["kind"], f["sha256"]) for f in (yaml.safe_load(BuildLayout(earlier).config.read_text()) or {}).get("resolved_inputs", [])}
+        theirs = {(f["kind"], f["sha256"]) for f in (read_yaml(BuildLayout(earlier).config.read_text()) or {}).get("resolved_inputs", [])}
         new_kinds = frozenset(f.kind for f in inputs if (f.kind, f.sha256) not in theirs and f.kind not in unread)
     forecast = forecast_run(results, inputs, unread, earlier, new_kinds)
     for line in forecast.lines():

@@ -23,7 +23,7 @@ from pipeline.builds.identity import (
 )
 from pipeline.builds.layout import BuildLayout, ResultsLayout, results_of
 from pipeline.cli.options import build_id_option, config_option, option
-from pipeline.config import ConfigError, load_config
+from pipeline.config import ConfigError, load_config, read_yaml
 from pipeline.config.connections import redact_config
 from pipeline.runtime.files import fsync_dir as _fsync_dir
 from pipeline.runtime.files import write_atomically as _write_atomically
@@ -134,9 +134,7 @@ def _read_json(path: Path) -> Any:
 
 
 def _read_yaml(path: Path) -> Any:
-    import yaml
-
-    return yaml.safe_load(path.read_text()) if path.exists() else None
+    return read_yaml(path.read_text()) if path.exists() else None
 
 
 def litpath_provenance() -> dict[str, Any]:
@@ -245,10 +243,8 @@ def finish_build(build_dir: Path) -> dict[str, Any]:
     import datetime
     import secrets
 
-    import yaml
-
     layout, results = BuildLayout(build_dir), results_of(build_dir)
-    config = yaml.safe_load(layout.config.read_text())
+    config = read_yaml(layout.config.read_text())
     # The settings of the latest run (the comparison's, say, may have changed since the build was
     # made); the inputs are the build's own.
     settings = _read_yaml(layout.run_config) or config

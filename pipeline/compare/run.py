@@ -367,9 +367,9 @@ def build_inputs(build_dir: str | Path) -> list[dict[str, Any]]:
         if layout.record.exists():
             return list(json.loads(layout.record.read_text(encoding="utf-8")).get("inputs") or [])
         if layout.config.exists():
-            import yaml
+            from pipeline.config import read_yaml
 
-            config = yaml.safe_load(layout.config.read_text(encoding="utf-8")) or {}
+            config = read_yaml(layout.config.read_text(encoding="utf-8")) or {}
             return list(config.get("resolved_inputs") or [])
     except (OSError, ValueError):
         return []

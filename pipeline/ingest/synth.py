@@ -707,7 +707,9 @@ def write_corpus_config(corpus_dir: Path, manifest: dict[str, Any], base: Path, 
     corpus files (paths as given, relative to the working directory like any config's)."""
     import yaml
 
-    config = yaml.safe_load(Path(base).read_text()) or {}
+    from pipeline.config import read_yaml
+
+    config = read_yaml(Path(base).read_text()) or {}
     inputs: dict[str, list[str]] = {}
     for entry in manifest["files"]:
         inputs.setdefault(entry["kind"], []).append(str(Path(corpus_dir) / entry["path"]))

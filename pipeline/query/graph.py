@@ -237,9 +237,9 @@ def build_config(build_dir: Path) -> dict[str, Any]:
     record = read_build_record(build_dir)
     config = record.get("config") or {}
     if not config and BuildLayout(build_dir).config.exists():
-        import yaml
+        from pipeline.config import read_yaml
 
-        config = yaml.safe_load(BuildLayout(build_dir).config.read_text()) or {}
+        config = read_yaml(BuildLayout(build_dir).config.read_text()) or {}
         config.pop("resolved_inputs", None)
     return config
 

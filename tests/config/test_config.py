@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.config import ConfigError, check_setting, load_config, load_schema, schema_of, validate_config
+from pipeline.config import (
+    REPO_ROOT,
+    ConfigError,
+    check_setting,
+    load_config,
+    load_schema,
+    read_yaml,
+    schema_of,
+    validate_config,
+)
 from pipeline.graph.build import graph_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -170,3 +179,21 @@ def test_synth_config_points_at_copies_of_the_reference_files(tmp_path):
     assert (tmp_path / "corpus" / "reference" / "umls" / "MRCONSO.RRF").is_file()
     assert written["spoke"]["nodes"] == str(tmp_path / "corpus" / "reference" / "spoke" / "nodes.tsv")
     assert all(Path(p).is_file() for p in written["mapping"]["unichem"])
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted({*REPO_ROOT.glob("config/**/*.yaml"), *REPO_ROOT.glob("schemas/*.yaml"), *REPO_ROOT.glob("config/*.yml")}),
+    ids=lambda path: str(path.relative_to(REPO_ROOT)),
+)
+def test_read_yaml_gives_what_safe_load_gives(path: Path) -> None:
+    text = path.read_text()
+    assert read_yaml(text) == yaml.safe_load(text)
+
+
+def test_read_yaml_refuses_what_safe_load_refuses() -> None:
+    for text in ("!!python/object/apply:os.system ['true']", "key: [unclosed"):
+        with pytest.raises(yaml.YAMLError):
+            yaml.safe_load(text)
+        with pytest.raises(yaml.YAMLError):
+            read_yaml(text)

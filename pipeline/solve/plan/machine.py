@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.config import REPO_ROOT, default_of
+from pipeline.config import REPO_ROOT, default_of, read_yaml
 from pipeline.runtime.errors import LitpathError
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.process import CommandFailed, run_command
@@ -281,7 +281,7 @@ def load_machine(path: str | Path | None = None) -> Machine:
             f"{path}: machine description not found (run `litpath plan-calibrate` to measure one)"
         )
     try:
-        data = yaml.safe_load(path.read_text())
+        data = read_yaml(path.read_text())
     except yaml.YAMLError as exc:
         raise MachineError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
