@@ -15,8 +15,10 @@ Plain numpy and pyarrow, no litpath imports.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -52,17 +54,19 @@ def kept_batches(path: Path | str, columns: list[str], keep: Callable[[pa.Record
                 yield batch.filter(mask)
 
 
-def rows_with_values(path: Path | str, columns: list[str], key: str, values: pa.Array,
-                     integer_bounds: bool = False) -> pa.Table:  # fmt: skip
+def rows_with_values(path: Path | str, columns: list[str], key: str, values: pa.Array) -> pa.Table:
     """``columns`` of the rows of ``path`` whose ``key`` is one of ``values`` (never a null key),
     in file order, as a filtered dataset scan would give them (``key`` is read whether or not it
-    is among ``columns``). With ``integer_bounds`` (an integer key), row groups whose statistics put every
-    key outside [min, max] of ``values`` are not read: the merge writes the sentences in
-    sentence_id order, so at 30M a range of papers' sentences lie in a third of the row groups."""
+    is among ``columns``). Row groups whose statistics leave no room for any of ``values``
+    (:func:`row_groups_holding`) are not read: the merge writes the sentences in sentence_id
+    order, so at 30M a range of papers' sentences lie in a third of the row groups; and it writes
+    the predications in doc_id order, so the papers an update file adds (new PMIDs, after every
+    earlier one) lie in the last row group of 39 at 10M, where a [min, max] of all the wanted ids
+    took in the revised papers' too, scattered over every row group."""
     read = columns if key in columns else [*columns, key]
     with pq.ParquetFile(path) as parquet:
         schema = parquet.schema_arrow
-        row_groups = row_groups_within(parquet, key, values) if integer_bounds else None
+        row_groups = row_groups_holding(parquet, key, values)
     value_set = values.unique().drop_null()  # a null key is never looked up, nor found
     if pa.types.is_integer(value_set.type):
         keep, batch_rows = _among_sorted(np.sort(value_set.to_numpy(zero_copy_only=False)), key), FILTERED_READ_ROWS
@@ -71,7 +75,7 @@ def rows_with_values(path: Path | str, columns: list[str], key: str, values: pa.
             return pc.is_in(batch.column(key), value_set=value_set)
 
         batch_rows = max(FILTERED_READ_ROWS, min(MAX_READ_ROWS, ROWS_PER_VALUE * len(value_set)))
-    batches = list(kept_batches(path, read, keep, row_groups, batch_rows))
+    batches = list(kept_batches(path, read, keep, row_groups, batch_rows)) if row_groups else []
     table = pa.Table.from_batches(batches, schema=pa.schema([schema.field(name) for name in read]))
     return table.select(columns)
 
@@ -89,6 +93,33 @@ def _among_sorted(values: np.ndarray, key: str) -> Callable[[pa.RecordBatch], pa
         return pc.and_(mask, pc.is_valid(column)) if column.null_count else mask
 
     return keep
+
+
+def row_groups_holding(parquet: pq.ParquetFile, key: str, values: pa.Array) -> list[int]:
+    """The row groups of ``parquet`` where one of ``values`` may be: those whose statistics of the
+    column ``key`` put one of them within [min, max], and every row group without statistics (or
+    with statistics of another type than the values'). Nulls among ``values`` are never found."""
+    distinct = pc.unique(values).drop_null()
+    if len(distinct) == 0:
+        return []
+    if pa.types.is_integer(distinct.type):
+        ordered: Any = np.sort(distinct.to_numpy(zero_copy_only=False))
+        kind: type = int
+    else:
+        ordered = distinct.take(pc.sort_indices(distinct)).to_pylist()
+        kind = type(ordered[0])
+    metadata = parquet.metadata
+    column = [metadata.schema.column(i).path for i in range(metadata.num_columns)].index(key)
+    groups = []
+    for index in range(metadata.num_row_groups):
+        stats = metadata.row_group(index).column(column).statistics
+        if stats is None or not stats.has_min_max or not isinstance(stats.min, kind) or not isinstance(stats.max, kind):
+            groups.append(index)
+            continue
+        at = bisect.bisect_left(ordered, stats.min) if isinstance(ordered, list) else int(np.searchsorted(ordered, stats.min))
+        if at < len(ordered) and ordered[at] <= stats.max:
+            groups.append(index)
+    return groups
 
 
 def row_groups_within(parquet: pq.ParquetFile, key: str, values: pa.Array) -> list[int]:

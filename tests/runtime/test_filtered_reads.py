@@ -1,6 +1,7 @@
 """The batch-at-a-time filtered reads give what a filtered dataset scan gives (pyarrow.dataset, the
 reference they replace), on random tables of several row groups; and the row groups they skip by
-their statistics are those that cannot hold a wanted key (``row_groups_within``)."""
+their statistics are those that cannot hold a wanted key (``row_groups_holding``, and
+``row_groups_within`` for a range of keys)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.runtime import filtered_reads
-from pipeline.runtime.filtered_reads import kept_batches, row_groups_within, rows_with_values
+from pipeline.runtime.filtered_reads import (
+    kept_batches,
+    row_groups_holding,
+    row_groups_within,
+    rows_with_values,
+)
 
 
 def _table(rng: np.random.Generator, rows: int, sorted_ids: bool) -> pa.Table:
@@ -41,13 +47,12 @@ def test_rows_with_values_equal_a_filtered_dataset_scan(tmp_path, seed, monkeypa
         values = pa.concat_arrays([picked.combine_chunks(), absent])
         for columns in (["sentence_id", "text"], ["doc_id", "cui"], ["text"]):
             expected = _scanned(path, columns, key, values)
-            bounds = key == "sentence_id"
-            got = rows_with_values(path, columns, key, values, integer_bounds=bounds)
+            got = rows_with_values(path, columns, key, values)
             assert got.column_names == columns
             assert got.equals(expected), (key, columns)
 
 
-def test_integer_bounds_skip_the_row_groups_outside_them(tmp_path):
+def test_row_groups_without_a_wanted_key_are_not_read(tmp_path):
     table = pa.table({"sentence_id": pa.array(np.arange(1000), pa.int64()), "text": [str(i) for i in range(1000)]})
     path = tmp_path / "t.parquet"
     pq.write_table(table, path, row_group_size=100)
@@ -60,12 +65,13 @@ def test_integer_bounds_skip_the_row_groups_outside_them(tmp_path):
 
     pq.ParquetFile.iter_batches = spy
     try:
-        got = rows_with_values(path, ["text"], "sentence_id", pa.array([250, 420, 999], pa.int64()), integer_bounds=True)
+        got = rows_with_values(path, ["text"], "sentence_id", pa.array([250, 420, 999], pa.int64()))
     finally:
         pq.ParquetFile.iter_batches = original
     assert got.column("text").to_pylist() == ["250", "420", "999"]
-    assert read == [[2, 3, 4, 5, 6, 7, 8, 9]]
-    assert rows_with_values(path, ["text"], "sentence_id", pa.array([], pa.int64()), integer_bounds=True).num_rows == 0
+    assert read == [[2, 4, 9]]  # not the groups between: none of their ids is wanted
+    assert rows_with_values(path, ["text"], "sentence_id", pa.array([], pa.int64())).num_rows == 0
+    assert rows_with_values(path, ["text"], "sentence_id", pa.array([5000], pa.int64())).num_rows == 0
 
 
 def test_kept_batches_keep_the_marked_rows_in_file_order(tmp_path):
@@ -99,3 +105,29 @@ def test_row_groups_whose_statistics_may_hold_the_wanted_ids(seed, tmp_path):
         pq.write_table(table, path, row_group_size=size, write_statistics=statistics)
         with pq.ParquetFile(path) as parquet:
             assert row_groups_within(parquet, "doc_id", pa.array([low, high])) == expected, statistics
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_row_groups_holding_are_those_whose_range_has_a_wanted_key(seed, tmp_path):
+    """Integer and string keys, sorted (as the merge writes the sentences and the predications)
+    or not, with and without statistics: a row group is kept when a wanted key lies within its
+    [min, max] (whether or not the group has that key), and always when it has no statistics."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 500))
+    numbers = rng.integers(0, 5 * n, n)
+    if seed % 2 == 0:
+        numbers = np.sort(numbers)
+    doc_ids = [f"PMID:{i}" for i in numbers]  # string order is not number order
+    table = pa.table({"sentence_id": pa.array(numbers, pa.int64()), "doc_id": doc_ids})
+    size = int(rng.integers(3, 80))
+    groups = [slice(start, start + size) for start in range(0, n, size)]
+    wanted_numbers = rng.integers(0, 5 * n, int(rng.integers(0, 12)))
+    for key, column, wanted in (("sentence_id", list(numbers), [int(x) for x in wanted_numbers]),
+                                ("doc_id", doc_ids, [f"PMID:{x}" for x in wanted_numbers])):  # fmt: skip
+        expected = [g for g, rows in enumerate(groups) if any(min(column[rows]) <= w <= max(column[rows]) for w in wanted)]
+        values = pa.array([*wanted, None], pa.int64() if key == "sentence_id" else pa.string())
+        for statistics, expect in ((True, expected), (False, list(range(len(groups))) if wanted else [])):
+            path = tmp_path / f"{key}-{statistics}.parquet"
+            pq.write_table(table, path, row_group_size=size, write_statistics=statistics)
+            with pq.ParquetFile(path) as parquet:
+                assert row_groups_holding(parquet, key, values) == expect, (key, statistics)
