@@ -298,6 +298,8 @@ class EarlierBuild:
     # the predications the merge removed, which it kept beside the table (the table is the earlier
     # one less the deleted papers' rows): the changed papers' rows before are those now and these
     removed_predications: Path | None = None
+    # the predications table is the earlier one itself (a citation file: no paper deleted)
+    predications_unchanged: bool = False
 
     @classmethod
     def of(cls, tables_dir: Path) -> tuple[EarlierBuild | None, str]:
@@ -314,19 +316,40 @@ class EarlierBuild:
             return None, f"{folder.changed_papers} does not hold the {earlier.changed_papers} papers counts.json names"
         removed = folder.removed_rows("predications")
         kept_removed = "predications" in earlier.less_deleted and removed.exists()
-        return cls(earlier.root, changed, removed if kept_removed else None), ""
+        return cls(earlier.root, changed, removed if kept_removed else None, earlier.same(["predications"])), ""
 
-    def changed_rows(self, tables_dir: Path, columns: list[str]) -> tuple[pa.Table, pa.Table]:
-        """The changed papers' predications (``columns``, with doc_id) before and now, each in
-        its table's order among those papers' rows. Where the merge kept the rows it removed,
-        those before are the ones now and the removed ones (whole papers, in the earlier order):
-        one filtered scan of 10M predications, not two."""
-        changed = self.changed.cast(pa.string())
-        now = _rows_of_papers(tables_dir, changed, columns)
+    @property
+    def predications_known(self) -> bool:
+        """Whether the merge says what became of the earlier predications: the table as it was, or
+        less the deleted papers' rows, which it kept beside the table. Then a changed paper's rows
+        now are its rows before less the removed ones, and nothing else."""
+        return self.predications_unchanged or self.removed_predications is not None
+
+    def changed_rows(self, tables_dir: Path, columns: list[str], papers: pa.Array | None = None,
+                     read: pa.Array | None = None) -> tuple[pa.Table, pa.Table]:  # fmt: skip
+        """The predications (``columns``, with doc_id) of ``papers`` (default: the changed papers)
+        before and now, each in its table's order among those papers' rows; ``read``: those of
+        them that can have rows now (default: all), the only ones looked for in the table. Where
+        the merge kept the rows it removed, those before are the ones now and the removed ones
+        (whole papers, in the earlier order): one filtered scan of 10M predications, not two;
+        where the table is the earlier one, the same rows."""
+        papers = (self.changed if papers is None else papers).cast(pa.string())
+        now = _rows_of_papers(tables_dir, papers if read is None else read.cast(pa.string()), columns)
+        if self.predications_unchanged:
+            return now, now
         if self.removed_predications is None:
-            return _rows_of_papers(self.tables, changed, columns), now
+            return _rows_of_papers(self.tables, papers, columns), now
         removed = pq.read_table(self.removed_predications, columns=columns).cast(now.schema)
-        return pa.concat_tables([now, removed.filter(pc.is_in(removed["doc_id"], value_set=changed))]), now
+        return pa.concat_tables([now, removed.filter(pc.is_in(removed["doc_id"], value_set=papers))]), now
+
+    def papers_with_removed_rows(self) -> pa.Array:
+        """The changed papers the merge removed predications of (the deleted papers that had
+        some), sorted; none where the table is the earlier one."""
+        if self.removed_predications is None:
+            return pa.array([], pa.string())
+        gone = pc.unique(pq.read_table(self.removed_predications, columns=["doc_id"]).column("doc_id").combine_chunks())
+        gone = gone.cast(pa.string()).filter(pc.is_in(gone.cast(pa.string()), value_set=self.changed.cast(pa.string())))
+        return gone.take(pc.sort_indices(gone))
 
     @property
     def tables(self) -> Path:
@@ -433,29 +456,51 @@ def _rows_of_papers(tables_dir: Path, doc_ids: pa.Array, columns: list[str]) -> 
     return rows_with_values(path, columns, "doc_id", doc_ids)
 
 
-def papers_redone(tables_dir: Path, earlier: EarlierBuild, rows: tuple[pa.Table, pa.Table] | None = None) -> pa.Array:
-    """Of the papers the merge changed, those whose store records may differ: a predication
-    removed or added (the merge on the delta only removes: a deleted paper's), or another year
-    (a revised record). A title or DOI changes the documents only, which are grouped whole.
-    ``rows``: the changed papers' predications before and now (with doc_id and predication_id),
-    where the caller has read them already."""
-    changed = earlier.changed.cast(pa.string())
-    if rows is None:
-        rows = earlier.changed_rows(tables_dir, ["doc_id", "predication_id"])
+def redone_papers(tables_dir: Path, earlier: EarlierBuild, columns: list[str]) -> tuple[pa.Array, tuple[pa.Table, pa.Table]]:
+    """Of the papers the merge changed, those whose store records may differ -- a predication
+    removed or added (the merge on the delta only removes: a deleted paper's), or another year (a
+    revised record); a title or DOI changes the documents only, which are grouped whole -- sorted,
+    and their predications (``columns``, with doc_id and predication_id) before and now, each in
+    its table's order among those papers' rows.
 
-    def statements(predications: pa.Table) -> pa.Table:
-        return predications.select(["doc_id", "predication_id"]).group_by("doc_id").aggregate(
-            [("predication_id", "count_distinct"), ("predication_id", "sum")])  # fmt: skip
+    Where the merge says what became of the predications (:attr:`EarlierBuild.predications_known`),
+    a changed paper's rows differ only where it removed some (a deleted paper's, every one), so
+    the papers redone are found before any predication is read, and only the rows of those that
+    can still have some are looked for: not the papers whose rows were removed, nor those the
+    earlier documents have and these have not (deleted, or a CORD-19 paper merged into its PubMed
+    twin: under the delta's rules, pipeline.merge.delta, neither has predications now). An
+    update file's new papers come after every earlier one in the predications' doc_id order, so
+    their rows lie in the last row group (one of 39 at 10M); its revised and deleted papers,
+    whose rows were read to compare them, lie in every row group: a scan of the 10M predications
+    in both the papers' grouping and the evidence's. Else the changed papers' rows are read and
+    compared."""
+    changed = earlier.changed.cast(pa.string())
 
     def years(folder: Path) -> pa.Table:
         table = rows_with_values(table_path(folder, "documents"), ["doc_id", "year"], "doc_id", changed)
         return table.cast(pa.schema([("doc_id", pa.string()), ("year", pa.int32())]))
 
-    redone: set[str] = set()
-    for before_and_now in ((statements(rows[0]), statements(rows[1])), (years(earlier.tables), years(tables_dir))):
-        before, now = ({tuple(row.values()) for row in table.to_pylist()} for table in before_and_now)
-        redone |= {row[0] for row in before ^ now}
-    return pa.array(sorted(redone), pa.string())
+    def statements(predications: pa.Table) -> pa.Table:
+        return predications.select(["doc_id", "predication_id"]).group_by("doc_id").aggregate(
+            [("predication_id", "count_distinct"), ("predication_id", "sum")])  # fmt: skip
+
+    def differing(before: pa.Table, now: pa.Table) -> set[str]:
+        rows_before, rows_now = ({tuple(row.values()) for row in table.to_pylist()} for table in (before, now))
+        return {row[0] for row in rows_before ^ rows_now}
+
+    years_before, years_now = years(earlier.tables), years(tables_dir)
+    redone = differing(years_before, years_now)
+    if earlier.predications_known:
+        removed = set(earlier.papers_with_removed_rows().to_pylist())
+        vanished = set(years_before["doc_id"].to_pylist()) - set(years_now["doc_id"].to_pylist())
+        redone |= removed
+        papers = pa.array(sorted(redone), pa.string())
+        return papers, earlier.changed_rows(tables_dir, columns, papers, read=pa.array(sorted(redone - removed - vanished), pa.string()))
+    rows = earlier.changed_rows(tables_dir, columns)
+    redone |= differing(statements(rows[0]), statements(rows[1]))
+    papers = pa.array(sorted(redone), pa.string())
+    before, now = (table.filter(pc.is_in(table["doc_id"].cast(pa.string()), value_set=papers)) for table in rows)
+    return papers, (before, now)
 
 
 def _rebuilt(kind: str, earlier_file: BucketFile, changed: list[tuple], regroup: Callable[[], pa.Table],
@@ -608,11 +653,9 @@ def rebuilt_records(records: KindRecords, tables_dir: Path, graph_dir: Path | No
         expected = row_count(tables_dir, "documents") or 0
         records.rebuilt, records.base = _rebuilt(kind, earlier_file, changed, regroup_documents, expected, records.notes)
         return records
-    # the changed papers' predications before and now, read once: for the papers redone, then the
-    # evidence's pairs those name and the rows of the papers that went, or the papers' regrouping
-    # (the rows now of the papers redone, a subset)
-    changed_rows = earlier.changed_rows(tables_dir, GONE_ROW_COLUMNS if kind == "evidence" else PREDICATION_COLUMNS)
-    papers = papers_redone(tables_dir, earlier, changed_rows)
+    # the papers redone and their predications before and now, read once: for the evidence's
+    # pairs those name and the rows of the papers that went, or the papers' regrouping
+    papers, changed_rows = redone_papers(tables_dir, earlier, GONE_ROW_COLUMNS if kind == "evidence" else PREDICATION_COLUMNS)
     if kind == "papers":
         changed = [(doc,) for doc in papers.to_pylist()]
         sources = ReadableSources.of_build(tables_dir, settings.per_hop)
