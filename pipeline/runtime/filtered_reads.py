@@ -95,6 +95,19 @@ def _among_sorted(values: np.ndarray, key: str) -> Callable[[pa.RecordBatch], pa
     return keep
 
 
+def _row_group_bounds(parquet: pq.ParquetFile, key: str) -> Iterator[tuple[int, Any, Any]]:
+    """Each row group of ``parquet``: its index and the [min, max] of the column ``key`` its
+    statistics give (None, None where it has none)."""
+    metadata = parquet.metadata
+    column = [metadata.schema.column(i).path for i in range(metadata.num_columns)].index(key)
+    for index in range(metadata.num_row_groups):
+        stats = metadata.row_group(index).column(column).statistics
+        if stats is None or not stats.has_min_max:
+            yield index, None, None
+        else:
+            yield index, stats.min, stats.max
+
+
 def row_groups_holding(parquet: pq.ParquetFile, key: str, values: pa.Array) -> list[int]:
     """The row groups of ``parquet`` where one of ``values`` may be: those whose statistics of the
     column ``key`` put one of them within [min, max], and every row group without statistics (or
@@ -108,16 +121,13 @@ def row_groups_holding(parquet: pq.ParquetFile, key: str, values: pa.Array) -> l
     else:
         ordered = distinct.take(pc.sort_indices(distinct)).to_pylist()
         kind = type(ordered[0])
-    metadata = parquet.metadata
-    column = [metadata.schema.column(i).path for i in range(metadata.num_columns)].index(key)
     groups = []
-    for index in range(metadata.num_row_groups):
-        stats = metadata.row_group(index).column(column).statistics
-        if stats is None or not stats.has_min_max or not isinstance(stats.min, kind) or not isinstance(stats.max, kind):
+    for index, low, high in _row_group_bounds(parquet, key):
+        if not isinstance(low, kind) or not isinstance(high, kind):
             groups.append(index)
             continue
-        at = bisect.bisect_left(ordered, stats.min) if isinstance(ordered, list) else int(np.searchsorted(ordered, stats.min))
-        if at < len(ordered) and ordered[at] <= stats.max:
+        at = bisect.bisect_left(ordered, low) if isinstance(ordered, list) else int(np.searchsorted(ordered, low))
+        if at < len(ordered) and ordered[at] <= high:
             groups.append(index)
     return groups
 
@@ -129,12 +139,6 @@ def row_groups_within(parquet: pq.ParquetFile, key: str, values: pa.Array) -> li
         return []
     bounds = pc.min_max(values)
     low, high = bounds["min"].as_py(), bounds["max"].as_py()
-    metadata = parquet.metadata
-    column = [metadata.schema.column(i).path for i in range(metadata.num_columns)].index(key)
-    groups = []
-    for index in range(metadata.num_row_groups):
-        stats = metadata.row_group(index).column(column).statistics
-        if stats is None or not stats.has_min_max or type(stats.min) is not type(low) \
-                or not (stats.max < low or stats.min > high):  # fmt: skip
-            groups.append(index)
-    return groups
+    return [index for index, group_low, group_high in _row_group_bounds(parquet, key)
+            if group_low is None or type(group_low) is not type(low)
+            or not (group_high < low or group_low > high)]  # fmt: skip
