@@ -204,8 +204,11 @@ class Graph:
             candidates = np.flatnonzero(self.is_concept & np.isfinite(row))
             candidates = candidates[candidates != source]
             if len(candidates) > k:
-                candidates = candidates[np.argpartition(row[candidates], k - 1)[:k]]
-            chosen = candidates[np.lexsort((candidates, row[candidates]))]
+                # every candidate at or below the k-th distance, then cut after ordering by vid
+                # too: argpartition alone keeps an arbitrary few of those tied at the cut-off
+                cut_off = np.partition(row[candidates], k - 1)[k - 1] if k else -np.inf
+                candidates = candidates[row[candidates] <= cut_off]
+            chosen = candidates[np.lexsort((candidates, row[candidates]))][:k]
             return [(int(v), float(row[v])) for v in chosen], STORED
         from pipeline.query import sssp
 
