@@ -32,9 +32,37 @@ class ConfigError(LitpathError, ValueError):
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class _Loader(_SAFE_LOADER):  # type: ignore[misc,valid-type]
+    """The safe loader, refusing a mapping that holds a key twice: YAML keeps the last value
+    without a word, so a second ``pubmed_xml:`` line or ``graph:`` section would silently replace
+    the first (every baseline file dropped from a build, a section's keys back to defaults)."""
+
+
+def _mapping_with_unique_keys(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # ``<<: *defaults``: overriding is its point
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            repeated = key in seen
+        except TypeError:  # an unhashable key: construct_mapping says so, with its line
+            break
+        if repeated:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping", node.start_mark, f"found the key {key!r} a second time", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=True)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _mapping_with_unique_keys)
+
+
 def read_yaml(text: str) -> Any:
-    """``yaml.safe_load(text)``, parsed by libyaml where PyYAML has it."""
-    return yaml.load(text, Loader=_SAFE_LOADER)  # a safe loader: plain YAML types only
+    """``yaml.safe_load(text)``, parsed by libyaml where PyYAML has it; a mapping with a key twice
+    is refused (yaml.YAMLError naming both lines) instead of keeping the last value."""
+    return yaml.load(text, Loader=_Loader)  # a safe loader: plain YAML types only
 
 
 @functools.cache
@@ -86,6 +114,19 @@ def _fill_defaults(instance: Any, schema: dict[str, Any]) -> None:
             _fill_defaults(instance[name], subschema)
 
 
+@functools.cache
+def _validator_class(jsonschema: Any) -> Any:
+    """Draft 2020-12 with "integer" meaning a whole number written as one: JSON Schema takes 8.0
+    for an integer, and a ``ranks: 2.0`` or ``ingest_files_per_job: 8.0`` would then pass the
+    check and fail deep in a stage (``'float' object cannot be interpreted as an integer``), or
+    an ``until_year: 2015.0`` name another build than ``2015``."""
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return jsonschema.validators.extend(base, type_checker=checker)
+
+
 def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     """Return a validated copy of ``config`` with defaults filled in.
 
@@ -100,7 +141,7 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     schema = _schema()
     filled = copy.deepcopy(config) if config else {}
     _fill_defaults(filled, schema)
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _validator_class(jsonschema)(schema)
     errors = sorted(validator.iter_errors(filled), key=lambda e: list(e.absolute_path))
     if errors:
         lines = []
@@ -111,17 +152,87 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     return filled
 
 
-def load_config(path: str | Path) -> dict[str, Any]:
+def check_run_settings(config: dict[str, Any], source: str = "config") -> None:
+    """The settings of a whole config (validated, defaults filled) that no single key's schema
+    can refuse but no run could use: ConfigError naming the keys, before any job starts, instead
+    of a stage failing after the ingest and the merge with a message that names its own options."""
+    problems = []
+    solver = config.get("solver") or {}
+    grid, ranks = str(solver.get("grid", "auto")).lower(), solver.get("ranks", 1)
+    if "x" in grid:
+        rows, cols = (int(part) for part in grid.split("x", 1))
+        if rows * cols != ranks:
+            problems.append(f"solver.grid: {grid} is a grid of {rows * cols} ranks, but solver.ranks is {ranks}")
+    if solver.get("full_graph") == "rows" and not solver.get("row_sources"):
+        problems.append("solver.full_graph: rows stores the rows of solver.row_sources, which is empty")
+    spoke = config.get("spoke") or {}
+    if spoke.get("enabled") and spoke.get("load", True):
+        missing = [f"spoke.{key}" for key in ("nodes", "edges") if not spoke.get(key)]
+        if missing:
+            problems.append(
+                f"spoke.load: true loads SPOKE's dump into Neo4j, but {' and '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} empty (or set spoke.load: false to use a "
+                "SPOKE server as it is)"
+            )
+    compare = config.get("compare") or {}
+    if compare.get("enabled"):
+        if not spoke.get("enabled"):
+            problems.append("compare.enabled needs spoke.enabled (the comparison uses SPOKE and the mapping)")
+        if not compare.get("queries") and not (compare.get("neighbourhood") or {}).get("seed"):
+            problems.append(
+                "compare.enabled: the comparison needs a query set: compare.queries (a file) "
+                "and/or compare.neighbourhood.seed (a SPOKE identifier)"
+            )
+    if problems:
+        raise ConfigError("\n".join(f"{source}: {problem}" for problem in problems))
+
+
+def expand_home(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with a leading ``~`` expanded in results_dir and every file key
+    (:data:`FILE_KEYS`), in place: a path is never taken as a folder named "~" under the working
+    directory. The input patterns are expanded where they are matched
+    (:func:`pipeline.builds.identity.resolve_inputs`)."""
+    import os
+
+    def expanded(value: Any) -> Any:
+        if isinstance(value, str) and value.startswith("~"):
+            return os.path.expanduser(value)
+        return [expanded(v) for v in value] if isinstance(value, list) else value
+
+    if "results_dir" in config:
+        config["results_dir"] = expanded(config["results_dir"])
+    for key in FILE_KEYS:
+        section, name = key.split(".")
+        values = config.get(section)
+        if isinstance(values, dict) and name in values:
+            values[name] = expanded(values[name])
+    return config
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """A config file's mapping as written (not validated): ConfigError naming the file (and the
+    line, for YAML's errors and a key written twice) when it cannot be read as one."""
     path = Path(path)
     try:
-        raw = read_yaml(path.read_text()) or {}
+        raw = read_yaml(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         raise ConfigError(f"{path}: configuration file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.object[exc.start:exc.start + 1]!r}); "
+                          "save it as UTF-8") from None  # fmt: skip
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys")
-    return validate_config(raw, source=str(path))
+    return raw
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """A config file validated, with the schema's defaults, its run settings checked
+    (:func:`check_run_settings`) and ``~`` expanded (:func:`expand_home`)."""
+    config = validate_config(read_config_file(path), source=str(path))
+    check_run_settings(config, source=str(path))
+    return expand_home(config)
 
 
 # The bundled sample: its config (what `make run` builds by default) and its files. A config of

@@ -26,6 +26,7 @@ import argparse
 import os
 import shlex
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ServerError, ConfigError, OSError) as error:
         print(f"litpath: error: {error}", file=sys.stderr)
         print("return 1")  # the `source` of this output fails, and `make run` with it
+        return 1
+    except Exception:  # a check that broke must still stop the run, not let it start unchecked
+        traceback.print_exc()
+        print(f"litpath: error: the check of {args.config} failed (above)", file=sys.stderr)
+        print("return 1")
         return 1
     for choice in choices:
         name = "MongoDB" if choice.store == "mongo" else "Neo4j"

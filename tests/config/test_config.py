@@ -65,7 +65,8 @@ def test_litpath_command_stops_with_the_message(tmp_path: Path) -> None:
 
 
 def test_workflow_stops_with_the_message(tmp_path: Path) -> None:
-    """Snakemake's validate() against the same schema, before any rule is planned."""
+    """The workflow checks its merged config as litpath does, before any rule is planned (and
+    before Snakemake's validate(), whose message prints the whole section's schema)."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config["solver"]["ranks"] = "two"
     path = _config_file(tmp_path, yaml.safe_dump(config))
@@ -76,7 +77,23 @@ def test_workflow_stops_with_the_message(tmp_path: Path) -> None:
     )  # fmt: skip
     output = done.stdout + done.stderr
     assert done.returncode != 0, output[-3000:]
-    assert "'two' is not of type 'integer'" in output and "['solver']['properties']['ranks']" in output, output[-3000:]
+    assert f"{path}: solver.ranks: 'two' is not of type 'integer'" in output, output[-3000:]
+
+
+def test_workflow_refuses_a_key_written_twice(tmp_path: Path) -> None:
+    """Snakemake's own reader keeps the last of two equal keys; the workflow reads each config
+    file as litpath does too, so the run stops naming both lines."""
+    text = (REPO / "config" / "config.yaml").read_text()
+    path = _config_file(tmp_path, text + "results_dir: elsewhere\n")
+    done = subprocess.run(
+        [str(BIN / "snakemake"), "-s", str(REPO / "workflow" / "Snakefile"), "--directory", str(REPO),
+         "--configfile", str(path), "--dry-run"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output[-3000:]
+    assert "found the key 'results_dir' a second time" in output, output[-3000:]
+    assert f"line {len(text.splitlines()) + 1}, column 1" in output, output[-3000:]
 
 
 def test_partial_config_gets_the_schema_defaults() -> None:
@@ -197,3 +214,86 @@ def test_read_yaml_refuses_what_safe_load_refuses() -> None:
             yaml.safe_load(text)
         with pytest.raises(yaml.YAMLError):
             read_yaml(text)
+
+
+def test_a_key_written_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    """YAML keeps the last value without a word: the baseline files would silently leave the build."""
+    path = _config_file(tmp_path, "inputs:\n  pubmed_xml: [baseline/*.xml.gz]\n  pubmed_xml: [updatefiles/*.xml.gz]\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: not valid YAML:") and "found the key 'pubmed_xml' a second time" in message
+    assert "line 2, column 3" in message and "line 3, column 3" in message
+    # the same key in two mappings, and a merge key's override, are not repeats
+    assert read_yaml("a: {x: 1}\nb: {x: 2}\n") == {"a": {"x": 1}, "b": {"x": 2}}
+    assert read_yaml("d: &d {x: 1, y: 2}\ne:\n  <<: *d\n  y: 3\n")["e"] == {"x": 1, "y": 3}
+
+
+@pytest.mark.parametrize("text, key", [
+    ("solver:\n  ranks: 2.0\n", "solver.ranks: 2.0 is not of type 'integer'"),
+    ("resources:\n  ingest_files_per_job: 8.0\n", "resources.ingest_files_per_job: 8.0 is not of type 'integer'"),
+    ("solver:\n  ranks: true\n", "solver.ranks: True is not of type 'integer'"),
+])  # fmt: skip
+def test_an_integer_is_written_as_one(tmp_path: Path, text: str, key: str) -> None:
+    """JSON Schema takes 8.0 for an integer; a stage would fail on it after the ingest."""
+    path = _config_file(tmp_path, text)
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == f"{path}: {key}"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("solver:\n  ranks: 2\n  grid: 2x2\n", "solver.grid: 2x2 is a grid of 4 ranks, but solver.ranks is 2"),
+    ("solver:\n  full_graph: rows\n", "solver.full_graph: rows stores the rows of solver.row_sources, which is empty"),
+    ("spoke:\n  enabled: true\n  nodes: n.tsv\n",
+     "spoke.load: true loads SPOKE's dump into Neo4j, but spoke.edges is empty (or set spoke.load: false"),
+    ("spoke:\n  enabled: true\ncompare:\n  enabled: true\n", "spoke.edges are empty"),
+    ("spoke:\n  enabled: true\n  load: false\ncompare:\n  enabled: true\n",
+     "compare.enabled: the comparison needs a query set: compare.queries (a file) and/or compare.neighbourhood.seed"),
+    ("compare:\n  enabled: true\n  queries: q.txt\n", "compare.enabled needs spoke.enabled"),
+])  # fmt: skip
+def test_settings_no_run_could_use_are_refused_before_it_starts(tmp_path: Path, text: str, expected: str) -> None:
+    path = _config_file(tmp_path, text)
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert expected in str(error.value) and str(error.value).startswith(f"{path}: ")
+
+
+def test_settings_a_run_can_use_pass(tmp_path: Path) -> None:
+    for text in (
+        "solver:\n  ranks: 4\n  grid: 2x2\n",
+        "solver:\n  full_graph: rows\n  row_sources: sources.txt\n",
+        "spoke:\n  enabled: true\n  load: false\ncompare:\n  enabled: true\n  neighbourhood: {seed: 'DOID:0080600'}\n",
+    ):
+        load_config(_config_file(tmp_path, text))
+    load_config(REPO / "config" / "config.yaml")
+
+
+def test_a_home_folder_is_expanded(tmp_path: Path) -> None:
+    """Not a folder named "~" under the working directory."""
+    path = _config_file(tmp_path, "results_dir: ~/litpath-results\nsolver:\n  row_sources: ~/sources.txt\n")
+    config = load_config(path)
+    assert config["results_dir"] == str(Path.home() / "litpath-results")
+    assert config["solver"]["row_sources"] == str(Path.home() / "sources.txt")
+
+
+def test_a_config_not_in_utf8_is_refused_naming_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_bytes("# donn\u00e9es\nresults_dir: r\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == f"{path}: not UTF-8 text (byte 6: b'\\xe9'); save it as UTF-8"
+
+
+def test_make_runs_check_stops_the_run_when_it_breaks(tmp_path: Path, monkeypatch, capsys) -> None:
+    """for_run's output is `source`d by make run: any failure of its check must print `return 1`."""
+    from services.local import for_run
+
+    def broken(path):
+        raise RuntimeError("a check that broke")
+
+    monkeypatch.setattr(for_run, "load_config", broken)
+    assert for_run.main(["--config", str(tmp_path / "config.yaml")]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.strip() == "return 1"
+    assert "RuntimeError: a check that broke" in captured.err and "the check of" in captured.err
