@@ -115,7 +115,9 @@ COMMAND_ENVIRONMENT: dict[str, dict[str, str]] = {
 KEEPS_FREED_MEMORY = frozenset({"build-graph"})
 KEEPS_FREED_MEMORY_ON_THE_DELTA = frozenset({"merge"})
 
-# The stages' commands whose process uses pandas (the mapping's coverage tables). The others'
+# The commands whose process uses pandas: the mapping's (its coverage tables), and `schemas`,
+# whose OpenAPI document comes from the path service, whose concept search is a pandas Series
+# (services/api/state.py; without it here `litpath schemas` failed at that import). The others'
 # processes tell pyarrow there is none, so that it does not import it: pyarrow.dataset imports it
 # when it loads, and a first pa.array of a Python list only to ask whether the list is a pandas
 # object (0.2-0.4 s here). The workflow starts a process per rule: the store's commands load in
@@ -123,7 +125,7 @@ KEEPS_FREED_MEMORY_ON_THE_DELTA = frozenset({"merge"})
 # total ~37 s on its two cores), and one `litpath ingest` per few input files (41 at 30M
 # predications, resources.ingest_files_per_job). Only in litpath's own process (main()), never in
 # a caller's.
-USES_PANDAS = frozenset({"build-mapping"})
+USES_PANDAS = frozenset({"build-mapping", "schemas"})
 _own_process = False  # set by main(): this process is the `litpath` command's alone
 
 
