@@ -49,6 +49,7 @@ from pipeline.query.paths import (
 )
 
 ROW_CACHE = 256  # stored rows kept in memory per graph (see Graph.stored_row)
+ROW_CACHE_BYTES = 256 << 20  # and at most these bytes of them: a row is 4 bytes a vertex
 STORED, ON_DEMAND = "stored", "on-demand"
 
 
@@ -121,8 +122,11 @@ class Graph:
     def stored_row(self, vid: int) -> np.ndarray | None:
         """Row ``vid`` of the stored distances (distances from ``vid``), or None when not stored.
 
-        The last ``ROW_CACHE`` rows read are kept: the comparison walks every pair of its query
-        set, reading each query concept's row many times.
+        The last rows read are kept, at most ``ROW_CACHE`` of them and ``ROW_CACHE_BYTES`` in all
+        (the row just read always): the comparison walks every pair of its query set, reading
+        each query concept's row many times. A count alone let a service hold 1 KiB a vertex
+        for each graph: 6 GiB for the full graph of a 30M-predication build (6M vertices), in
+        each worker.
         """
         if self.distances is None or not self.distances.has_row(vid):
             return None
@@ -134,8 +138,10 @@ class Graph:
         row = self.distances.row(vid)
         with self._row_lock:
             self._row_cache[vid] = row
-            while len(self._row_cache) > ROW_CACHE:
-                self._row_cache.popitem(last=False)
+            held = sum(kept.nbytes for kept in self._row_cache.values())
+            while len(self._row_cache) > 1 and (len(self._row_cache) > ROW_CACHE or held > ROW_CACHE_BYTES):
+                _, dropped = self._row_cache.popitem(last=False)
+                held -= dropped.nbytes
         return row
 
     def covers(self, source: int, target: int) -> bool:

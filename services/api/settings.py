@@ -71,7 +71,9 @@ class Settings(BaseSettings):
     # So, at n vertices, the service holds
     #     the graphs (12 bytes an arc, 8 a vertex) + their path indexes (8 bytes an indexed arc)
     #     + 8 bytes an edge (the float64 weights) + the vertex tables (keys and names: about
-    #     350 bytes a vertex) + search_workspaces x 64 B x n
+    #     350 bytes a vertex) + search_workspaces x 64 B x n + the stored distance rows last
+    #     read, where a graph's distances are stored (at most 256 MiB a graph,
+    #     pipeline.query.graph.ROW_CACHE_BYTES)
     # and `litpath serve --workers N` multiplies everything. search_workspaces defaults to the
     # CPUs (searches beyond them only queue for the cores), at most the threads that search.
     # Measured on the 30M-predication graph (6.0M vertices, 168M arcs, and its co-occurrence
