@@ -145,8 +145,10 @@ def read_report(state: ServiceState) -> str:
     """The served build's comparison report. Only that file: a report of another build would
     answer for a build the service does not serve (the workflow writes it by a rename, so it is
     never read half-written)."""
-    path = BuildLayout(state.require_build().build_dir).compare.report
+    layout = BuildLayout(state.require_build().build_dir)
     try:
-        return path.read_text(encoding="utf-8")
+        return layout.compare.report.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if not layout.record.exists():
+            raise NoReport("the served build's folder is gone (removed by litpath builds rm or prune)") from None
         raise NoReport("the served build has no comparison report (compare.enabled in its config)") from None

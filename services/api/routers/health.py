@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from pipeline.builds.layout import SCOPES
+from pipeline.builds.layout import SCOPES, BuildLayout, ResultsLayout
 from services.api import API_VERSION
 from services.api.deps import StateDep, require_api_key, run_bounded
 from services.api.errors import NotReady, error_responses
@@ -26,6 +26,27 @@ def _unreachable(exc: Exception) -> str:
     return f"unreachable: {type(exc).__name__} (checked again on every request)"
 
 
+def served_build_check(state: ServiceState) -> dict:
+    """The served build, checked against its results folder: a build whose folder was removed
+    (``litpath builds rm`` or ``prune``) is not ready -- the graphs already open still answer,
+    but its report, its evidence in MongoDB and its files are gone -- and a service that serves
+    ``latest`` says when ``latest`` has moved on to a newer build since it started."""
+    build = state.require_build()
+    record = BuildLayout(build.build_dir).record
+    if not record.exists():
+        return {"ok": False, "message": (
+            f"build {build.build_id}: {record} is gone (the build was removed: litpath builds rm or "
+            "prune); restart the service to serve another"
+        )}  # fmt: skip
+    message = f"build {build.build_id}"
+    if state.settings.build == "latest":
+        latest = ResultsLayout(state.settings.results_dir).latest
+        now = latest.resolve().name if latest.is_symlink() else None
+        if now is not None and now != build.build_id:
+            message += f"; latest now names build {now} (restart the service to serve it)"
+    return {"ok": True, "message": message}
+
+
 def readiness(state: ServiceState) -> dict:
     """Checks every dependency afresh on each call, so a database that comes back (the clients
     reconnect by themselves) makes the service ready again without a restart."""
@@ -34,7 +55,7 @@ def readiness(state: ServiceState) -> dict:
     if build is None:
         checks["build"] = {"ok": False, "message": f"no build loaded: {state.load_error}"}
     else:
-        checks["build"] = {"ok": True, "message": f"build {build.build_id}"}
+        checks["build"] = served_build_check(state)
         for scope in SCOPES:
             graph = build.graphs.get(scope)
             if graph is None:
