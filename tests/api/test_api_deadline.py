@@ -117,3 +117,33 @@ def test_api_answers_504_at_the_deadline_and_its_one_worker_serves_the_next_requ
         response = client.get("/v1/distance", params={"source": "C0000000", "target": "C0000001"})
         assert response.status_code == 200, response.text
         assert response.json()["reachable"] is True and response.json()["distances"] == "on-demand"
+
+
+def test_a_batch_at_its_deadline_returns_the_pairs_it_answered(big, tmp_path):
+    """The unreachable pair's search stops a quarter of the deadline early; the pair before it
+    keeps its path, it and the pairs after get a timeout error each, and the request is a 200."""
+    fixture = make_build(tmp_path, n_concepts=10, n_abstracts=6)
+    timeout = 1.2
+    settings = Settings(results_dir=fixture.results_dir, compute_threads=1, request_timeout_s=timeout)
+    with TestClient(create_app(settings)) as client:
+        served = client.app.state.litpath.build.build
+        full = served.graphs["full"]
+        served.graphs["full"] = Graph(
+            scope="full", build_id=full.build_id, build_dir=full.build_dir, paths=full.paths, adjacency=big,
+            keys=_Keys(big.n), names=_NoNames(), is_concept=np.ones(big.n, dtype=bool), vid_of=_VidOf(big.n),
+            graph_digest="big", edge_kinds=full.edge_kinds, method=ON_DEMAND,
+        )  # fmt: skip
+        pairs = [("C0000000", "C0000001"), ("C0000000", f"C{COMPONENT:07d}"), ("C0000002", "C0000003")]
+        started = time.monotonic()
+        response = client.post(
+            "/v1/paths", json={"pairs": [{"source": s, "target": t} for s, t in pairs], "evidence": False}
+        )
+        elapsed = time.monotonic() - started
+        assert response.status_code == 200, response.text
+        assert elapsed < timeout, elapsed
+        results = response.json()["results"]
+        assert [(r["source"], r["target"]) for r in results] == pairs
+        assert results[0]["error"] is None and results[0]["path"]["reachable"] is True
+        for item in results[1:]:
+            assert item["path"] is None and item["error"]["code"] == "timeout"
+            assert "ask for this pair again" in item["error"]["message"]

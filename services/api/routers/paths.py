@@ -7,12 +7,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from pipeline.query import sssp
 from pipeline.query.alternatives import TypeFilter, UnknownSemanticType
 from services.api import queries
 from services.api.deps import SettingsDep, StateDep, deadline_of, run_bounded
 from services.api.errors import (
     ApiError,
     InvalidRequest,
+    PathInconsistent,
     RequestTimeout,
     UnknownSemanticTypeError,
     error_responses,
@@ -98,29 +100,62 @@ def _path(state, settings, scope: str, source: str, target: str, evidence: bool,
     return body
 
 
+# The part of a request's deadline a batch keeps to send what it has answered (1 s at most): its
+# searches stop that much earlier, and the pairs left get a "timeout" error of their own.
+BATCH_RESERVE = 0.25
+
+
 def _batch(state, settings, body: PathsIn, deadline: float) -> dict:
+    """The batch's pairs in order, each with its path or its own error. One that fails -- an
+    unknown key, a walk that disagrees with its stored distance, a search that reached the
+    deadline -- fails alone; only a graph that cannot answer at all fails the request (503). At
+    the deadline the pairs answered so far are returned, the rest as ``timeout``: a client keeps
+    them and asks again for the others, where a 504 would have lost them all (a batch that
+    reached its deadline before its first pair is a 504, as any request)."""
     build = state.require_build()
     graph = build.graph(body.graph)
+    answer_by = deadline - min(1.0, BATCH_RESERVE * settings.request_timeout_s)
     results = []
-    for pair in body.pairs:
-        if time.monotonic() > deadline:
-            raise RequestTimeout(f"batch took longer than {settings.request_timeout_s} s")
+    for index, pair in enumerate(body.pairs):
+        if time.monotonic() >= answer_by:
+            results += _unanswered(body.pairs[index:], index, settings)
+            break
         try:
-            found = queries.with_ties(queries.path(graph, pair.source, pair.target), graph, None, settings.tie_count_s)
+            with sssp.search_deadline(answer_by):
+                found = queries.with_ties(
+                    queries.path(graph, pair.source, pair.target), graph, None, settings.tie_count_s
+                )
             if body.evidence and state.mongo_db is not None and queries.needs_evidence(found):
                 found = queries.attach_evidence(found, state.mongo_db)
             results.append({"source": pair.source, "target": pair.target, "path": found, "error": None})
+        except sssp.DeadlineExceeded:
+            results += _unanswered(body.pairs[index:], index, settings)
+            break
         except ApiError as exc:  # one bad pair does not fail the batch
-            if exc.status == 503:
+            if exc.status == 503 and not isinstance(exc, PathInconsistent):
                 raise
             error = {"code": exc.code, "message": exc.message, "detail": exc.detail}
             results.append({"source": pair.source, "target": pair.target, "path": None, "error": error})
     return {"build_id": build.build_id, "graph": graph.scope, "results": results}
 
 
+def _unanswered(pairs, answered: int, settings) -> list[dict]:
+    """The items of ``pairs``, which the deadline left unanswered after ``answered`` others."""
+    if not answered:
+        raise RequestTimeout(f"batch took longer than {settings.request_timeout_s} s")
+    message = (
+        f"not answered within the request's {settings.request_timeout_s} s: ask for this pair again, "
+        "alone or in a smaller batch"
+    )
+    return [{"source": pair.source, "target": pair.target, "path": None,
+             "error": {"code": "timeout", "message": message, "detail": None}} for pair in pairs]  # fmt: skip
+
+
 @router.post("/paths", response_model=PathsOut)
 async def post_paths(state: StateDep, settings: SettingsDep, body: PathsIn) -> dict:
-    """Paths for up to LITPATH_BATCH_CAP pairs; an unknown key fails only its own item."""
+    """Paths for up to LITPATH_BATCH_CAP pairs, in order. An unknown key, or a pair not answered
+    before the request's deadline (code ``timeout``), fails only its own item: the pairs answered
+    by then are returned."""
     if len(body.pairs) > settings.batch_cap:
         raise InvalidRequest(
             f"batch of {len(body.pairs)} pairs exceeds the batch cap {settings.batch_cap}",
