@@ -171,17 +171,24 @@ def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> li
     for kind in INPUT_KINDS:
         paths: list[Path] = []
         for pattern in config.get("inputs", {}).get(kind, []):
-            matches = sorted(glob.glob(os.path.expanduser(pattern)))
-            if not matches:
-                raise FileNotFoundError(f"inputs.{kind}: no file matches {pattern!r}")
-            paths.extend(Path(m) for m in matches)
+            paths.extend(Path(m) for m in _matching(pattern, f"inputs.{kind}"))
         if kind == "pubmed_xml":
             # Baseline files sort before update files in NLM's naming (pubmed26n0001 <
             # pubmed26n1335); the documented order is file-name order.
             paths.sort(key=lambda p: p.name)
+        # A file named twice (two patterns, or two spellings: data/x and data/../data/x) is read
+        # once; two files of the same bytes would count every row twice, so they are refused.
         seen: set[Path] = set()
-        for order, path in enumerate(p for p in paths if not (p in seen or seen.add(p))):
-            files.append(InputFile(kind, path, sha256_of_file(path, cache), order))
+        by_checksum: dict[str, Path] = {}
+        for order, path in enumerate(p for p in paths if not (p.resolve() in seen or seen.add(p.resolve()))):
+            checksum = sha256_of_file(path, cache)
+            if checksum in by_checksum:
+                raise ValueError(
+                    f"inputs.{kind}: {by_checksum[checksum]} and {path} hold the same bytes (SHA-256 "
+                    f"{checksum[:12]}...): every row would be counted twice; name the file once"
+                )
+            by_checksum[checksum] = path
+            files.append(InputFile(kind, path, checksum, order))
     if cache_file is not None:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         # Every Slurm job parses the workflow again, so several processes may write at once:
@@ -190,6 +197,20 @@ def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> li
         tmp.write_text(json.dumps(cache, indent=0))
         tmp.replace(cache_file)
     return files
+
+
+def _matching(pattern: str, key: str) -> list[str]:
+    """The files ``pattern`` names, sorted: the file itself where one has that very name (``[``
+    and ``]`` are glob syntax, and also in real folder names), else the glob's matches;
+    FileNotFoundError naming the key and, for a relative pattern, the folder it was read from."""
+    expanded = os.path.expanduser(pattern)
+    if os.path.isfile(expanded):
+        return [expanded]
+    matches = sorted(glob.glob(expanded))
+    if not matches:
+        where = "" if os.path.isabs(expanded) else f" (relative to {os.getcwd()})"
+        raise FileNotFoundError(f"{key}: no file matches {pattern!r}{where}")
+    return matches
 
 
 # Settings added after builds existed, left out of the hash while at their "off" value: a build
