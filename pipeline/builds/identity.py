@@ -177,7 +177,7 @@ def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> li
             # pubmed26n1335); the documented order is file-name order.
             paths.sort(key=lambda p: p.name)
         # A file named twice (two patterns, or two spellings: data/x and data/../data/x) is read
-        # once; two files of the same bytes would count every row twice, so they are refused.
+        # once; two files of the same bytes are refused (the merge does not deduplicate SemMedDB rows).
         seen: set[Path] = set()
         by_checksum: dict[str, Path] = {}
         for order, path in enumerate(p for p in paths if not (p.resolve() in seen or seen.add(p.resolve()))):
@@ -185,7 +185,8 @@ def resolve_inputs(config: dict[str, Any], cache_file: Path | None = None) -> li
             if checksum in by_checksum:
                 raise ValueError(
                     f"inputs.{kind}: {by_checksum[checksum]} and {path} hold the same bytes (SHA-256 "
-                    f"{checksum[:12]}...): every row would be counted twice; name the file once"
+                    f"{checksum[:12]}...): their rows would be read twice (SemMedDB rows are not "
+                    "deduplicated); name the file once"
                 )
             by_checksum[checksum] = path
             files.append(InputFile(kind, path, checksum, order))

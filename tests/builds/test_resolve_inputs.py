@@ -1,7 +1,7 @@
 """Which files a config's input patterns name (pipeline.builds.identity.resolve_inputs): each
-file once whatever its spelling, two files of the same bytes refused (every row would count
-twice), a real file whose name holds glob syntax taken as it is, and a pattern that matches
-nothing named with the folder a relative one was read from."""
+file once whatever its spelling, two files of the same bytes refused (their rows would be read
+twice: SemMedDB rows are not deduplicated), a real file whose name holds glob syntax taken as
+it is, and a pattern that matches nothing named with the folder a relative one was read from."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_two_files_of_the_same_bytes_are_refused(tmp_path: Path) -> None:
         resolve_inputs({"inputs": {"pubmed_xml": [str(first), str(copy)]}})
     message = str(error.value)
     assert message.startswith(f"inputs.pubmed_xml: {first} and {copy} hold the same bytes (SHA-256 ")
-    assert message.endswith("every row would be counted twice; name the file once")
+    assert message.endswith("their rows would be read twice (SemMedDB rows are not deduplicated); name the file once")
 
 
 def test_a_file_whose_name_holds_glob_syntax(tmp_path: Path) -> None:
