@@ -309,8 +309,22 @@ class _BuildsContext:
         mongo = config.get("mongo", {})
         self.uri = mongo_uri or mongo.get("uri") or os.environ.get(MONGO_URI_ENV) or None
         self.database = mongo.get("database", "litpath")
-        self.enabled = bool(mongo.get("enabled", True)) and self.uri is not None
+        self.mongo_on = bool(mongo.get("enabled", True))
+        self.enabled = self.mongo_on and self.uri is not None
         self.client = None
+
+    def refuse_folders_alone(self, folders_only: bool) -> None:
+        """A removal with MongoDB on but no URI known would remove the folders and leave the
+        builds' records and buckets in the store (a plain shell has no $LITPATH_MONGO_URI: `make
+        run` sets it for itself): refused, unless ``--folders-only`` says that is meant."""
+        if self.mongo_on and self.uri is None and not folders_only:
+            raise click.ClickException(
+                "mongo.enabled is on, but no MongoDB URI is known (--mongo-uri, mongo.uri or "
+                "$LITPATH_MONGO_URI; for make run's local server: source <(.venv/bin/python -m "
+                "services.local.for_run --config CONFIG)): removing the folders alone would leave "
+                "the builds' records and buckets in the store. Give the URI, or --folders-only to "
+                "remove the folders and leave the store as it is"
+            )
 
     def db(self):
         if not self.enabled:
@@ -328,8 +342,9 @@ class _BuildsContext:
             self.client.close()
 
     def store_note(self) -> str:
-        return (f"store: {redact_uri(self.uri)}/{self.database}" if self.enabled
-                else "store: not consulted (mongo.enabled is off, or no URI: --mongo-uri / $LITPATH_MONGO_URI)")  # fmt: skip
+        store = (f"store: {redact_uri(self.uri)}/{self.database}" if self.enabled
+                 else "store: not consulted (mongo.enabled is off, or no URI: --mongo-uri / $LITPATH_MONGO_URI)")  # fmt: skip
+        return f"results: {self.results.root.resolve()}; {store}"
 
 
 def _with_store(context: _BuildsContext, action):
@@ -373,7 +388,8 @@ def builds_list(context: _BuildsContext, as_json: bool) -> None:
         folder = format_bytes(e.folder_bytes) if e.folder is not None else "no folder"
         shared = f"{format_bytes(e.shared_bytes)} shared" if e.shared_bytes else ""
         status = e.store_status or "not in the store"
-        click.echo(f"{e.build_id}  {e.created or '?':25}  {folder:>10}  {shared:>16}  {status:16}{'  latest' if e.latest else ''}")
+        marks = ("  latest" if e.latest else "") + ("" if e.complete else "  incomplete (no build.json)")
+        click.echo(f"{e.build_id}  {e.created or '?':25}  {folder:>10}  {shared:>16}  {status:16}{marks}")
     if not entries:
         click.echo(f"no builds under {context.results.builds}")
 
@@ -394,21 +410,32 @@ def _report_removal(report: dict) -> None:
                    else f"store not compacted: {compaction['reason']}")  # fmt: skip
 
 
+_FOLDERS_ONLY_HELP = "With MongoDB on but no URI known: remove the folders and leave the store as it is."
+
+
 @builds.command("prune")
-@click.option("--keep", type=click.IntRange(min=1), required=True, help="Builds to keep, the newest (latest always among them).")
+@click.option("--keep", type=click.IntRange(min=1), required=True, help="Complete builds to keep, the newest (latest always among them).")
 @click.option("--dry-run", is_flag=True, help="Say what would be removed, remove nothing.")
+@click.option("--folders-only", is_flag=True, help=_FOLDERS_ONLY_HELP)
 @click.pass_obj
-def builds_prune(context: _BuildsContext, keep: int, dry_run: bool) -> None:
-    """Remove all but the newest KEEP builds of the results folder, from the folder and the store."""
+def builds_prune(context: _BuildsContext, keep: int, dry_run: bool, folders_only: bool) -> None:
+    """Remove all but the newest KEEP complete builds of the results folder, from the folder and
+    the store. A folder without build.json (a run may still be writing it) is left, for rm."""
     from pipeline.store.retention import list_builds, prune_candidates, remove_builds
 
     def prune(db):
-        doomed = prune_candidates(list_builds(context.results, db), keep)
+        entries = list_builds(context.results, db)
+        doomed = prune_candidates(entries, keep)
+        left = [e.build_id for e in entries if e.folder is not None and not e.complete]
+        if left:
+            click.echo("left: " + ", ".join(left) + " (no build.json: a run may still be writing it; rm removes it)")
         if dry_run:
             click.echo("would remove: " + (", ".join(doomed) or "nothing"))
             return None
         return remove_builds(context.results, db, doomed)
 
+    if not dry_run:
+        context.refuse_folders_alone(folders_only)
     click.echo(context.store_note())
     report = _with_store(context, prune)
     if report is not None:
@@ -417,11 +444,13 @@ def builds_prune(context: _BuildsContext, keep: int, dry_run: bool) -> None:
 
 @builds.command("rm")
 @click.argument("build_ids", nargs=-1, required=True)
+@click.option("--folders-only", is_flag=True, help=_FOLDERS_ONLY_HELP)
 @click.pass_obj
-def builds_rm(context: _BuildsContext, build_ids: tuple[str, ...]) -> None:
+def builds_rm(context: _BuildsContext, build_ids: tuple[str, ...], folders_only: bool) -> None:
     """Remove the named builds from the results folder and the store (never the one latest names)."""
     from pipeline.store.retention import RetentionError, remove_builds
 
+    context.refuse_folders_alone(folders_only)
     click.echo(context.store_note())
     try:
         report = _with_store(context, lambda db: remove_builds(context.results, db, list(build_ids)))

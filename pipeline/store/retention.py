@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,19 +53,28 @@ class BuildEntry:
     store_status: str | None  # None: not in the store
     latest: bool
     shared_bytes: int = 0  # of folder_bytes, files also linked from elsewhere (a rerun's unchanged tables)
+    complete: bool = True  # its folder has build.json (False: a run still writing it, or one that failed)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "build_id": self.build_id, "created": self.created, "folder": str(self.folder) if self.folder else None,
             "folder_bytes": self.folder_bytes, "shared_bytes": self.shared_bytes, "store_status": self.store_status, "latest": self.latest,
+            "complete": self.complete,
         }  # fmt: skip
 
 
+# What a build id may be: the name of a folder right under builds/ (litpath's own are 12 hex
+# digits). An id read from the store is not trusted to be one: ".." or "/x" would name a folder
+# outside builds/ for the removal.
+_BUILD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def latest_build_id(results: ResultsLayout) -> str | None:
-    """The id of the build ``latest`` names (None: no link)."""
-    if not results.latest.is_symlink() and not results.latest.exists():
-        return None
-    return results.latest.resolve().name
+    """The id of the build ``latest`` names (None: no link): the name in the link, not where
+    it ends up, so that a build folder that is itself a link (moved to another disk) keeps its id."""
+    if results.latest.is_symlink():
+        return Path(os.readlink(results.latest)).name
+    return results.latest.resolve().name if results.latest.exists() else None
 
 
 def _files(*folders: Path) -> dict[tuple[int, int], tuple[int, int, int]]:
@@ -95,9 +106,10 @@ def _folder_created(path: Path) -> str:
     record = BuildLayout(path).record
     if record.exists():
         try:
-            completed = json.loads(record.read_text()).get("completed")
+            written = json.loads(record.read_text())
         except (OSError, ValueError):
-            completed = None
+            written = None
+        completed = written.get("completed") if isinstance(written, dict) else None
         if completed:
             return str(completed)
     return datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC).isoformat(timespec="seconds")
@@ -118,17 +130,19 @@ def list_builds(results: ResultsLayout, db: Database | None) -> list[BuildEntry]
             build_id=build_id, created=str(created) if created else None, folder=folder,
             folder_bytes=folder_bytes, shared_bytes=shared_bytes,
             store_status=record.get("status") if build_id in records else None, latest=build_id == latest,
+            complete=folder is None or BuildLayout(folder).record.exists(),
         ))  # fmt: skip
     return sorted(entries, key=lambda e: (e.created or "", e.build_id))
 
 
 def prune_candidates(entries: list[BuildEntry], keep: int) -> list[str]:
-    """The builds ``prune --keep N`` removes: the results folder's builds beyond the N newest,
-    never ``latest`` (which counts among the N). Builds only in the store (another results folder's,
-    perhaps) are left to ``rm``."""
+    """The builds ``prune --keep N`` removes: the results folder's complete builds beyond the N
+    newest, never ``latest`` (which counts among the N). Builds only in the store (another results
+    folder's, perhaps) and folders without build.json (a run may still be writing one) are left
+    to ``rm``, and do not count among the N."""
     if keep < 1:
         raise RetentionError("--keep must be at least 1 (latest is always kept)")
-    with_folder = [e for e in entries if e.folder is not None]
+    with_folder = [e for e in entries if e.folder is not None and e.complete]
     kept = {e.build_id for e in with_folder if e.latest}
     for entry in reversed(with_folder):  # newest first
         if len(kept) >= keep:
@@ -183,26 +197,53 @@ def compact_store(db: Database) -> dict[str, Any]:
     return {"compacted": True, **{k: v for k, v in reply.items() if k != "ok"}}
 
 
+def _build_folder(results: ResultsLayout, build_id: str) -> Path | None:
+    """The folder ``rm`` deletes for ``build_id`` (None: none, only the store's record): its
+    folder under builds/, or the folder that is linked there (a build moved to another disk),
+    provided that folder holds a build; else RetentionError, before anything is removed."""
+    entry = results.build(build_id).root
+    if not entry.is_symlink():
+        return entry if entry.exists() else None
+    target = entry.resolve()
+    if not target.exists():
+        return None  # a dangling link: only the link goes
+    if not (BuildLayout(target).config.exists() or BuildLayout(target).record.exists()):
+        raise RetentionError(
+            f"{entry} links to {target}, which holds no build (no config.yaml or build.json): "
+            "nothing removed; remove the link yourself if it is not a build"
+        )
+    return target
+
+
 def remove_builds(results: ResultsLayout, db: Database | None, build_ids: list[str], *, compact: bool = True) -> dict[str, Any]:
     """Remove builds from the store (when ``db`` is given) and the results folder, collect the
     buckets no build needs any more and compact the store. Refuses ``latest`` and unknown ids
     before removing anything."""
+    build_ids = list(dict.fromkeys(build_ids))  # each once, in the order given
     latest = latest_build_id(results)
     known = {e.build_id for e in list_builds(results, db)}
     for build_id in build_ids:
+        if not _BUILD_ID.fullmatch(build_id):
+            raise RetentionError(
+                f"{build_id!r} is not a build id (the name of a folder under {results.builds}): nothing removed"
+            )
         if build_id == latest:
-            raise RetentionError(f"build {build_id} is the one {results.latest} names: it is never removed")
+            dangling = "" if results.latest.exists() else " (its folder is gone: make a build to move it on)"
+            raise RetentionError(f"build {build_id} is the one {results.latest} names: it is never removed{dangling}")
         if build_id not in known:
             raise RetentionError(f"no build {build_id!r} in {results.builds} or the store")
-    folders = [results.build(b).root for b in build_ids if results.build(b).root.exists()]
+    # every folder checked before anything is removed, the store's records included
+    folders = {b: _build_folder(results, b) for b in build_ids}
     # the bytes the removal gives back: a file the kept builds still link to stays
-    report: dict[str, Any] = {"removed": [], "store": {}, "folders_bytes": _freed_bytes(folders)}
+    report: dict[str, Any] = {"removed": [], "store": {}, "folders_bytes": _freed_bytes([f for f in folders.values() if f])}
     for build_id in build_ids:
         if db is not None:
             report["store"][build_id] = _remove_from_store(db, build_id)
-        folder = results.build(build_id).root
-        if folder.exists():
+        link, folder = results.build(build_id).root, folders[build_id]
+        if folder is not None:
             shutil.rmtree(folder)
+        if link.is_symlink():
+            link.unlink()
         logs = results.build_logs(build_id)
         if logs.exists():
             shutil.rmtree(logs)

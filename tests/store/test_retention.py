@@ -223,3 +223,77 @@ def test_builds_store_operations_may_take_minutes(mongo_uri, tmp_path):
         assert STORE_SCAN_TIMEOUT_MS >= 10 * 60 * 1000
     finally:
         context.close()
+
+
+# --- what a results folder holds besides complete builds (found in review) -----------------------
+
+
+@pytest.mark.parametrize("build_id", ["..", ".", "/tmp", "../results", "b1/..", ""])
+def test_an_id_that_is_no_folder_name_removes_nothing(tmp_path, build_id):
+    """An id read from the store is any string: `rm ..` had emptied the results folder."""
+    results = _results(tmp_path, ["b1", "b2"], latest="b2")
+    (results.root / "keep.txt").write_text("mine")
+    with pytest.raises(RetentionError, match="is not a build id"):
+        remove_builds(results, None, [build_id])
+    assert (results.root / "keep.txt").exists() and results.build("b1").root.exists()
+
+
+def test_prune_leaves_a_build_without_build_json(tmp_path):
+    """A folder without build.json may be a run still writing it: prune neither removes it nor
+    counts it among those kept; list says it is incomplete; rm still removes it."""
+    results = _results(tmp_path, ["b1", "b2", "b3"], latest="b3")
+    running = results.build("b4").root
+    running.mkdir()
+    (running / "config.yaml").write_text("inputs: {}\n")
+    entries = list_builds(results, None)
+    assert [(e.build_id, e.complete) for e in entries] == [("b1", True), ("b2", True), ("b3", True), ("b4", False)]
+    assert prune_candidates(entries, 1) == ["b1", "b2"]
+    assert prune_candidates(entries, 2) == ["b1"]
+    remove_builds(results, None, ["b4"])
+    assert not running.exists()
+
+
+def test_a_build_folder_that_is_a_link(tmp_path):
+    """A build moved to another disk and linked back keeps its id: latest still protects it, and
+    rm removes the linked folder and the link; a link to a folder that holds no build is refused
+    before anything is removed."""
+    results = _results(tmp_path, ["b1", "b2", "b3"], latest="b3")
+    elsewhere = tmp_path / "other-disk"
+    elsewhere.mkdir()
+    for build_id in ("b2", "b3"):
+        results.build(build_id).root.rename(elsewhere / f"{build_id}-moved")
+        results.build(build_id).root.symlink_to(elsewhere / f"{build_id}-moved")
+    assert [(e.build_id, e.latest) for e in list_builds(results, None)] == [("b1", False), ("b2", False), ("b3", True)]
+    with pytest.raises(RetentionError, match="never removed"):
+        remove_builds(results, None, ["b3"])
+    not_a_build = tmp_path / "photos"
+    not_a_build.mkdir()
+    (not_a_build / "holiday.jpg").write_bytes(b"jpg")
+    results.build("b0").root.symlink_to(not_a_build)
+    with pytest.raises(RetentionError, match="holds no build"):
+        remove_builds(results, None, ["b2", "b0"])
+    assert (elsewhere / "b2-moved").exists() and (not_a_build / "holiday.jpg").exists()
+    report = remove_builds(results, None, ["b2", "b2"])
+    assert report["removed"] == ["b2"]
+    assert not (elsewhere / "b2-moved").exists() and not results.build("b2").root.is_symlink()
+    assert (elsewhere / "b3-moved").exists()
+
+
+def test_removal_with_mongodb_on_but_no_uri_is_refused(tmp_path, monkeypatch):
+    """A plain shell has no $LITPATH_MONGO_URI: removing the folders alone would leave the store's
+    records and buckets. --folders-only says that is meant; a dry run needs no store."""
+    from pipeline.store.commands import builds
+
+    monkeypatch.delenv("LITPATH_MONGO_URI", raising=False)
+    results = _results(tmp_path, ["b1", "b2", "b3"], latest="b3")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"results_dir: {results.root}\nmongo: {{enabled: true}}\n")
+    for command in (["prune", "--keep", "1"], ["rm", "b1"]):
+        refused = CliRunner().invoke(builds, ["--config", str(config), *command])
+        assert refused.exit_code != 0 and "no MongoDB URI is known" in refused.output, refused.output
+        assert results.build("b1").root.exists()
+    dry = CliRunner().invoke(builds, ["--config", str(config), "prune", "--keep", "1", "--dry-run"])
+    assert dry.exit_code == 0 and "would remove: b1, b2" in dry.output, dry.output
+    assert f"results: {results.root.resolve()}; store: not consulted" in dry.output
+    done = CliRunner().invoke(builds, ["--config", str(config), "rm", "--folders-only", "b1"])
+    assert done.exit_code == 0 and "removed 1 build(s): b1" in done.output, done.output
