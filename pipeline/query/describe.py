@@ -28,9 +28,18 @@ LOCAL_SERVERS_STATE = Path(".local-servers")
 def describe_latest(config: dict[str, Any]) -> str:
     """A short, human-readable account of the latest build and what to do next."""
     latest = ResultsLayout(config["results_dir"]).latest
+    if latest.is_symlink() and not latest.exists():
+        return (f"{latest} names {latest.readlink()}, which is gone (a build removed by hand?): "
+                "no completed build to describe; the next build moves latest on.")  # fmt: skip
     if not latest.exists():
         return f"No completed build under {config['results_dir']}/ yet."
-    record = _read_json(BuildLayout(latest).record) or {}
+    record_file = BuildLayout(latest.resolve()).record
+    try:
+        record = _read_json(record_file)
+    except ValueError as error:
+        return f"{record_file} is not readable JSON ({error}): the build's record is damaged."
+    if not isinstance(record, dict):
+        return f"{latest} names {latest.resolve()}, which has no build record ({record_file.name}): not a completed build."
     build_dir = latest.resolve()
     layout = BuildLayout(build_dir)
     lines = ["", f"litpath build {record.get('build_id')} is complete: {build_dir}"]

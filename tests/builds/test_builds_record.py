@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 from pathlib import Path
 
@@ -197,6 +198,33 @@ def test_describe_prints_the_example_query_the_graph_stage_recorded(tmp_path: Pa
     BuildLayout(build).record.write_text(json.dumps(record))
     monkeypatch.setattr(describe, "example_pair", lambda build_dir: ("C0000002", "C0000003"))
     assert "source=C0000002&target=C0000003" in describe.describe_latest({"results_dir": str(tmp_path)})
+
+
+def test_describe_says_what_is_wrong_with_latest(tmp_path: Path) -> None:
+    """A latest whose build is gone, has no record, or a damaged one: a sentence saying so, never
+    a traceback or "build None is complete" (found in review)."""
+    from pipeline.builds.layout import BuildLayout, ResultsLayout
+    from pipeline.query.describe import describe_latest
+
+    results = ResultsLayout(tmp_path)
+    build = results.builds / "b1"
+    build.mkdir(parents=True)
+    results.latest.symlink_to("builds/b1")
+    config = {"results_dir": str(tmp_path)}
+    assert describe_latest(config) == (
+        f"{results.latest} names {build}, which has no build record (build.json): not a completed build."
+    )
+    BuildLayout(build).record.write_text('{"build_id": "b1", "gra')
+    assert describe_latest(config).startswith(f"{BuildLayout(build).record} is not readable JSON (")
+    BuildLayout(build).record.write_text("[]")
+    assert "has no build record" in describe_latest(config)
+    shutil.rmtree(build)
+    assert describe_latest(config) == (
+        f"{results.latest} names builds/b1, which is gone (a build removed by hand?): no completed build "
+        "to describe; the next build moves latest on."
+    )
+    results.latest.unlink()
+    assert describe_latest(config) == f"No completed build under {tmp_path}/ yet."
 
 
 # --- provenance: which code and which reference files made a build ----------------------------
