@@ -141,3 +141,22 @@ def test_a_field_that_starts_with_the_null_marker_reads_as_the_record_path_reads
     assert block == record
     names = {c["cui"]: c["name"] for c in block["concepts"]}
     assert names["C0000009"] not in ("Nabc", "Later name")
+
+
+@pytest.mark.parametrize("block_bytes", [BLOCK_BYTES, 200])
+def test_a_quarantined_row_names_no_concept(tmp_path, block_bytes):
+    """A row quarantined for its novelty, or for its other argument's CUI, gave its good
+    argument's concept its name and semantic type all the same (found in review): only accepted
+    rows name concepts, on both paths."""
+    lines = [
+        '"1","11","101","ISA","C2455521","Bad row name","humn","X","C0000123","D","phsu","1",\\N,\\N,\\N',
+        '"2","12","102","ISA","C0000777","Bad too","humn","1","1|medd","M","dsyn","1",\\N,\\N,\\N',
+        '"3","13","103","ISA","C2455521","Quinaserol","phsu","1","C0000123","D","phsu","0",\\N,\\N,\\N',
+    ]
+    path = tmp_path / "PREDICATION.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="latin-1")
+    record, block = _both_paths(path, tmp_path, block_bytes)
+    assert block == record
+    assert [q["line"] for q in record["quarantine"]] == [1, 2]
+    concepts = {c["cui"]: (c["name"], sorted(c["semtypes"])) for c in record["concepts"]}
+    assert concepts == {"C2455521": ("Quinaserol", ["phsu"]), "C0000123": ("D", ["phsu"])}

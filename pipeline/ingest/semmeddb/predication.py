@@ -29,30 +29,39 @@ class PredicationRows:
         self.mentions: dict[tuple[str, str], int] = {}
         # (CUI field, name, semtype, field) -> arguments; the vocabulary is small next to the rows
         self.arguments: dict[tuple[str | None, str | None, str | None, str], list[str]] = {}
+        # the keys whose concepts were taken, from a row that was accepted
+        self.named: set[tuple[str | None, str | None, str | None, str]] = set()
 
     def resolve(
-        self,
-        cui_field: str | None,
-        name: str | None,
-        semtype: str | None,
-        field: str,
-        events: list | None,
-        order: int,
-    ) -> list[str]:
+        self, cui_field: str | None, name: str | None, semtype: str | None, field: str
+    ) -> tuple[list[str], tuple[str | None, str | None, str | None, str]]:
+        """The CUIs of one argument field, and its key for :meth:`name_concepts`."""
         key = (cui_field, name, semtype, field)
         cuis = self.arguments.get(key)
         if cuis is None:
             cuis = parse_cui_field(cui_field, field)
-            for position, (cui, one_name, one_type) in enumerate(
-                zip(cuis, split_like(name, len(cuis)), split_like(semtype, len(cuis)), strict=True)
-            ):
-                if events is None:
-                    self.concepts.add(cui, one_name, one_type)
-                else:
-                    events.append((cui, one_name, one_type, order + position))
             if len(self.arguments) < 1_000_000:
                 self.arguments[key] = cuis
-        return cuis
+        return cuis, key
+
+    def name_concepts(
+        self, key: tuple[str | None, str | None, str | None, str], cuis: list[str], events: list | None, order: int
+    ) -> None:
+        """The concepts' names and semantic types from an argument of an accepted row (a
+        quarantined row's name or type is no concept's: a row with a bad novelty had given its
+        subject the name "Bad row name"), the first time its key is seen in one."""
+        if key in self.named:
+            return
+        _, name, semtype, _ = key
+        for position, (cui, one_name, one_type) in enumerate(
+            zip(cuis, split_like(name, len(cuis)), split_like(semtype, len(cuis)), strict=True)
+        ):
+            if events is None:
+                self.concepts.add(cui, one_name, one_type)
+            else:
+                events.append((cui, one_name, one_type, order + position))
+        if len(self.named) < 1_000_000:
+            self.named.add(key)
 
     def record(
         self,
@@ -78,14 +87,16 @@ class PredicationRows:
             predicate = fields[3]
             if not predicate:
                 raise RowError("PREDICATE", "missing predicate")
-            subjects = self.resolve(fields[4], fields[5], fields[6], "SUBJECT_CUI", events, order)
-            objects = self.resolve(fields[8], fields[9], fields[10], "OBJECT_CUI", events, order + ORDER_STEP)
+            subjects, subject_key = self.resolve(fields[4], fields[5], fields[6], "SUBJECT_CUI")
+            objects, object_key = self.resolve(fields[8], fields[9], fields[10], "OBJECT_CUI")
             subject_novelty = novelty(fields[7], "SUBJECT_NOVELTY")
             object_novelty = novelty(fields[11], "OBJECT_NOVELTY")
         except RowError as exc:
             self.run.quarantine(line, exc.field, exc.reason, raw)
             return
         self.run.accept()
+        self.name_concepts(subject_key, subjects, events, order)
+        self.name_concepts(object_key, objects, events, order + ORDER_STEP)
         doc_id = f"PMID:{pmid}"
         mentions = self.mentions
         for cui in subjects:
