@@ -162,6 +162,10 @@ def _snippet(record: ET.Element) -> str:
     return ET.tostring(record, encoding="unicode")[:2000]
 
 
+# The root of NLM's baseline and update files (pubmed_250101.dtd): their records are its children.
+PUBMED_ROOT = "PubmedArticleSet"
+
+
 def read_pubmed_xml(source: InputFile, run: IngestRun) -> None:
     stream = source.binary()
     index = 0
@@ -172,6 +176,11 @@ def read_pubmed_xml(source: InputFile, run: IngestRun) -> None:
             if event == "start":
                 if root is None:
                     root = element
+                    if element.tag != PUBMED_ROOT:  # else every record would be skipped, and the file read as empty
+                        raise IngestError(
+                            f"{source.path}: the root element is <{element.tag}>, not <{PUBMED_ROOT}>: not a "
+                            "PubMed baseline or update file (MEDLINE/PubMed XML)"
+                        )
                 depth += 1
                 continue
             depth -= 1

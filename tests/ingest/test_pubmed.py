@@ -77,6 +77,19 @@ def test_broken_xml_names_file_and_position(tmp_path):
         ingest_file("pubmed_xml", broken, tmp_path / "out")
 
 
+@pytest.mark.parametrize("root", ["PubmedArticle", "pmc-articleset"])
+def test_a_file_of_another_root_is_refused(tmp_path, root):
+    """A lone PubmedArticle, or a PMC JATS file, was read as an empty file: every record skipped
+    and the ingest finished with 0 rows (found in review)."""
+    text = (DATA / "pubmed" / "pubmed-29768149.xml").read_text()
+    article = text[text.index("<PubmedArticle>") : text.rindex("</PubmedArticle>") + len("</PubmedArticle>")]
+    other = tmp_path / "other.xml"
+    other.write_text(article if root == "PubmedArticle" else f"<{root}>{article}</{root}>")
+    with pytest.raises(IngestError, match=rf"other\.xml: the root element is <{root}>, not <PubmedArticleSet>"):
+        ingest_file("pubmed_xml", other, tmp_path / "out")
+    assert not (tmp_path / "out" / "counts.json").exists()
+
+
 def test_child_paths_match_elementpath():
     """_at/_all/_text_at (chains of one-tag finds, the reader's fast path) against ElementPath's
     find/findall/findtext of the same "A/B/C" path, on random trees with repeated and missing tags."""
