@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -41,6 +42,7 @@ def csv_records(
     first_line: int = 1,
     continuation: Callable[[], str | None] | None = None,
     prepare: Callable[[str], str] | None = None,
+    resync: bool = False,
     **dialect: Any,
 ) -> Iterator[Record]:
     """Records of CSV text given as physical lines numbered from ``first_line``.
@@ -51,45 +53,94 @@ def csv_records(
     is still open (a quoted line break), so a caller can cut its input into blocks at line ends
     and still read records that span a cut. A record with no fields (an empty line) comes back
     as unreadable, with the error "empty line".
+
+    ``resync``: every record has the first record's (the header's) number of fields, so one that
+    spans several physical lines and does not -- or that the parser gives up on, or whose second
+    line is a whole row by itself -- is a quote opened and never closed, which swallowed the
+    lines after it (up to the next quote, the field size limit or the end of the file). Its first
+    line is quarantined, saying so, and the parser starts again at the line after it: the rows
+    it had swallowed are read, not lost.
     """
+    lines = iter(physical)
+    pushback: deque[str] = deque()  # lines read again after a resync
     pending: list[str] = []
 
     def physical_lines() -> Iterator[str]:
-        for line in physical:
+        while True:
+            if pushback:
+                line = pushback.popleft()
+            else:
+                line = next(lines, None)
+                if line is None:
+                    if continuation is None or not pending:
+                        return
+                    line = continuation()
+                    if line is None:
+                        return
             pending.append(line)
             yield line if prepare is None else prepare(line)
-        while continuation is not None and pending:
-            line = continuation()
-            if line is None:
-                return
-            pending.append(line)
-            yield line if prepare is None else prepare(line)
+
+    def fields_alone(line: str) -> int:
+        """The fields of one physical line read by itself: a line that is a whole row of the
+        header's width is a row, not a quoted field's second line, even where the field count of
+        the record that took it happens to agree (a stray quote in a column that every row
+        quotes is closed by the next row's quote in that column)."""
+        return len(next(csv.reader([line if prepare is None else prepare(line)], **dialect), []))
 
     reader = csv.reader(physical_lines(), **dialect)
     next_line = first_line
+    width: int | None = None
     while True:
         try:
             record = next(reader)
+            error = None
         except StopIteration:
             break
         except csv.Error as exc:
-            raw = "".join(pending)
+            record, error = None, f"malformed CSV: {exc}"
+        line, spanned = next_line, len(pending)
+        if resync and spanned > 1 and width is not None and (
+            record is None or len(record) != width or fields_alone(pending[1]) == width
+        ):
+            if record is None:
+                why = error
+            elif len(record) != width:
+                why = f"{len(record)} fields where the header has {width}"
+            else:
+                why = "the next line is a whole row by itself"
+            reason = (
+                f"a quote opened on this line is not closed where its row ends: it ran over {spanned} "
+                f"lines ({why}); this line is quarantined and the next ones read again"
+            )
+            yield line, None, pending[0], reason
+            pushback.extendleft(reversed(pending[1:]))
             pending.clear()
-            yield next_line, None, raw, f"malformed CSV: {exc}"
-            next_line = first_line + reader.line_num
+            next_line = line + 1
+            reader = csv.reader(physical_lines(), **dialect)
             continue
         raw = "".join(pending)
         pending.clear()
-        line = next_line
-        next_line = first_line + reader.line_num
+        next_line = line + spanned
+        if record is None:
+            yield line, None, raw, error
+            continue
         if not record:
             yield line, None, raw, "empty line"
             continue
+        if width is None:
+            width = len(record)
         yield line, record, raw, None
 
 
+# The longest field a CSV record may hold: the csv module's default, 128 KiB, refused real
+# CORD-19 rows (a large consortium's author list); a quote never closed is caught by
+# csv_records' resync, not by this limit.
+FIELD_SIZE_LIMIT = 64 << 20
+
+
 def utf8_csv_records(source: InputFile) -> Iterator[Record]:
-    """Records of a UTF-8 CSV file (RFC 4180 quoting, a BOM allowed).
+    """Records of a UTF-8 CSV file (RFC 4180 quoting, a BOM allowed), every one of the header's
+    width (``resync``: a quote never closed costs its own line, not the rows after it).
 
     Undecodable bytes are kept as surrogates (``surrogateescape``) so the reader can
     quarantine the exact row and field instead of failing the whole file; :func:`printable_raw`
@@ -97,7 +148,8 @@ def utf8_csv_records(source: InputFile) -> Iterator[Record]:
     """
     reject_utf16(source)
     text = io.TextIOWrapper(source.line_stream(), encoding="utf-8-sig", errors="surrogateescape", newline="")
-    yield from csv_records(text)
+    csv.field_size_limit(FIELD_SIZE_LIMIT)
+    yield from csv_records(text, resync=True)
 
 
 def printable_raw(raw: str) -> str:

@@ -97,3 +97,46 @@ def test_citations_table_lines_and_counts_on_random_rows(tmp_path, monkeypatch, 
     assert set(found) == set(expected_bad)
     for line, (field, reason) in expected_bad.items():
         assert found[line][0] == field and reason in found[line][1], (line, found[line])
+
+
+HEADER = "cord_uid,sha,source_x,title,doi,pmcid,pubmed_id,license,abstract,publish_time,authors,journal\n"
+
+
+def _cord_row(i: int, title: str | None = None, authors: str = "Doe, Jane") -> str:
+    title = f'"Title {i}"' if title is None else title
+    return f'u{i:07d},,PMC,{title},10.1/{i},,{1000 + i},cc,"An abstract, {i}.",2020-01-01,"{authors}",J\n'
+
+
+def _plain_row(i: int) -> str:
+    return f"u{i:07d},,PMC,Title {i},10.1/{i},,{1000 + i},cc,An abstract,2020-01-01,Doe,J\n"
+
+
+@pytest.mark.parametrize("rows_after, row", [(4, _cord_row), (6000, _cord_row), (4, _plain_row), (6000, _plain_row)])
+def test_a_quote_never_closed_costs_its_own_line_only(tmp_path, rows_after, row):
+    """A stray opening quote swallowed the rows after it (up to the next quote, 131,072
+    characters, or the end of the file) as one field: 1,410 rows gone from a 6,001-row file,
+    counted as one quarantined row (found in review). Now its line is quarantined and the rows
+    after it are read, whether or not they quote their fields."""
+    lines = [_cord_row(i) for i in range(3)]
+    lines.append('u0000003,,PMC,"Broken title,10.1/3,,1003,cc,no abstract,2020-01-01,Doe,J\n')
+    lines += [row(i) for i in range(4, 4 + rows_after)]
+    path = tmp_path / "metadata.csv"
+    path.write_text(HEADER + "".join(lines))
+    result = ingest_file("cord19_metadata", path, tmp_path / "out")
+    assert (result.rows_read, result.rows_accepted, result.rows_quarantined) == (len(lines), len(lines) - 1, 1)
+    (quarantined,) = rows(tmp_path / "out", "quarantine")
+    assert quarantined["line"] == 5 and "a quote opened on this line is not closed" in quarantined["reason"]
+    documents = rows(tmp_path / "out", "documents")
+    assert [d["cord_uid"] for d in documents] == [f"u{i:07d}" for i in range(4 + rows_after) if i != 3]
+
+
+def test_long_fields_and_quoted_line_breaks_are_rows(tmp_path):
+    """A 240 KB author list (a large consortium) was refused by the csv module's 128 KiB field
+    limit; a quoted line break is one field, not a resync."""
+    lines = [_cord_row(0, authors="; ".join(f"Author {k}, A." for k in range(20_000))),
+             _cord_row(1, title='"Two\nlines"'), _cord_row(2)]  # fmt: skip
+    path = tmp_path / "metadata.csv"
+    path.write_text(HEADER + "".join(lines))
+    result = ingest_file("cord19_metadata", path, tmp_path / "out")
+    assert (result.rows_read, result.rows_accepted, result.rows_quarantined) == (3, 3, 0)
+    assert [d["title"] for d in rows(tmp_path / "out", "documents")] == ["Title 0", "Two\nlines", "Title 2"]
