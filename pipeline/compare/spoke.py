@@ -416,18 +416,22 @@ class SpokeGraph:
         Keys are the pairs as given (in sorted order); missing keys are not connected within ``hops``.
         """
         query = self._path_query(hops)
-        wanted: dict[tuple[str, str], tuple[NodeRef, NodeRef]] = {}
+        # One query per pair of Neo4j nodes; several pairs of mapped nodes can be one pair of
+        # Neo4j nodes (a node with two labels, mapped under both), and each gets the path: a
+        # single entry per element-id pair kept only the last of them, which one depending on
+        # the order of a set (Python's hash seed), so a hop's SPOKE link changed between runs.
+        wanted: dict[tuple[str, str], list[tuple[NodeRef, NodeRef]]] = defaultdict(list)
         for x, y in node_pairs:
             a, b = sorted((x, y))
             if a == b or not (self.present(a) and self.present(b)) or self.same_node(a, b):
                 continue
-            wanted[(self._resolved[a][0], self._resolved[b][0])] = (a, b)
+            wanted[(self._resolved[a][0], self._resolved[b][0])].append((a, b))
         found: dict[tuple[NodeRef, NodeRef], dict[str, Any]] = {}
         items = sorted(wanted)
         for start in range(0, len(items), self.chunk_size):
             chunk = [{"a": a, "b": b} for a, b in items[start : start + self.chunk_size]]
             for row in self._read(query, pairs=chunk, obsolete=self.obsolete_property):
-                found[wanted[(row["a"], row["b"])]] = {
+                path = {
                     "nodes": [
                         {"eid": n["eid"], "label": self.node_label(n["labels"], n["eid"]),
                          "identifier": n["identifier"], "name": n["name"]}
@@ -435,6 +439,8 @@ class SpokeGraph:
                     ],
                     "relationships": row["relationships"],
                 }  # fmt: skip
+                for pair in wanted[(row["a"], row["b"])]:
+                    found[pair] = path
         return found
 
     def connections(

@@ -10,6 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from support.foreign_spoke import (
+    ACETAMINOPHEN,
+    ACETAMINOPHEN_CUI,
     EXPECTED_DENY_HUB,
     EXPECTED_H1,
     EXPECTED_H3_CHANGES,
@@ -173,3 +175,20 @@ def test_a_node_with_two_labels_mapped_under_both_is_one_node(foreign_results, n
         )[0]
     assert comparison.scenario == "1" and [hop.link.length for hop in comparison.spoke_hops] == [1, 0]
     assert comparison.spoke_hops[0].link.nodes[-1]["label"] == "Symptom"
+
+
+def test_both_labels_of_one_node_get_its_paths(foreign_results, neo4j_uri, neo4j_auth):
+    """Fever is a Symptom and a Disease. Two CUIs mapped to it under each label, each paired with
+    acetaminophen (one relationship away; a Compound, whose mapped node sorts before both of
+    Fever's, so both pairs are one pair of Neo4j nodes in one orientation): both are connected.
+    One path query per pair of Neo4j nodes had kept only one of the two, which one depending on
+    a set's order (the hash seed), so the other hop's link, and its scenario, changed between
+    runs (found in review)."""
+    mapping = CuiMapping(
+        [("C0015967", "Symptom", "D005334", "direct"), ("C0000099", "Disease", "D005334", "direct"),
+         (ACETAMINOPHEN_CUI, "Compound", ACETAMINOPHEN, "indirect")]
+    )  # fmt: skip
+    pairs = [("C0015967", ACETAMINOPHEN_CUI), ("C0000099", ACETAMINOPHEN_CUI)]
+    with neo4j.GraphDatabase.driver(neo4j_uri, auth=neo4j_auth) as driver:
+        links = SpokeGraph(driver).links(pairs, mapping, hops=1)
+    assert {pair: links[tuple(sorted(pair))].length for pair in pairs} == {pair: 1 for pair in pairs}
