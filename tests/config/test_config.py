@@ -64,19 +64,25 @@ def test_litpath_command_stops_with_the_message(tmp_path: Path) -> None:
     )
 
 
-def test_workflow_stops_with_the_message(tmp_path: Path) -> None:
-    """The workflow checks its merged config as litpath does, before any rule is planned (and
-    before Snakemake's validate(), whose message prints the whole section's schema)."""
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    config["solver"]["ranks"] = "two"
-    path = _config_file(tmp_path, yaml.safe_dump(config))
+def _refused_dry_run(config: Path) -> str:
+    """What a refused `snakemake --dry-run` of the workflow with ``config`` printed."""
     done = subprocess.run(
         [str(BIN / "snakemake"), "-s", str(REPO / "workflow" / "Snakefile"), "--directory", str(REPO),
-         "--configfile", str(path), "--dry-run"],
+         "--configfile", str(config), "--dry-run"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     output = done.stdout + done.stderr
     assert done.returncode != 0, output[-3000:]
+    return output
+
+
+def test_workflow_stops_with_the_message(tmp_path: Path) -> None:
+    """The workflow checks its merged config as litpath does, before any rule is planned (where
+    Snakemake's validate() printed the whole section's schema)."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["solver"]["ranks"] = "two"
+    path = _config_file(tmp_path, yaml.safe_dump(config))
+    output = _refused_dry_run(path)
     assert f"{path}: solver.ranks: 'two' is not of type 'integer'" in output, output[-3000:]
 
 
@@ -85,13 +91,7 @@ def test_workflow_refuses_a_key_written_twice(tmp_path: Path) -> None:
     file as litpath does too, so the run stops naming both lines."""
     text = (REPO / "config" / "config.yaml").read_text()
     path = _config_file(tmp_path, text + "results_dir: elsewhere\n")
-    done = subprocess.run(
-        [str(BIN / "snakemake"), "-s", str(REPO / "workflow" / "Snakefile"), "--directory", str(REPO),
-         "--configfile", str(path), "--dry-run"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    output = done.stdout + done.stderr
-    assert done.returncode != 0, output[-3000:]
+    output = _refused_dry_run(path)
     assert "found the key 'results_dir' a second time" in output, output[-3000:]
     assert f"line {len(text.splitlines()) + 1}, column 1" in output, output[-3000:]
 
