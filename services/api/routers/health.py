@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from pipeline.builds.layout import SCOPES, BuildLayout, ResultsLayout
+from pipeline.store.retention import latest_build_id
 from services.api import API_VERSION
 from services.api.deps import StateDep, require_api_key, run_bounded
 from services.api.errors import NotReady, error_responses
@@ -40,8 +41,7 @@ def served_build_check(state: ServiceState) -> dict:
         )}  # fmt: skip
     message = f"build {build.build_id}"
     if state.settings.build == "latest":
-        latest = ResultsLayout(state.settings.results_dir).latest
-        now = latest.resolve().name if latest.is_symlink() else None
+        now = latest_build_id(ResultsLayout(state.settings.results_dir))
         if now is not None and now != build.build_id:
             message += f"; latest now names build {now} (restart the service to serve it)"
     return {"ok": True, "message": message}
