@@ -94,6 +94,17 @@ class _NoNames:
         return None
 
 
+def _serve_big(client: TestClient, big: Adjacency) -> None:
+    """The service's full graph replaced by the two big components (searched on demand)."""
+    served = client.app.state.litpath.build.build
+    full = served.graphs["full"]
+    served.graphs["full"] = Graph(
+        scope="full", build_id=full.build_id, build_dir=full.build_dir, paths=full.paths, adjacency=big,
+        keys=_Keys(big.n), names=_NoNames(), is_concept=np.ones(big.n, dtype=bool), vid_of=_VidOf(big.n),
+        graph_digest="big", edge_kinds=full.edge_kinds, method=ON_DEMAND,
+    )  # fmt: skip
+
+
 def test_api_answers_504_at_the_deadline_and_its_one_worker_serves_the_next_request(big, tmp_path):
     """One compute thread. Before searches had deadlines, the unreachable pair kept that thread
     for the whole search (about 1.7 s), so the next request waited in the queue past its own
@@ -101,13 +112,7 @@ def test_api_answers_504_at_the_deadline_and_its_one_worker_serves_the_next_requ
     fixture = make_build(tmp_path, n_concepts=10, n_abstracts=6)
     settings = Settings(results_dir=fixture.results_dir, compute_threads=1, request_timeout_s=DEADLINE_S)
     with TestClient(create_app(settings)) as client:
-        served = client.app.state.litpath.build.build
-        full = served.graphs["full"]
-        served.graphs["full"] = Graph(
-            scope="full", build_id=full.build_id, build_dir=full.build_dir, paths=full.paths, adjacency=big,
-            keys=_Keys(big.n), names=_NoNames(), is_concept=np.ones(big.n, dtype=bool), vid_of=_VidOf(big.n),
-            graph_digest="big", edge_kinds=full.edge_kinds, method=ON_DEMAND,
-        )  # fmt: skip
+        _serve_big(client, big)
         started = time.monotonic()
         response = client.get("/v1/distance", params={"source": "C0000000", "target": f"C{COMPONENT:07d}"})
         elapsed = time.monotonic() - started
@@ -126,13 +131,7 @@ def test_a_batch_at_its_deadline_returns_the_pairs_it_answered(big, tmp_path):
     timeout = 1.2
     settings = Settings(results_dir=fixture.results_dir, compute_threads=1, request_timeout_s=timeout)
     with TestClient(create_app(settings)) as client:
-        served = client.app.state.litpath.build.build
-        full = served.graphs["full"]
-        served.graphs["full"] = Graph(
-            scope="full", build_id=full.build_id, build_dir=full.build_dir, paths=full.paths, adjacency=big,
-            keys=_Keys(big.n), names=_NoNames(), is_concept=np.ones(big.n, dtype=bool), vid_of=_VidOf(big.n),
-            graph_digest="big", edge_kinds=full.edge_kinds, method=ON_DEMAND,
-        )  # fmt: skip
+        _serve_big(client, big)
         pairs = [("C0000000", "C0000001"), ("C0000000", f"C{COMPONENT:07d}"), ("C0000002", "C0000003")]
         started = time.monotonic()
         response = client.post(
