@@ -391,10 +391,18 @@ class Comparator:
         )  # fmt: skip
 
 
-def same_node_pairs(pairs: Sequence[tuple[str, str]], mapping: CuiMapping) -> set[tuple[str, str]]:
-    """The pairs whose two CUIs map to a common SPOKE node (e.g. two CUIs of one Disease node):
-    trivially connected in SPOKE, so the comparison reports them apart instead of classifying them."""
-    return {(a, b) for a, b in pairs if set(mapping.nodes_of(a)) & set(mapping.nodes_of(b))}
+def same_node_pairs(
+    pairs: Sequence[tuple[str, str]], mapping: CuiMapping, spoke: SpokeGraph
+) -> set[tuple[str, str]]:
+    """The pairs whose two CUIs map to one SPOKE node in Neo4j (e.g. two CUIs of one Disease
+    node, or of one node with two labels, mapped under each): trivially connected in SPOKE, so
+    the comparison reports them apart instead of classifying them. Decided on the nodes found in
+    Neo4j and not obsolete, as every other step is: a shared node that is obsolete or missing
+    joins nothing (the pair is classified), and the mapping's node names alone missed a node
+    with two labels."""
+    spoke.resolve({ref for pair in pairs for cui in pair for ref in mapping.nodes_of(cui)})
+    present = {cui: [ref for ref in mapping.nodes_of(cui) if spoke.present(ref)] for pair in pairs for cui in pair}
+    return {(a, b) for a, b in pairs if any(spoke.same_node(x, y) for x in present[a] for y in present[b])}
 
 
 def query_pairs(concepts: Sequence[str], ordered: bool) -> list[tuple[str, str]]:

@@ -290,19 +290,25 @@ def run_comparison(
     """Classify every pair of the query set's concepts on ``graph`` (:class:`pipeline.query.graph.Graph`);
     see :mod:`pipeline.compare.classify`.
 
-    Pairs of two CUIs that map to one SPOKE node are trivially connected in SPOKE; they are
-    listed in the provenance (``same_node_pairs``), not classified.
+    Pairs of two CUIs that map to one SPOKE node in Neo4j (there, and not obsolete) are
+    trivially connected in SPOKE; they are listed in the provenance (``same_node_pairs``), not
+    classified. Their literature paths are found with the others' (``zero_cost_ties`` counts
+    every query pair), so that every node the comparison needs is looked up at once.
     """
     timings: dict[str, float] = {}
     started = time.perf_counter()
     trips_before = comparator.spoke.round_trips
     every_pair = query_pairs(query.concepts, ordered)
-    same_node = same_node_pairs(every_pair, mapping)
-    pairs = [pair for pair in every_pair if pair not in same_node]
     finder = PathFinder(graph, count_ties=True)
     t = time.perf_counter()
-    paths = [finder.path(a, b) for a, b in pairs]
+    every_path = [finder.path(a, b) for a, b in every_pair]
     timings["literature_paths"] = time.perf_counter() - t
+    # every mapped node the comparison needs (the query's concepts and their paths'), looked up
+    # in one round trip, before the pairs of one SPOKE node are set apart on what Neo4j holds
+    needed = {c for pair in every_pair for c in pair} | {c for path in every_path for c in path.concepts}
+    comparator.spoke.resolve({ref for cui in needed for ref in mapping.nodes_of(cui)})
+    same_node = same_node_pairs(every_pair, mapping, comparator.spoke)
+    paths = [path for pair, path in zip(every_pair, every_path, strict=True) if pair not in same_node]
     t = time.perf_counter()
     evidence_status = attach_evidence(paths, mongo_db, graph.build_id, evidence_file)
     timings["evidence"] = time.perf_counter() - t

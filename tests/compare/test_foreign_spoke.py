@@ -192,3 +192,19 @@ def test_both_labels_of_one_node_get_its_paths(foreign_results, neo4j_uri, neo4j
     with neo4j.GraphDatabase.driver(neo4j_uri, auth=neo4j_auth) as driver:
         links = SpokeGraph(driver).links(pairs, mapping, hops=1)
     assert {pair: links[tuple(sorted(pair))].length for pair in pairs} == {pair: 1 for pair in pairs}
+
+
+def test_pairs_set_apart_as_one_node_are_those_of_one_node_in_neo4j(foreign_results, neo4j_uri, neo4j_auth):
+    """Two CUIs are trivially connected when they map to one Neo4j node that is there and not
+    obsolete: Fever under its two labels is one node; angiosarcoma, obsolete, joins nothing, so
+    its two CUIs are classified like any pair (found in review: the mapping's names alone said
+    the reverse of both)."""
+    from pipeline.compare.classify import same_node_pairs
+
+    mapping = CuiMapping(
+        [("C0015967", "Symptom", "D005334", "direct"), ("C0000099", "Disease", "D005334", "direct"),
+         ("C0018923", "Disease", "DOID:0001816", "direct"), ("C0000098", "Disease", "DOID:0001816", "direct")]
+    )  # fmt: skip
+    pairs = [("C0015967", "C0000099"), ("C0018923", "C0000098"), ("C0015967", "C0018923")]
+    with neo4j.GraphDatabase.driver(neo4j_uri, auth=neo4j_auth) as driver:
+        assert same_node_pairs(pairs, mapping, SpokeGraph(driver)) == {("C0015967", "C0000099")}
