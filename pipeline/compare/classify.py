@@ -328,9 +328,8 @@ class Comparator:
         link = connections.link(path.source, path.target)
         ends = [path.source, path.target]
         notes = []
-        if not path.in_graph:
-            absent = [c for c in ends if c not in (path.vertices or [])]
-            notes.append(f"not a vertex of the literature graph: {', '.join(absent) or ', '.join(ends)}")
+        if not path.in_graph:  # the ends the path finder did not find (an unreachable path has no vertices)
+            notes.append(f"not a vertex of the literature graph: {', '.join(path.absent or ends)}")
         unmapped = [c for c in ends if c not in mapped]
         if link.connected:
             scenario, cause = "4", "literature-absent" if not path.in_graph else "literature-disconnected"

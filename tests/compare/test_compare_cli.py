@@ -192,7 +192,13 @@ def test_cooccurrence_graph_is_compared_by_default(h1_run, results_dir, neo4j_en
     (row,) = pq.read_table(tmp_path / "full" / "paths.parquet").to_pylist()
     assert row["literature_path"] == f"{C5} > PMID:1 > {C6}"
     (row,) = pq.read_table(tmp_path / "cooccurrence" / "paths.parquet").to_pylist()
-    assert "not a vertex of the literature graph" in json.loads(row["detail"])["notes"][0]
+    # the note names the ends that are not concepts of that graph, and only those (it named both)
+    concepts = set(pq.read_table(results_dir / "latest" / "cooccurrence" / "vertices.parquet").column("key").to_pylist())
+    assert C1 in concepts and C5 not in concepts
+    queries.write_text(f"{C1}\n{C5}\n")
+    assert run_compare(results_dir, neo4j_env, tmp_path / "one-absent", queries=queries).exit_code == 0
+    (row,) = pq.read_table(tmp_path / "one-absent" / "paths.parquet").to_pylist()
+    assert json.loads(row["detail"])["notes"][0] == f"not a vertex of the literature graph: {C5}"
 
 
 def test_query_set_with_no_mapped_concept_says_so(spoke_driver, results_dir, neo4j_env, tmp_path):
