@@ -50,6 +50,8 @@ def read_metadata(source: InputFile, run: IngestRun) -> None:
             pmid = parse_int(pubmed_text)
             if pmid is None:
                 raise RowError("pubmed_id", f"pubmed_id is not numeric: {pubmed_text!r}")
+            if pmid < 1:  # PMIDs start at 1: a 0 would become the document PMID:0
+                raise RowError("pubmed_id", f"pubmed_id is not a PMID: {pubmed_text!r}")
         year_match = _YEAR.match(fields[column["publish_time"]].strip())
         run.add(
             "documents",

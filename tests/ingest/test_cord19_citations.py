@@ -140,3 +140,17 @@ def test_long_fields_and_quoted_line_breaks_are_rows(tmp_path):
     result = ingest_file("cord19_metadata", path, tmp_path / "out")
     assert (result.rows_read, result.rows_accepted, result.rows_quarantined) == (3, 3, 0)
     assert [d["title"] for d in rows(tmp_path / "out", "documents")] == ["Title 0", "Two\nlines", "Title 2"]
+
+
+@pytest.mark.parametrize("pubmed_id", ["0", "000"])
+def test_a_pubmed_id_that_is_no_pmid_is_quarantined(tmp_path, pubmed_id):
+    """A pubmed_id of 0 became the document PMID:0 (found in review); like a non-numeric one, it
+    is quarantined, naming the field."""
+    row = _cord_row(1).replace(",1001,", f",{pubmed_id},")
+    path = tmp_path / "metadata.csv"
+    path.write_text(HEADER + _cord_row(0) + row)
+    result = ingest_file("cord19_metadata", path, tmp_path / "out")
+    assert (result.rows_read, result.rows_accepted, result.rows_quarantined) == (2, 1, 1)
+    (quarantined,) = rows(tmp_path / "out", "quarantine")
+    assert (quarantined["line"], quarantined["field"]) == (3, "pubmed_id")
+    assert quarantined["reason"] == f"pubmed_id is not a PMID: {pubmed_id!r}"
