@@ -160,3 +160,15 @@ def test_a_quarantined_row_names_no_concept(tmp_path, block_bytes):
     assert [q["line"] for q in record["quarantine"]] == [1, 2]
     concepts = {c["cui"]: (c["name"], sorted(c["semtypes"])) for c in record["concepts"]}
     assert concepts == {"C2455521": ("Quinaserol", ["phsu"]), "C0000123": ("D", ["phsu"])}
+
+
+@pytest.mark.parametrize("block_bytes", [BLOCK_BYTES, 200])
+def test_a_utf8_byte_order_mark_is_skipped_on_both_paths(tmp_path, block_bytes):
+    """Arrow (the block path) skips a BOM at the start of the file; the record path quarantined
+    the first row for it (found in review): both read it now."""
+    lines = [GOOD.format(pid=1, sid=11, pmid=101), GOOD.format(pid=2, sid=12, pmid=102)]
+    path = tmp_path / "PREDICATION.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode("latin-1"))
+    record, block = _both_paths(path, tmp_path, block_bytes)
+    assert block == record
+    assert record["counts"] == {"rows_read": 2, "rows_accepted": 2, "rows_quarantined": 0}

@@ -5,6 +5,7 @@ the concepts table that ENTITY and PREDICATION both fill (see :mod:`pipeline.ing
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
 
@@ -90,11 +91,17 @@ def dump_records(
             yield line, [None if f == NULL else f for f in fields], raw, None
 
 
+# A UTF-8 byte order mark as latin-1 text: Arrow's CSV reader (the block paths) skips one at
+# the start of a file, so the record path does too, and both read the first row alike.
+_UTF8_BOM = "\xef\xbb\xbf"
+
+
 def read_dump(source: InputFile) -> Iterator[Record]:
-    """The records of a dump file (latin-1)."""
+    """The records of a dump file (latin-1; a UTF-8 byte order mark at its start skipped)."""
     reject_utf16(source)
     text = io.TextIOWrapper(source.line_stream(), encoding="latin-1", newline="")
-    yield from dump_records(text)
+    first = next(text, "")
+    yield from dump_records(itertools.chain([first.removeprefix(_UTF8_BOM)] if first else [], text))
 
 
 def parse_cui_field(value: str | None, field: str) -> list[str]:
