@@ -21,9 +21,10 @@ edges
       ``n_papers`` (the papers they come from); source ``infores:semmeddb``.
     * concept-abstract: ``<paper> biolink:mentions <concept>``; count ``n_mentions`` (the
       mentions behind the weight); source ``infores:semmeddb``.
-    * abstract-abstract: a citation, ``<citing> biolink:related_to <cited>`` (Biolink has no
-      citation predicate between publications that we could confirm, so the most general one);
-      source ``infores:pubmed``.
+    * abstract-abstract: a citation, ``biolink:related_to`` (Biolink has no citation predicate
+      between publications that we could confirm, so the most general one, which is symmetric:
+      the graph's edges are undirected, subject the lower vertex id, so which paper cites which
+      is not kept); source ``infores:pubmed``.
 
     Knowledge level and agent type (Biolink 4's enumerations): ``text_co_occurrence`` by a
     ``text_mining_agent`` for concept-concept edges (SemRep's output counted by litpath);
@@ -38,7 +39,6 @@ the build's tables (``predications``, ``mentions``), which are read whole for it
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -120,16 +120,32 @@ def categories(semtypes: list[str] | None) -> str:
     return "|".join(found or [NAMED_THING])
 
 
+class _TsvRows:
+    """KGX's TSV as KGX reads it: fields joined by tabs, never quoted (it reads with
+    QUOTE_NONE, so a quoted name came back with its quotes doubled); every text value is
+    :func:`_clean`, so no field holds a tab or a line end."""
+
+    def __init__(self, handle) -> None:
+        self.handle = handle
+
+    def writerow(self, row) -> None:
+        self.handle.write("\t".join(str(value) for value in row) + "\n")
+
+    def writerows(self, rows) -> None:
+        self.handle.writelines("\t".join(str(value) for value in row) + "\n" for row in rows)
+
+
 def _writer(path: Path, columns: tuple[str, ...]):
     handle = path.open("w", newline="", encoding="utf-8")
-    writer = csv.writer(handle, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    writer = _TsvRows(handle)
     writer.writerow(columns)
     return handle, writer
 
 
 def _clean(text: str | None) -> str:
-    """A field value on one line (titles may hold tabs or line breaks)."""
-    return "" if text is None else " ".join(str(text).split())
+    """A single-valued field on one line (titles may hold tabs or line breaks), without ``|``:
+    KGX reads a ``|`` in any value as a list separator, and has no escape for it."""
+    return "" if text is None else " ".join(str(text).replace("|", "/").split())
 
 
 def write_nodes(build_dir: Path, scope: str, path: Path, progress: Progress | None = None) -> int:

@@ -49,11 +49,15 @@ PREFIXES: dict[str, str] = {
     "DRUGBANK": "http://identifiers.org/drugbank/",
     "CHEMBL.COMPOUND": "http://identifiers.org/chembl.compound/",
     "INCHIKEY": "http://identifiers.org/inchikey/",
+    "GO": "http://purl.obolibrary.org/obo/GO_",
+    "NCBITaxon": "http://purl.obolibrary.org/obo/NCBITaxon_",
     "skos": "http://www.w3.org/2004/02/skos/core#",
     "semapv": "https://w3id.org/semapv/vocab/",
 }
 # How a SPOKE label's bare identifiers become CURIEs (identifiers with a prefix keep it).
-LABEL_PREFIXES = {"Gene": "NCBIGene", "Protein": "UniProtKB", "SideEffect": "UMLS", "Symptom": "MESH"}
+LABEL_PREFIXES = {
+    "Gene": "NCBIGene", "Protein": "UniProtKB", "SideEffect": "UMLS", "Symptom": "MESH", "Organism": "NCBITaxon",
+}  # fmt: skip
 SUCCESSOR_PREDICATES = {"RB": "skos:broadMatch", "RN": "skos:narrowMatch", "RO": "skos:relatedMatch"}
 UMLS_LICENSE = (
     "https://www.nlm.nih.gov/research/umls/knowledge_sources/metathesaurus/release/license_agreement.html"
@@ -107,7 +111,7 @@ def write_sssom(build_dir: Path, folder: ExportFolder) -> int:
         rows.append(
             (
                 f"UMLS:{entry['cui']}",
-                names.get(entry["cui"]) or "",
+                " ".join((names.get(entry["cui"]) or "").split()),  # one line: SSSOM/TSV is TSV
                 predicate_of(entry["source"]),
                 curie,
                 entry["spoke_label"],

@@ -111,6 +111,11 @@ MAPPING_CASES = [
      ("MESH:D003371", "skos:exactMatch", "semapv:MappingChaining")),
     (("C0003469", "Pathway", "WP1234", "direct", "MRCONSO:WP"),
      ("SPOKE.Pathway:WP1234", "skos:exactMatch", "semapv:UnspecifiedMatching")),
+    # NCBI taxa and GO terms under Biolink's own prefixes, not a made-up urn (found in review)
+    (("C0020114", "Organism", "9606", "direct", "MRCONSO:NCBI"),
+     ("NCBITaxon:9606", "skos:exactMatch", "semapv:UnspecifiedMatching")),
+    (("C0005525", "BiologicalProcess", "GO:0008150", "direct", "MRCONSO:GO"),
+     ("GO:0008150", "skos:exactMatch", "semapv:UnspecifiedMatching")),
 ]  # fmt: skip
 
 
@@ -231,6 +236,28 @@ def test_sssom_file_follows_the_format_and_the_hand_checked_mappings(exported):
     for (cui, _label, _identifier, _method, route), (object_id, predicate, justification) in MAPPING_CASES:
         assert found[(f"UMLS:{cui}", object_id, f"route {route}")] == (predicate, justification)
     assert f"{len(MAPPING_CASES)} mappings" in output
+    # the Biolink model's expansions; a made-up urn only for a label litpath knows no prefix of
+    assert metadata["curie_map"]["GO"] == "http://purl.obolibrary.org/obo/GO_"
+    assert metadata["curie_map"]["NCBITaxon"] == "http://purl.obolibrary.org/obo/NCBITaxon_"
+    made_up = {prefix for prefix, iri in metadata["curie_map"].items() if iri.startswith("urn:")}
+    assert made_up == {"SPOKE.Pathway"}
+
+
+def test_names_with_pipes_quotes_tabs_and_line_breaks_survive_a_kgx_reader(tmp_path):
+    """KGX reads its TSV without quoting and splits any value at "|" (found in review): names
+    are written on one line, unquoted, with "|" as "/"; a reader that splits lines at tabs gets
+    every field back, and the SSSOM file's labels are on one line too."""
+    from pipeline.export.kgx import _clean, _writer
+
+    path = tmp_path / "nodes.tsv"
+    handle, writer = _writer(path, ("id", "category", "name"))
+    names = ['"Leading quote', 'Alpha | beta "quoted" name', "tab\there\nnewline"]
+    with handle:
+        writer.writerows((f"UMLS:C{i:07d}", "biolink:Disease", _clean(name)) for i, name in enumerate(names))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [line.split("\t")[2] for line in lines[1:]] == [
+        '"Leading quote', 'Alpha / beta "quoted" name', "tab here newline",
+    ]  # fmt: skip
 
 
 def test_sssom_file_parses_and_validates_with_the_sssom_library(exported):
@@ -311,3 +338,25 @@ def test_the_kgx_library_finds_no_error(exported, scope):
     assert result.stdout.startswith("Biolink "), result.stdout[:500]
     report = json.loads(result.stdout.split("\n", 1)[1])
     assert not report.get("ERROR"), report
+
+
+def test_sssom_labels_are_written_on_one_line(exported, tmp_path):
+    """A concept name with a tab or a line break (SSSOM/TSV is TSV: one record a line)."""
+    from pipeline.builds.tables import table_path
+    from pipeline.export.sssom import write_sssom
+
+    build_dir = tmp_path / "build"
+    shutil.copytree(exported[0], build_dir)
+    concepts_path = table_path(BuildLayout(build_dir).tables.path, "concepts")
+    concepts = pq.read_table(concepts_path)
+    cui = MAPPING_CASES[0][0][0]
+    cuis = concepts.column("cui").to_pylist()
+    assert cui in cuis
+    names = ["Ill\tnamed\nconcept" if c == cui else n for c, n in zip(cuis, concepts.column("name").to_pylist(), strict=True)]
+    renamed = concepts.set_column(concepts.column_names.index("name"), "name", pa.array(names, pa.string()))
+    pq.write_table(renamed, concepts_path)
+    folder = ExportFolder(tmp_path / "export")
+    write_sssom(build_dir, folder)
+    rows = _tsv(folder.sssom)
+    assert len(rows) == len(MAPPING_CASES)
+    assert [r["subject_label"] for r in rows if r["subject_id"] == f"UMLS:{cui}"] == ["Ill named concept"]
