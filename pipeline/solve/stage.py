@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.builds.layout import GraphFolder
+from pipeline.runtime.errors import LitpathError
 from pipeline.solve.plan.methods import GraphPlan, PlanError, memory_available_bytes, plan_graph
 
 # A graph's digest (graph.bp's graph_digest attribute): SHA-256 in hex, as the graph build writes it.
@@ -151,6 +152,27 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+class DistancesPathTaken(LitpathError, ValueError):
+    """``--distances`` names something a solve did not write (printed as one line)."""
+
+
+def _refuse_what_is_no_bp(path: Path) -> None:
+    """DistancesPathTaken unless ``path`` is an ADIOS2 BP folder (md.idx, and nothing but BP files and
+    folders in it), the only thing a solve may remove to write its own: ``--distances`` naming a
+    build folder, say, had it deleted whole."""
+    if path.is_dir() and (path / "md.idx").is_file() and all(
+        entry.name in _BP_ENTRIES or entry.name.startswith("data.") for entry in path.iterdir()
+    ):
+        return
+    what = "a file" if not path.is_dir() else "a folder that is not an ADIOS2 BP output (no md.idx, or other files in it)"
+    raise DistancesPathTaken(f"--distances {path}: exists and is {what}; litpath solve removes only distances it wrote. "
+                     "Give another path, or remove it yourself")  # fmt: skip
+
+
+# What an ADIOS2 BP4/BP5 output folder holds (besides its data.N subfiles).
+_BP_ENTRIES = {"md.idx", "md.0", "mmd.0", "profiling.json", "data.0", "md.bp", "metadata"}
+
+
 def _clear_for_solve(
     output: Path, plan: GraphPlan, digest: str, n: int, fresh: bool, log: Callable[[str], None]
 ) -> None:
@@ -161,6 +183,7 @@ def _clear_for_solve(
     why = "a fresh solve was asked for" if fresh else f"they are not the {plan.method} distances of this graph"
     for stale in (output, output.with_name(output.name + ".partial")):
         if stale.exists():
+            _refuse_what_is_no_bp(stale)
             log(f"litpath solve: removing {stale}: {why}")
             _remove(stale)
     checkpoints = default_checkpoint_dir(output)

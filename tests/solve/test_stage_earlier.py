@@ -60,3 +60,29 @@ def test_the_earlier_build_s_distances_of_the_same_graph_are_taken(tmp_path):
     three = _build(tmp_path / "three", seed=6, earlier=one.root)
     third = _solve(three, log)
     assert "taken_from" not in third and third["solver"] is not None, third
+
+
+def test_a_distances_path_that_is_no_bp_output_is_refused(tmp_path):
+    """--distances naming a build folder (or any folder or file a solve did not write) had it
+    removed whole before the solve wrote its own (found in review); a stale BP output is still
+    replaced."""
+    from pipeline.solve.stage import DistancesPathTaken
+
+    build = _build(tmp_path / "one", seed=5, earlier=None)
+    graph_bp = build.graph("cooccurrence").graph_bp
+    mine = tmp_path / "my-results"
+    (mine / "sub").mkdir(parents=True)
+    (mine / "notes.txt").write_text("mine")
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine too")
+    for taken in (mine, a_file):
+        with pytest.raises(DistancesPathTaken, match=f"--distances {taken}: exists and is a"):
+            solve_graph(graph_bp, taken, SOLVER, scope="cooccurrence", log=[].append)
+    assert (mine / "notes.txt").read_text() == "mine" and a_file.read_text() == "mine too"
+    output = tmp_path / "distances.bp"
+    first = solve_graph(graph_bp, output, SOLVER, scope="cooccurrence", log=[].append)
+    other = _build(tmp_path / "two", seed=6, earlier=None)  # another graph: the BP output is replaced
+    log: list[str] = []
+    second = solve_graph(other.graph("cooccurrence").graph_bp, output, SOLVER, scope="cooccurrence", log=log.append)
+    assert first["solver"] is not None and second["solver"] is not None
+    assert any(f"removing {output}" in line for line in log)
