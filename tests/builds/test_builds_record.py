@@ -36,6 +36,32 @@ def test_build_config_and_record_hold_no_credentials(tmp_path: Path) -> None:
     assert (tmp_path / "latest").resolve() == build_dir.resolve()
 
 
+def test_finish_build_by_hand_refuses_an_incomplete_build(tmp_path: Path) -> None:
+    """`litpath finish-build` on a folder without its tables, graphs and solves had moved latest
+    to it (found in review): refused, naming what is missing, latest left where it was."""
+    from click.testing import CliRunner
+
+    from pipeline.builds.commands import finish_build as finish_build_command
+    from pipeline.builds.layout import BuildLayout
+
+    done = _build(tmp_path, "b1")
+    finish_build(done)
+    empty = _build(tmp_path, "b2")
+    result = CliRunner().invoke(finish_build_command, ["--build-dir", str(empty)])
+    assert result.exit_code != 0 and "is not a complete build (tables/counts.json, graph/graph_counts.json" in result.output
+    assert (tmp_path / "latest").resolve() == done.resolve() and not (empty / "build.json").exists()
+    layout = BuildLayout(empty)
+    for scope in ("full", "cooccurrence"):
+        for path in (layout.graph(scope).counts, layout.graph(scope).summary):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("{}")
+    layout.tables.path.mkdir(parents=True, exist_ok=True)
+    layout.tables.counts.write_text("{}")
+    result = CliRunner().invoke(finish_build_command, ["--build-dir", str(empty)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "latest").resolve() == empty.resolve()
+
+
 def test_the_record_counts_the_bytes_the_build_wrote_not_those_it_linked(tmp_path: Path) -> None:
     import os
 
