@@ -11,7 +11,7 @@ import click
 from pipeline.builds.layout import BuildLayout, TableFolder
 from pipeline.builds.record import earlier_build
 from pipeline.cli.options import config_option, out_option
-from pipeline.config import default_of, read_yaml
+from pipeline.config import default_of, read_config_file
 from pipeline.ingest.base import IngestError
 from pipeline.ingest.run import DEFAULT_MAX_QUARANTINE_FRACTION, check_quarantine
 from pipeline.merge import MENTION_SOURCES, merge_ingested
@@ -47,7 +47,7 @@ def merge(
     """Merge per-file ingest folders FILE_DIRS (in input order) into build-level tables."""
     config: dict = {}
     if config_path is not None:
-        loaded = read_yaml(config_path.read_text()) or {}
+        loaded = read_config_file(config_path)  # one line naming the file, not a traceback
         config = dict(loaded.get("ingest", loaded))
         if "resources" in loaded:  # the memory budget (not an ingest setting)
             config["resources"] = loaded["resources"]

@@ -20,7 +20,7 @@ from pipeline.cli.options import (
     report_option,
     tables_dir_option,
 )
-from pipeline.config import read_yaml
+from pipeline.config import read_config_file
 from pipeline.config.connections import redact_uri, scrub
 from pipeline.runtime.files import write_atomically
 from pipeline.runtime.resources import memory_budget_bytes, spill_parent, sweep_stale_spills
@@ -48,8 +48,12 @@ def _progress_printer(every_s: float = 5.0):
 
 def _read_record(record_file: Path) -> dict:
     """A YAML/JSON provenance record (a build's config.yaml), which must be a mapping."""
-    text = record_file.read_text()
-    record = json.loads(text) if record_file.suffix == ".json" else read_yaml(text)
+    if record_file.suffix != ".json":
+        return read_config_file(record_file)  # ConfigError naming the file (and line) when it is no mapping
+    try:
+        record = json.loads(record_file.read_text())
+    except ValueError as error:
+        raise click.BadParameter(f"{record_file}: not valid JSON ({error})", param_hint="--build-record") from None
     if not isinstance(record, dict):
         raise click.BadParameter(f"{record_file}: expected a mapping", param_hint="--build-record")
     return record
