@@ -103,10 +103,10 @@ def ingest(
 )
 @click.option(
     "--config-base",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False),
     default=Path("config/config.yaml"),
     show_default=True,
-    help="Config whose settings (SPOKE, mapping, query set, solver, ...) the written config keeps.",
+    help="With --config-out: the config whose settings (SPOKE, mapping, query set, solver, ...) the written config keeps.",
 )
 def synth(
     out_dir: Path, scale: int, seed: int, update_files: int, profile: str, citation_updates: int,
@@ -115,6 +115,8 @@ def synth(
     """Write a synthetic corpus in the real dump layouts (SemMedDB, PubMed, CORD-19, OCC)."""
     from pipeline.ingest.synth import generate_corpus, read_anchor_concepts, write_corpus_config
 
+    if config_out is not None and not config_base.is_file():  # only --config-out reads it
+        raise click.BadParameter(f"{config_base} is not a file", param_hint="--config-base")
     anchors = read_anchor_concepts(anchors_file) if anchors_file else []
     manifest = generate_corpus(
         out_dir, scale, seed=seed, n_update_files=update_files, anchors=anchors,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ def describe_latest(config: dict[str, Any]) -> str:
         "Serve paths over HTTP (127.0.0.1:8000, OpenAPI at /docs), in a shell that knows the servers",
         "(MongoDB for a hop's papers, Neo4j for /v1/compare):",
         *servers_env_step(),
-        f"  .venv/bin/litpath serve --results-dir {config['results_dir']}",
+        f"  .venv/bin/litpath serve --results-dir {shlex.quote(str(config['results_dir']))}",
     ]
     if example:
         source, target = example

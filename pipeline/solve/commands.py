@@ -25,7 +25,7 @@ from pipeline.runtime.files import write_atomically
     help="distances.bp to write (dense or rows)",
 )  # fmt: skip
 @config_option("Build config (solver section)")
-@click.option("--summary", type=click.Path(), help="Write the solve summary (method, plan, solver) here")
+@click.option("--summary", type=click.Path(dir_okay=False), help="Write the solve summary (method, plan, solver) here")
 @click.option(
     "--scope",
     type=click.Choice(["full", "cooccurrence"]),
@@ -33,7 +33,7 @@ from pipeline.runtime.files import write_atomically
     show_default=True,
     help="Which graph this is: its method comes from solver.full_graph or solver.cooccurrence_graph",
 )
-@click.option("--plan", "plan_path", type=click.Path(), help="Write the plan here (default: beside graph.bp)")
+@click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="Write the plan here (default: beside graph.bp)")
 @click.option(
     "--sources",
     "sources_path",

@@ -15,7 +15,7 @@ from pipeline.cli.options import build_id_option, results_dir_option
 
 @click.command()
 @click.option("--host", default=None, help="Bind address (default LITPATH_HOST or 127.0.0.1)")
-@click.option("--port", default=None, type=int, help="Port (default LITPATH_PORT or 8000)")
+@click.option("--port", default=None, type=click.IntRange(1, 65535), help="Port (default LITPATH_PORT or 8000)")
 @results_dir_option("Folder with builds/ and latest")
 @build_id_option("Build id to serve (default: latest complete build)", old=("--build",))
 @click.option(
