@@ -34,8 +34,19 @@ def _machine(path: str | None):
 
 
 
-def _int_list(text: str) -> list[int]:
-    return [int(float(x)) for x in text.split(",") if x.strip()]
+HEATMAP_FORMATS = {".png", ".svg", ".pdf"}
+
+
+def _int_list(text: str, option: str) -> list[int]:
+    """A comma-separated list of positive whole numbers (``1e5`` allowed); BadParameter naming
+    ``option`` otherwise, where a traceback came out (found in review)."""
+    try:
+        values = [int(float(x)) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected whole numbers separated by commas", param_hint=option) from None
+    if not values or any(v < 1 for v in values):
+        raise click.BadParameter(f"{text!r}: expected positive whole numbers", param_hint=option)
+    return values
 
 
 @click.command("plan")
@@ -84,10 +95,17 @@ def plan_command(
 ):
     """Predict APSP time and memory per rank; print the best configuration and alternatives."""  # noqa: D401
     machine = _machine(machine_path)
+    if heatmap:  # every option checked before anything is printed (matplotlib's own error was a traceback)
+        if Path(heatmap).suffix.lower() not in HEATMAP_FORMATS:
+            raise click.BadParameter(
+                f"{heatmap}: the file's suffix says its format: one of {', '.join(sorted(HEATMAP_FORMATS))}",
+                param_hint="--heatmap",
+            )
+        heat_n, heat_ranks = _int_list(heatmap_n, "--heatmap-n"), _int_list(heatmap_ranks, "--heatmap-ranks")
     try:
         ranked = candidates(
             n, ranks, machine, backend=backend,
-            tiles=_int_list(tiles) if tiles else None,
+            tiles=_int_list(tiles, "--tile") if tiles else None,
             broadcasts=list(broadcasts) or None,
         )  # fmt: skip
     except MachineError as exc:
@@ -126,7 +144,7 @@ def plan_command(
     if heatmap:
         from pipeline.solve.plan.heatmap import render_heatmap
 
-        out = render_heatmap(heatmap, _int_list(heatmap_n), _int_list(heatmap_ranks), machine, backend)
+        out = render_heatmap(heatmap, heat_n, heat_ranks, machine, backend)
         click.echo(f"heat map: {out}", err=as_json)
 
 
@@ -162,8 +180,14 @@ def _parse_case(text: str) -> tuple[int, SolverConfig]:
     parts = [p.strip() for p in text.split(",")]
     if len(parts) not in (5, 6):
         raise click.BadParameter(f"{text!r}: expected n,P,RxC,tile,broadcast[,on|off]", param_hint="--case")
-    n, ranks, grid, tile, variant = int(parts[0]), int(parts[1]), parts[2], int(parts[3]), parts[4]
-    rows, cols = (int(x) for x in grid.lower().split("x"))
+    try:
+        n, ranks, grid, tile, variant = int(parts[0]), int(parts[1]), parts[2], int(parts[3]), parts[4]
+        rows, cols = (int(x) for x in grid.lower().split("x"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected n,P,RxC,tile,broadcast[,on|off] with whole numbers",
+                                 param_hint="--case") from None  # fmt: skip
+    if min(n, ranks, rows, cols, tile) < 1:
+        raise click.BadParameter(f"{text!r}: n, P, the grid and the tile must be positive", param_hint="--case")
     if rows * cols != ranks:
         raise click.BadParameter(f"{text!r}: grid {grid} does not have {ranks} ranks", param_hint="--case")
     if variant not in BROADCAST_VARIANTS:

@@ -101,3 +101,26 @@ def test_plan_names_a_missing_machine_file(tmp_path):
     )
     assert result.exit_code != 0
     assert "x.yaml" in result.output
+
+
+@pytest.mark.parametrize("args, option", [
+    (["--tile", "abc"], "--tile"), (["--tile", "0"], "--tile"), (["--tile", "-64"], "--tile"),
+    (["--heatmap", "hm.txt"], "--heatmap"), (["--heatmap", "noformat"], "--heatmap"),
+    (["--heatmap", "h.png", "--heatmap-n", "x,y"], "--heatmap-n"),
+    (["--heatmap", "h.png", "--heatmap-ranks", "4,0"], "--heatmap-ranks"),
+])  # fmt: skip
+def test_plan_names_the_option_of_a_malformed_value(args, option, tmp_path, monkeypatch):
+    """Each was a traceback (a ValueError, or matplotlib's) after the ranking was printed (found in review)."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(plan_command, ["--n", "1000", "--ranks", "4", *args])
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for {option}:" in result.output and "machine:" not in result.output
+    assert not list(tmp_path.iterdir())  # no heat map written
+
+
+@pytest.mark.parametrize("case", ["a,1,1x1,128,ring", "1024,1,1by1,128,ring", "1024,1,1x1,0,ring"])
+def test_plan_check_names_a_malformed_case(case):
+    from pipeline.solve.plan.commands import check_command
+
+    result = CliRunner().invoke(check_command, ["--case", case])
+    assert result.exit_code == 2 and "Invalid value for --case:" in result.output, result.output
