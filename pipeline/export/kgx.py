@@ -106,12 +106,35 @@ EDGE_KINDS: dict[str, tuple[str, str, str, str]] = {
 BATCH_ROWS = 1 << 18
 
 
-def node_id(key: str) -> str:
+def node_id(key: str, cord_dois: dict[str, str] | None = None) -> str:
     """The CURIE of a vertex key: ``UMLS:C0011849``; SemMedDB's gene argument without a CUI,
-    ``GENE:<Entrez id>``, is ``NCBIGene:<id>``; a paper's doc_id is a CURIE already."""
+    ``GENE:<Entrez id>``, is ``NCBIGene:<id>``; a paper's doc_id is a CURIE already, but a
+    CORD-19 paper without a PMID (``CORD:<cord_uid>``) is ``doi:<doi>`` where ``cord_dois`` (see
+    :func:`cord_dois`) has it: the Biolink model has no CORD prefix, so KGX's validator refused
+    ``CORD:`` ids."""
     if key.startswith("GENE:"):
         return f"NCBIGene:{key[5:]}"
+    if cord_dois and key.startswith("CORD:"):
+        return cord_dois.get(key, key)
     return key if ":" in key else f"UMLS:{key}"
+
+
+def cord_dois(build_dir: Path) -> dict[str, str]:
+    """``{"CORD:<cord_uid>": "doi:<doi>"}`` for the CORD-19 papers without a PMID whose DOI
+    (lower-cased by the ingest) no other such paper has and that fits a CURIE (no space or "|",
+    which KGX splits lists at); the others keep their ``CORD:`` id. No PMID paper has such a DOI:
+    the merge joins a CORD-19 paper to the PubMed paper of its DOI (rule 2)."""
+    path = table_path(BuildLayout(build_dir).tables.path, "documents")
+    if path is None:
+        return {}
+    table = pq.read_table(path, columns=["doc_id", "doi"])
+    table = table.filter(pc.and_(pc.starts_with(table.column("doc_id"), "CORD:"), pc.is_valid(table.column("doi"))))
+    doc_ids, dois = table.column("doc_id").to_pylist(), table.column("doi").to_pylist()
+    seen: dict[str, int] = {}
+    for doi in dois:
+        seen[doi] = seen.get(doi, 0) + 1
+    return {doc_id: f"doi:{doi}" for doc_id, doi in zip(doc_ids, dois, strict=True)
+            if seen[doi] == 1 and doi and not any(c.isspace() or c == "|" for c in doi)}  # fmt: skip
 
 
 def categories(semtypes: list[str] | None) -> str:
@@ -152,6 +175,7 @@ def write_nodes(build_dir: Path, scope: str, path: Path, progress: Progress | No
     """The graph's vertices as KGX nodes; the number written."""
     files = BuildLayout(build_dir).graph(scope)
     semtypes = _semtypes(build_dir)
+    dois = cord_dois(build_dir)
     handle, writer = _writer(path, NODE_COLUMNS)
     written = 0
     with handle:
@@ -160,7 +184,7 @@ def write_nodes(build_dir: Path, scope: str, path: Path, progress: Progress | No
                 *(batch.column(c).to_pylist() for c in ("kind", "key", "name")), strict=True
             ):
                 category = categories(semtypes.get(key)) if kind == "concept" else PUBLICATION
-                writer.writerow((node_id(key), category, _clean(name), AGGREGATOR))
+                writer.writerow((node_id(key, dois), category, _clean(name), AGGREGATOR))
                 written += 1
             if progress is not None:
                 progress.advance(batch.num_rows)
@@ -171,12 +195,14 @@ def write_edges(build_dir: Path, scope: str, path: Path, progress: Progress | No
     """The graph's edges as KGX edges, with their counts; the number written."""
     files = BuildLayout(build_dir).graph(scope)
     keys = pq.read_table(files.vertices, columns=["key"]).column("key").to_pylist()
+    dois = cord_dois(build_dir)
+    ids = [node_id(key, dois) for key in keys]
     pair_counts = _predication_counts(build_dir)
     mention_counts = _mention_counts(build_dir) if scope == "full" else {}
     handle, writer = _writer(path, EDGE_COLUMNS)
     written = 0
     with handle:
-        for rows in _edge_rows(files.folder.edges, keys, pair_counts, mention_counts):
+        for rows in _edge_rows(files.folder.edges, keys, ids, pair_counts, mention_counts):
             writer.writerows(rows)
             written += len(rows)
             if progress is not None:
@@ -184,7 +210,9 @@ def write_edges(build_dir: Path, scope: str, path: Path, progress: Progress | No
     return written
 
 
-def _edge_rows(edges: Path, keys: list[str], pair_counts, mention_counts) -> Iterator[list[tuple[Any, ...]]]:
+def _edge_rows(
+    edges: Path, keys: list[str], ids: list[str], pair_counts, mention_counts
+) -> Iterator[list[tuple[Any, ...]]]:
     """The KGX rows of the edges, a Parquet batch at a time."""
     columns = ["src", "dst", "kind", "weight", "cost"]
     for batch in pq.ParquetFile(edges).iter_batches(BATCH_ROWS, columns=columns):
@@ -192,16 +220,17 @@ def _edge_rows(edges: Path, keys: list[str], pair_counts, mention_counts) -> Ite
         for src, dst, kind, weight, cost in zip(*(batch.column(c).to_pylist() for c in columns), strict=True):
             predicate, knowledge_level, agent_type, source = EDGE_KINDS[kind]
             a, b = keys[src], keys[dst]
+            subject, obj = ids[src], ids[dst]
             n_predications = n_papers = n_mentions = ""
             if kind == "concept_concept":
                 n_predications, n_papers = pair_counts.get((a, b) if a < b else (b, a), (0, 0))
             elif kind == "concept_abstract":
                 # vertices are concepts first, so src is the concept: the paper mentions it
-                a, b = b, a
+                a, b, subject, obj = b, a, obj, subject
                 n_mentions = mention_counts.get((a, b), "")
             rows.append(
                 (
-                    f"litpath:{kind}/{src}-{dst}", node_id(a), predicate, node_id(b), "biolink:Association",
+                    f"litpath:{kind}/{src}-{dst}", subject, predicate, obj, "biolink:Association",
                     knowledge_level, agent_type, source, AGGREGATOR, repr(float(weight)), repr(float(cost)),
                     n_predications, n_papers, n_mentions,
                 )
@@ -278,6 +307,7 @@ __all__ = [
     "NODE_COLUMNS",
     "SEMTYPE_CATEGORIES",
     "categories",
+    "cord_dois",
     "node_id",
     "write_kgx",
 ]

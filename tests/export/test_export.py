@@ -157,7 +157,7 @@ def test_kgx_files_follow_the_format(exported, scope):
     assert len(ids) == len(set(ids)), "node ids are unique"
     known = set(SEMTYPE_CATEGORIES.values()) | {"biolink:NamedThing", "biolink:Publication"}
     for node in nodes:
-        assert CURIE.match(node["id"]) and node["id"].split(":")[0] in {"UMLS", "NCBIGene", "PMID", "CORD"}, (
+        assert CURIE.match(node["id"]) and node["id"].split(":")[0] in {"UMLS", "NCBIGene", "PMID", "doi"}, (
             node
         )
         assert node["category"] and set(node["category"].split("|")) <= known, node
@@ -173,6 +173,38 @@ def test_kgx_files_follow_the_format(exported, scope):
         assert edge["aggregator_knowledge_source"].startswith("infores:")
 
 
+def _expected_curie(key: str, build_dir) -> str:
+    """A vertex key's KGX id, worked out here from the documents table: a CORD-19 paper without a
+    PMID is its DOI's (the only one with that DOI in the sample)."""
+    if key.startswith("CORD:"):
+        documents = pq.read_table(BuildLayout(build_dir).tables.table("documents")).to_pylist()
+        (doi,) = [d["doi"] for d in documents if d["doc_id"] == key]
+        return f"doi:{doi}"
+    return key.replace("GENE:", "NCBIGene:") if ":" in key else f"UMLS:{key}"
+
+
+def test_cord19_papers_are_their_dois_where_theirs_alone():
+    """The Biolink model has no CORD prefix (KGX's validator refused CORD: ids, found in review):
+    a paper without a PMID is doi:<doi>, unless its DOI is another such paper's, or has a space
+    or a "|" (KGX splits lists at it)."""
+    from pipeline.export.kgx import node_id
+
+    dois = {"CORD:a1": "doi:10.1/x"}
+    assert node_id("CORD:a1", dois) == "doi:10.1/x" and node_id("CORD:b2", dois) == "CORD:b2"
+    assert node_id("PMID:7", dois) == "PMID:7" and node_id("C0000001", dois) == "UMLS:C0000001"
+
+
+def test_cord_dois_keeps_only_dois_of_one_paper(tmp_path):
+    from pipeline.export.kgx import cord_dois
+
+    tables = BuildLayout(tmp_path).tables
+    tables.path.mkdir(parents=True)
+    rows = [("CORD:a1", "10.1/x"), ("CORD:b2", "10.1/shared"), ("CORD:c3", "10.1/shared"),
+            ("CORD:d4", None), ("CORD:e5", "10.1/a|b"), ("PMID:7", "10.1/p")]  # fmt: skip
+    pq.write_table(pa.table({"doc_id": [r[0] for r in rows], "doi": [r[1] for r in rows]}), tables.table("documents"))
+    assert cord_dois(tmp_path) == {"CORD:a1": "doi:10.1/x"}
+
+
 @pytest.mark.parametrize("scope", ["full", "cooccurrence"])
 def test_kgx_edges_carry_the_graphs_weights_and_the_tables_counts(exported, scope):
     build_dir, folder, _ = exported
@@ -181,7 +213,7 @@ def test_kgx_edges_carry_the_graphs_weights_and_the_tables_counts(exported, scop
     graph_edges = pq.read_table(files.folder.edges).to_pylist()
     edges = _tsv(folder.kgx_edges(scope))
     assert len(edges) == len(graph_edges)
-    curie = {key: key.replace("GENE:", "NCBIGene:") if ":" in key else f"UMLS:{key}" for key in keys}
+    curie = {key: _expected_curie(key, build_dir) for key in keys}
     predications = pq.read_table(BuildLayout(build_dir).tables.table("predications")).to_pandas()
     pair = predications[["subject_cui", "object_cui"]].apply(lambda r: tuple(sorted(r)), axis=1)
     by_pair = predications.assign(pair=pair).groupby("pair")
