@@ -171,11 +171,14 @@ def _clean(text: str | None) -> str:
     return "" if text is None else " ".join(str(text).replace("|", "/").split())
 
 
-def write_nodes(build_dir: Path, scope: str, path: Path, progress: Progress | None = None) -> int:
-    """The graph's vertices as KGX nodes; the number written."""
+def write_nodes(
+    build_dir: Path, scope: str, path: Path, progress: Progress | None = None, dois: dict[str, str] | None = None
+) -> int:
+    """The graph's vertices as KGX nodes; the number written. ``dois``: :func:`cord_dois`, when
+    the caller has read them already."""
     files = BuildLayout(build_dir).graph(scope)
     semtypes = _semtypes(build_dir)
-    dois = cord_dois(build_dir)
+    dois = cord_dois(build_dir) if dois is None else dois
     handle, writer = _writer(path, NODE_COLUMNS)
     written = 0
     with handle:
@@ -191,11 +194,14 @@ def write_nodes(build_dir: Path, scope: str, path: Path, progress: Progress | No
     return written
 
 
-def write_edges(build_dir: Path, scope: str, path: Path, progress: Progress | None = None) -> int:
-    """The graph's edges as KGX edges, with their counts; the number written."""
+def write_edges(
+    build_dir: Path, scope: str, path: Path, progress: Progress | None = None, dois: dict[str, str] | None = None
+) -> int:
+    """The graph's edges as KGX edges, with their counts; the number written. ``dois``: as
+    :func:`write_nodes` takes them."""
     files = BuildLayout(build_dir).graph(scope)
     keys = pq.read_table(files.vertices, columns=["key"]).column("key").to_pylist()
-    dois = cord_dois(build_dir)
+    dois = cord_dois(build_dir) if dois is None else dois
     ids = [node_id(key, dois) for key in keys]
     pair_counts = _predication_counts(build_dir)
     mention_counts = _mention_counts(build_dir) if scope == "full" else {}
@@ -294,10 +300,11 @@ def write_kgx(
     Path(folder.path).mkdir(parents=True, exist_ok=True)
     if progress is not None:
         progress.stage(f"{scope} nodes")
-    nodes = write_nodes(build_dir, scope, folder.kgx_nodes(scope), progress)
+    dois = cord_dois(build_dir)  # read once for the nodes and the edges
+    nodes = write_nodes(build_dir, scope, folder.kgx_nodes(scope), progress, dois)
     if progress is not None:
         progress.stage(f"{scope} edges")
-    edges = write_edges(build_dir, scope, folder.kgx_edges(scope), progress)
+    edges = write_edges(build_dir, scope, folder.kgx_edges(scope), progress, dois)
     return {"nodes": nodes, "edges": edges}
 
 
